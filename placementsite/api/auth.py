@@ -1,0 +1,108 @@
+"""Who is calling: the request context built by the auth strategy.
+
+``noauth2`` behaves like Placement's: the ``X-Auth-Token`` is ``admin`` or
+``user:project``; ``X-Roles`` (comma separated) overrides the implied roles
+and ``OpenStack-System-Scope: all`` marks a system-scoped token.
+
+``token`` (the default) looks the ``X-Auth-Token`` up among DRF tokens of
+active Django users. Roles are the user's group names (``admin``,
+``service``, ``member``, ``reader``; a superuser is an admin), a group
+``project:<id>`` gives the project, and a group ``system-scope`` marks the
+user as system scoped.
+"""
+
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+from .errors import Unauthorized
+
+TOKEN_HEADER = "HTTP_X_AUTH_TOKEN"
+ROLES_HEADER = "HTTP_X_ROLES"
+SYSTEM_SCOPE_HEADER = "HTTP_OPENSTACK_SYSTEM_SCOPE"
+PROJECT_GROUP_PREFIX = "project:"
+SYSTEM_SCOPE_GROUP = "system-scope"
+
+
+@dataclass
+class RequestContext:
+    user_id: str
+    project_id: str | None
+    roles: list = field(default_factory=list)
+    system_scope: str | None = None
+
+    @property
+    def is_admin(self):
+        return "admin" in self.roles
+
+    def credentials(self):
+        return {
+            "user_id": self.user_id,
+            "project_id": self.project_id,
+            "roles": self.roles,
+            "system_scope": self.system_scope,
+            "is_admin": self.is_admin,
+        }
+
+
+def _header_roles(meta):
+    raw = meta.get(ROLES_HEADER)
+    if raw is None:
+        return None
+    return [role.strip().lower() for role in raw.split(",") if role.strip()]
+
+
+def noauth2_context(meta):
+    token = meta.get(TOKEN_HEADER)
+    if not token:
+        raise Unauthorized("Authentication required")
+    user_id, _sep, project_id = token.partition(":")
+    project_id = project_id or user_id
+    # As keystone does, admin implies member and reader.
+    implied = ["admin", "member", "reader"] if user_id == "admin" else ["member", "reader"]
+    roles = _header_roles(meta)
+    return RequestContext(
+        user_id=user_id,
+        project_id=project_id,
+        roles=roles if roles is not None else implied,
+        system_scope=meta.get(SYSTEM_SCOPE_HEADER) or None,
+    )
+
+
+def token_context(meta):
+    from rest_framework.authtoken.models import Token
+
+    key = meta.get(TOKEN_HEADER)
+    if not key:
+        raise Unauthorized("Authentication required")
+    token = Token.objects.select_related("user").filter(key=key).first()
+    if token is None or not token.user.is_active:
+        raise Unauthorized("Invalid authentication token")
+    user = token.user
+    groups = list(user.groups.values_list("name", flat=True))
+    roles = {name.lower() for name in groups if ":" not in name and name != SYSTEM_SCOPE_GROUP}
+    if user.is_superuser:
+        roles.add("admin")
+    if "admin" in roles:
+        roles.update({"member", "reader"})
+    if "member" in roles:
+        roles.add("reader")
+    projects = [
+        g[len(PROJECT_GROUP_PREFIX) :] for g in groups if g.startswith(PROJECT_GROUP_PREFIX)
+    ]
+    return RequestContext(
+        user_id=user.username,
+        project_id=projects[0] if projects else None,
+        roles=sorted(roles),
+        system_scope="all" if SYSTEM_SCOPE_GROUP in groups or user.is_superuser else None,
+    )
+
+
+STRATEGIES = {"noauth2": noauth2_context, "token": token_context, "keystone": token_context}
+
+
+def authenticate(request):
+    strategy = STRATEGIES.get(settings.PLACEMENT_AUTH_STRATEGY)
+    if strategy is None:
+        raise RuntimeError(f"Unknown PLACEMENT_AUTH_STRATEGY {settings.PLACEMENT_AUTH_STRATEGY!r}")
+    return strategy(request.META)

@@ -1,0 +1,152 @@
+"""Placement's error format and error codes.
+
+Every error leaves the API as::
+
+    {"errors": [{"status": 409, "title": "Conflict", "detail": "...",
+                 "request_id": "req-...", "code": "placement.concurrent_update"}]}
+
+``code`` is present from microversion 1.23. ``detail`` follows the shape
+Placement inherits from webob: the status explanation, a blank line, then
+the message.
+"""
+
+import logging
+
+from django.http import JsonResponse
+from rest_framework import exceptions as drf_exceptions
+
+logger = logging.getLogger("placement.api")
+
+# Placement's error codes (placement.errors).
+DEFAULT = "placement.undefined_code"
+INVENTORY_INUSE = "placement.inventory.inuse"
+CONCURRENT_UPDATE = "placement.concurrent_update"
+DUPLICATE_NAME = "placement.duplicate_name"
+PROVIDER_IN_USE = "placement.resource_provider.inuse"
+PROVIDER_CANNOT_DELETE_PARENT = "placement.resource_provider.cannot_delete_parent"
+RESOURCE_PROVIDER_NOT_FOUND = "placement.resource_provider.not_found"
+ILLEGAL_DUPLICATE_QUERYPARAM = "placement.query.duplicate_key"
+QUERYPARAM_BAD_VALUE = "placement.query.bad_value"
+QUERYPARAM_MISSING_VALUE = "placement.query.missing_value"
+
+TITLES = {
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    406: "Not Acceptable",
+    409: "Conflict",
+    413: "Request Entity Too Large",
+    415: "Unsupported Media Type",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
+}
+
+EXPLANATIONS = {
+    400: "The server could not comply with the request since it is either malformed "
+    "or otherwise incorrect.",
+    401: "This server could not verify that you are authorized to access the document "
+    "you requested. Either you supplied the wrong credentials (e.g., bad password), "
+    "or your browser does not understand how to supply the credentials required.",
+    403: "Access was denied to this resource.",
+    404: "The resource could not be found.",
+    405: "The method specified is not allowed for this resource.",
+    406: "The resource could not be generated that was acceptable to your browser.",
+    409: "There was a conflict when trying to complete your request.",
+    413: "The request is larger than the server is willing or able to process.",
+    415: "The request media type is not supported by this server.",
+    500: "The server has either erred or is incapable of performing the requested operation.",
+}
+
+
+class PlacementError(Exception):
+    """An error the API reports to the client in Placement's format."""
+
+    status = 400
+    code = DEFAULT
+
+    def __init__(self, detail="", code=None, headers=None):
+        super().__init__(detail)
+        self.detail = detail
+        if code is not None:
+            self.code = code
+        self.headers = headers or {}
+
+
+class BadRequest(PlacementError):
+    status = 400
+
+
+class Unauthorized(PlacementError):
+    status = 401
+
+
+class Forbidden(PlacementError):
+    status = 403
+
+
+class NotFound(PlacementError):
+    status = 404
+
+
+class MethodNotAllowed(PlacementError):
+    status = 405
+
+
+class NotAcceptable(PlacementError):
+    status = 406
+
+
+class Conflict(PlacementError):
+    status = 409
+
+
+class UnsupportedMediaType(PlacementError):
+    status = 415
+
+
+class ConcurrentUpdate(Conflict):
+    code = CONCURRENT_UPDATE
+
+
+def error_body(status, detail, code=DEFAULT, request=None):
+    explanation = EXPLANATIONS.get(status, "")
+    text = f"{explanation}\n\n {detail}  " if detail else f"{explanation}\n\n   "
+    error = {"status": status, "title": TITLES.get(status, "Error"), "detail": text}
+    version = getattr(request, "microversion", None)
+    if version is not None and version >= (1, 23):
+        error["code"] = code
+    request_id = getattr(request, "request_id", None)
+    if request_id:
+        error["request_id"] = request_id
+    return {"errors": [error]}
+
+
+def error_response(request, status, detail, code=DEFAULT, headers=None):
+    response = JsonResponse(error_body(status, detail, code, request), status=status)
+    for name, value in (headers or {}).items():
+        response[name] = value
+    return response
+
+
+def response_for(request, exc):
+    """The HTTP response for a PlacementError raised while serving ``request``."""
+    return error_response(request, exc.status, exc.detail, exc.code, exc.headers)
+
+
+def exception_handler(exc, context):
+    """DRF exception handler: every error leaves in Placement's format."""
+    request = context.get("request")
+    # DRF wraps the Django request; the plumbing's attributes live on the original.
+    django_request = getattr(request, "_request", request)
+    if isinstance(exc, PlacementError):
+        return response_for(django_request, exc)
+    if isinstance(exc, drf_exceptions.MethodNotAllowed):
+        view = context.get("view")
+        allow = ", ".join(view.allowed_methods) if view else ""
+        return error_response(django_request, 405, "Method not allowed.", headers={"Allow": allow})
+    if isinstance(exc, drf_exceptions.APIException):
+        detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
+        return error_response(django_request, exc.status_code, detail)
+    return None

@@ -1,0 +1,101 @@
+"""The plumbing every Placement API request passes through.
+
+In order: a request id, input sanity (NUL bytes), authentication (all but
+``GET /``), the microversion, then the view; on the way out the version and
+request-id headers, ``Cache-Control`` from 1.15, and Placement-format bodies
+for errors Django itself produced (unknown URLs, unexpected exceptions).
+"""
+
+import logging
+
+from django.conf import settings
+
+from . import auth, microversion, request_id
+from .errors import PlacementError, error_response, response_for
+
+logger = logging.getLogger("placement.api")
+
+
+def is_api_path(path):
+    return not path.startswith(settings.PLACEMENT_NON_API_PREFIXES)
+
+
+def _has_nul(request):
+    if "\x00" in request.path:
+        return True
+    return any("\x00" in key or "\x00" in value for key, value in request.GET.items())
+
+
+class PlacementApiMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if not is_api_path(request.path):
+            return self.get_response(request)
+        request.request_id = request_id.new_request_id()
+        request.global_request_id = request_id.global_request_id(request.META)
+        tokens = (
+            request_id.current_request_id.set(request.request_id),
+            request_id.current_global_request_id.set(request.global_request_id or "-"),
+        )
+        try:
+            response = self._handle(request)
+        finally:
+            request_id.current_request_id.reset(tokens[0])
+            request_id.current_global_request_id.reset(tokens[1])
+        response[request_id.RESPONSE_HEADER] = request.request_id
+        return response
+
+    def _handle(self, request):
+        try:
+            if _has_nul(request):
+                raise PlacementError("NUL characters are not allowed in URLs.")
+            if request.path != "/":
+                request.context = auth.authenticate(request)
+            else:
+                request.context = None
+            request.microversion = microversion.from_headers(
+                request.META.get("HTTP_OPENSTACK_API_VERSION", "")
+            )
+        except PlacementError as exc:
+            return response_for(request, exc)
+        try:
+            response = self.get_response(request)
+        except PlacementError as exc:  # raised outside DRF, e.g. by a plain view
+            response = response_for(request, exc)
+        response = self._placement_error_for_django_error(request, response)
+        self._add_version_headers(request, response)
+        return response
+
+    @staticmethod
+    def _placement_error_for_django_error(request, response):
+        """Django's own 404/405/500 pages become Placement error bodies."""
+        if response.status_code < 400:
+            return response
+        if response.get("Content-Type", "").startswith("application/json"):
+            return response
+        status = response.status_code
+        detail = {404: "The resource could not be found."}.get(status, "")
+        replaced = error_response(request, status, detail)
+        if response.has_header("Allow"):
+            replaced["Allow"] = response["Allow"]
+        return replaced
+
+    @staticmethod
+    def _add_version_headers(request, response):
+        version = request.microversion
+        response[microversion.HEADER] = f"{microversion.SERVICE_TYPE} {version}"
+        response["Vary"] = microversion.HEADER
+        if request.method == "GET" and version >= (1, 15) and response.status_code == 200:
+            response["Cache-Control"] = "no-cache"
+
+    def process_exception(self, request, exception):
+        if not is_api_path(request.path):
+            return None
+        if isinstance(exception, PlacementError):
+            return response_for(request, exception)
+        logger.exception("Unexpected error serving %s %s", request.method, request.path)
+        return error_response(
+            request, 500, "An unexpected error occurred; see the service log for details."
+        )

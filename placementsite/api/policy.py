@@ -1,0 +1,197 @@
+"""Per-endpoint policy rules, in oslo.policy's check-string language.
+
+``PLACEMENT_POLICY_DEFAULTS`` picks the defaults:
+
+- ``legacy``: Placement's historical defaults, every rule is ``rule:admin_api``.
+- ``secure``: Placement's secure-RBAC defaults (admin, service, system- or
+  project-scoped readers).
+- ``open``: every rule but ``admin_api`` allowed to any authenticated caller.
+
+An operator's policy file (``PLACEMENT_POLICY_FILE``, YAML or JSON mapping
+rule names to check strings) overrides individual rules.
+"""
+
+import functools
+import re
+from pathlib import Path
+
+from django.conf import settings
+
+from .errors import Forbidden
+
+ADMIN = "role:admin"
+ADMIN_OR_SERVICE = "role:admin or role:service"
+SYSTEM_READER = "role:admin or role:service or (role:reader and system_scope:all)"
+PROJECT_READER = (
+    "role:admin or role:service or (role:reader and system_scope:all) "
+    "or (role:reader and project_id:%(project_id)s)"
+)
+
+# rule name -> (secure default, description)
+RULES = {
+    "placement:root": ("@", "GET / (always allowed)"),
+    "placement:resource_providers:list": (SYSTEM_READER, "List resource providers"),
+    "placement:resource_providers:create": (ADMIN_OR_SERVICE, "Create resource provider"),
+    "placement:resource_providers:show": (SYSTEM_READER, "Show resource provider"),
+    "placement:resource_providers:update": (ADMIN_OR_SERVICE, "Update resource provider"),
+    "placement:resource_providers:delete": (ADMIN_OR_SERVICE, "Delete resource provider"),
+    "placement:resource_classes:list": (SYSTEM_READER, "List resource classes"),
+    "placement:resource_classes:create": (ADMIN_OR_SERVICE, "Create resource class"),
+    "placement:resource_classes:show": (SYSTEM_READER, "Show resource class"),
+    "placement:resource_classes:update": (ADMIN_OR_SERVICE, "Update resource class"),
+    "placement:resource_classes:delete": (ADMIN_OR_SERVICE, "Delete resource class"),
+    "placement:resource_providers:inventories:list": (SYSTEM_READER, "List inventories"),
+    "placement:resource_providers:inventories:create": (ADMIN_OR_SERVICE, "Create inventory"),
+    "placement:resource_providers:inventories:show": (SYSTEM_READER, "Show inventory"),
+    "placement:resource_providers:inventories:update": (ADMIN_OR_SERVICE, "Update inventory"),
+    "placement:resource_providers:inventories:delete": (ADMIN_OR_SERVICE, "Delete inventory"),
+    "placement:resource_providers:aggregates:list": (SYSTEM_READER, "List aggregates"),
+    "placement:resource_providers:aggregates:update": (ADMIN_OR_SERVICE, "Update aggregates"),
+    "placement:resource_providers:usages": (SYSTEM_READER, "Show provider usages"),
+    "placement:usages": (PROJECT_READER, "Show usages of a project or user"),
+    "placement:traits:list": (SYSTEM_READER, "List traits"),
+    "placement:traits:show": (SYSTEM_READER, "Show trait"),
+    "placement:traits:update": (ADMIN_OR_SERVICE, "Create trait"),
+    "placement:traits:delete": (ADMIN_OR_SERVICE, "Delete trait"),
+    "placement:resource_providers:traits:list": (SYSTEM_READER, "List provider traits"),
+    "placement:resource_providers:traits:update": (ADMIN_OR_SERVICE, "Update provider traits"),
+    "placement:resource_providers:traits:delete": (ADMIN_OR_SERVICE, "Delete provider traits"),
+    "placement:allocations:manage": (ADMIN_OR_SERVICE, "Write allocations of many consumers"),
+    "placement:allocations:list": (SYSTEM_READER, "List allocations of a consumer"),
+    "placement:allocations:update": (ADMIN_OR_SERVICE, "Update allocations of a consumer"),
+    "placement:allocations:delete": (ADMIN_OR_SERVICE, "Delete allocations of a consumer"),
+    "placement:resource_providers:allocations:list": (SYSTEM_READER, "Provider allocations"),
+    "placement:allocation_candidates:list": (SYSTEM_READER, "List allocation candidates"),
+    "placement:reshaper:reshape": (ADMIN_OR_SERVICE, "Reshape provider trees"),
+}
+
+
+def default_rules(flavour):
+    if flavour == "secure":
+        rules = {name: check for name, (check, _doc) in RULES.items()}
+    elif flavour == "open":
+        rules = {name: "@" for name in RULES}
+    elif flavour == "legacy":
+        rules = {name: "rule:admin_api" for name in RULES}
+        rules["placement:root"] = "@"
+    else:
+        raise RuntimeError(f"Unknown PLACEMENT_POLICY_DEFAULTS {flavour!r}")
+    rules["admin_api"] = ADMIN
+    return rules
+
+
+def load_policy_file(path):
+    import yaml
+
+    data = yaml.safe_load(Path(path).read_text()) or {}
+    if not isinstance(data, dict):
+        raise RuntimeError(f"Policy file {path} must map rule names to check strings")
+    return {str(name): str(check) for name, check in data.items()}
+
+
+@functools.lru_cache(maxsize=8)
+def _rules(flavour, policy_file):
+    rules = default_rules(flavour)
+    if policy_file:
+        rules.update(load_policy_file(policy_file))
+    return rules
+
+
+def current_rules():
+    return _rules(settings.PLACEMENT_POLICY_DEFAULTS, settings.PLACEMENT_POLICY_FILE)
+
+
+# --- the check-string language --------------------------------------------
+
+_TOKEN_RE = re.compile(r"\s*(\(|\)|[^\s()]+)")
+
+
+def _tokens(check):
+    return [t for t in _TOKEN_RE.findall(check) if t]
+
+
+class _Evaluator:
+    """Recursive descent over ``or`` / ``and`` / ``not`` and parentheses."""
+
+    def __init__(self, rules, target, creds, depth=0):
+        self.rules, self.target, self.creds, self.depth = rules, target, creds, depth
+
+    def evaluate(self, check):
+        if self.depth > 20:
+            return False
+        self.tokens = _tokens(check)
+        self.pos = 0
+        if not self.tokens:
+            return True  # an empty rule, as in oslo.policy, always passes
+        result = self._or()
+        return result and self.pos == len(self.tokens)
+
+    def _peek(self):
+        return self.tokens[self.pos] if self.pos < len(self.tokens) else None
+
+    def _or(self):
+        result = self._and()
+        while self._peek() == "or":
+            self.pos += 1
+            result = self._and() or result
+        return result
+
+    def _and(self):
+        result = self._not()
+        while self._peek() == "and":
+            self.pos += 1
+            result = self._not() and result
+        return result
+
+    def _not(self):
+        if self._peek() == "not":
+            self.pos += 1
+            return not self._not()
+        return self._atom()
+
+    def _atom(self):
+        token = self._peek()
+        self.pos += 1
+        if token == "(":
+            result = self._or()
+            if self._peek() == ")":
+                self.pos += 1
+            return result
+        return self._check(token or "!")
+
+    def _check(self, token):
+        if token == "@":
+            return True
+        if token == "!":
+            return False
+        kind, _sep, match = token.partition(":")
+        if kind == "rule":
+            sub = self.rules.get(match)
+            if sub is None:
+                return False
+            return _Evaluator(self.rules, self.target, self.creds, self.depth + 1).evaluate(sub)
+        if kind == "role":
+            return match.lower() in [r.lower() for r in self.creds.get("roles", [])]
+        try:
+            expected = match % self.target
+        except (KeyError, TypeError, ValueError):
+            return False
+        value = self.creds.get(kind)
+        if value is None:
+            return False
+        return str(value).lower() == expected.lower()
+
+
+def check(rule, context, target=None):
+    """True when the caller's context satisfies ``rule``."""
+    rules = current_rules()
+    check_string = rules.get(rule, "rule:admin_api")
+    target = dict(target or {})
+    target.setdefault("project_id", context.project_id)
+    target.setdefault("user_id", context.user_id)
+    return _Evaluator(rules, target, context.credentials()).evaluate(check_string)
+
+
+def authorize(request, rule, target=None):
+    if not check(rule, request.context, target):
+        raise Forbidden(f"Policy does not allow {rule} to be performed.")

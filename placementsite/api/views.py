@@ -1,0 +1,76 @@
+"""The base class of every Placement API view, and ``GET /``."""
+
+import datetime as dt
+
+import jsonschema
+from django.http import HttpResponse
+from django.utils import timezone
+from django.utils.http import http_date
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from . import microversion, policy
+from .errors import BadRequest
+from .parsers import parse_json, require_json
+
+
+class PlacementView(APIView):
+    """A DRF view with Placement's conventions.
+
+    Subclasses parse input with :meth:`json_body` and :func:`query`, check
+    policy with :meth:`authorize`, call one service or selector and answer
+    with :meth:`respond`.
+    """
+
+    http_method_names = ["get", "put", "post", "delete", "head"]
+
+    def authorize(self, request, rule, target=None):
+        policy.authorize(request, rule, target)
+
+    def json_body(self, request, schema=None):
+        require_json(request)
+        data = parse_json(request.body)
+        if schema is not None:
+            validate(data, schema)
+        return data
+
+    def respond(self, request, data=None, status=200, last_modified=None, headers=None):
+        """Render ``data`` (or no body), with Last-Modified from 1.15."""
+        if data is None:
+            response = HttpResponse(status=status)
+            del response["Content-Type"]
+        else:
+            response = Response(data, status=status)
+        if request.method == "GET" and request.microversion >= (1, 15):
+            response["Last-Modified"] = http_date((last_modified or timezone.now()).timestamp())
+        for name, value in (headers or {}).items():
+            response[name] = value
+        return response
+
+
+def validate(data, schema):
+    """JSON-schema validation with Placement's message."""
+    try:
+        jsonschema.validate(data, schema, format_checker=jsonschema.FormatChecker())
+    except jsonschema.ValidationError as exc:
+        raise BadRequest(f"JSON does not validate: {exc.message}") from None
+
+
+def latest(*timestamps):
+    """The newest of some timestamps (None ignored); now if there are none."""
+    found = [t for t in timestamps if t is not None]
+    return max(found) if found else timezone.now()
+
+
+class RootView(PlacementView):
+    """``GET /``: the version document, no token required."""
+
+    def get(self, request):
+        version = {
+            "id": f"v{microversion.MINIMUM[0]}.{microversion.MINIMUM[1]}",
+            "max_version": str(microversion.MAXIMUM),
+            "min_version": str(microversion.MINIMUM),
+            "status": "CURRENT",
+            "links": [{"rel": "self", "href": ""}],
+        }
+        return self.respond(request, {"versions": [version]}, last_modified=dt.datetime.now(dt.UTC))

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class PlacementSiteConfig(AppConfig):
+    name = "placementsite"
+    verbose_name = "Placement service"

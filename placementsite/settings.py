@@ -1,0 +1,187 @@
+"""Settings for the placement service, read from the environment.
+
+Every value has an embedded default that needs no server (SQLite, a
+filesystem Celery broker) so that a newcomer can start the whole service
+with one command; production sets DATABASE_URL and CELERY_BROKER_URL.
+"""
+
+import os
+from pathlib import Path
+
+import dj_database_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("PLACEMENT_VAR_DIR", BASE_DIR / "var"))
+
+
+def env_bool(name, default=False):
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return value.strip().lower() in ("1", "true", "yes", "on")
+
+
+def env_list(name):
+    return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
+
+
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "placement-insecure-development-key")
+DEBUG = env_bool("DJANGO_DEBUG", False)
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS") or ["*"]
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "django_filters",
+    "django_celery_beat",
+    "corsheaders",
+    "placementsite",
+    "providers",
+    "allocations",
+    "scheduling",
+]
+
+MIDDLEWARE = [
+    "placementsite.api.middleware.PlacementApiMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "placementsite.urls"
+# Placement URLs have no trailing slash; never redirect API calls.
+APPEND_SLASH = False
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+WSGI_APPLICATION = "placementsite.wsgi.application"
+
+DATABASES = {
+    "default": dj_database_url.parse(
+        os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
+        conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "60")),
+    )
+}
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # Writers wait for each other instead of failing with "database is locked".
+    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+
+LOGIN_URL = "/admin/login/"
+
+REST_FRAMEWORK = {
+    # Authentication and policy are Placement's own (placementsite.api.auth);
+    # DRF only parses, dispatches and renders.
+    "DEFAULT_AUTHENTICATION_CLASSES": [],
+    "DEFAULT_PERMISSION_CLASSES": [],
+    "UNAUTHENTICATED_USER": None,
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": [],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "placementsite.api.negotiation.PlacementNegotiation",
+    "EXCEPTION_HANDLER": "placementsite.api.errors.exception_handler",
+}
+
+# --- Placement API -------------------------------------------------------
+PLACEMENT_AUTH_STRATEGY = os.environ.get("PLACEMENT_AUTH_STRATEGY", "token")
+PLACEMENT_POLICY_DEFAULTS = os.environ.get("PLACEMENT_POLICY_DEFAULTS", "legacy")
+PLACEMENT_POLICY_FILE = os.environ.get("PLACEMENT_POLICY_FILE", "")
+# Paths served by Django itself rather than the Placement API plumbing.
+PLACEMENT_NON_API_PREFIXES = ("/admin/", "/dashboard/", "/static/", "/accounts/")
+# Placement's [placement]randomize_allocation_candidates and a safety cap.
+PLACEMENT_RANDOMIZE_ALLOCATION_CANDIDATES = env_bool(
+    "PLACEMENT_RANDOMIZE_ALLOCATION_CANDIDATES", False
+)
+PLACEMENT_MAX_ALLOCATION_CANDIDATES = int(
+    os.environ.get("PLACEMENT_MAX_ALLOCATION_CANDIDATES", "100000")
+)
+
+# --- CORS ---------------------------------------------------------------
+CORS_ALLOWED_ORIGINS = env_list("PLACEMENT_CORS_ALLOWED_ORIGINS")
+if CORS_ALLOWED_ORIGINS:
+    MIDDLEWARE.insert(0, "corsheaders.middleware.CorsMiddleware")
+CORS_ALLOW_HEADERS = [
+    "accept",
+    "content-type",
+    "x-auth-token",
+    "x-openstack-request-id",
+    "openstack-api-version",
+    "x-roles",
+]
+CORS_EXPOSE_HEADERS = ["openstack-api-version", "openstack-request-id", "last-modified"]
+
+# --- Celery ---------------------------------------------------------------
+CELERY_BROKER_DIR = VAR_DIR / "celery-broker"
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(CELERY_BROKER_DIR / "out"),
+        "data_folder_out": str(CELERY_BROKER_DIR / "out"),
+        "processed_folder": str(CELERY_BROKER_DIR / "processed"),
+        "store_processed": False,
+    }
+    for _folder in ("out", "processed"):
+        (CELERY_BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+CELERY_TIMEZONE = TIME_ZONE
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "placement": {
+            "format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s %(global_request_id)s] "
+            "%(message)s",
+        }
+    },
+    "filters": {"request_id": {"()": "placementsite.api.request_id.RequestIdLogFilter"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "placement",
+            "filters": ["request_id"],
+        }
+    },
+    "loggers": {
+        "placement": {
+            "handlers": ["console"],
+            "level": os.environ.get("PLACEMENT_LOG_LEVEL", "INFO"),
+        }
+    },
+}

@@ -1,0 +1,12 @@
+"""URLs: the Placement API at the root, the Django admin under /admin/."""
+
+from django.contrib import admin
+from django.urls import include, path
+
+from placementsite.api.views import RootView
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("", RootView.as_view(), name="root"),
+    path("", include("providers.api.urls")),
+]

@@ -1,0 +1,1 @@
+"""Writes that change providers' state, one transaction each (see ARCHITECTURE)."""

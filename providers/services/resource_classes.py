@@ -1,0 +1,70 @@
+"""Resource class writes."""
+
+from django.db import IntegrityError, transaction
+
+from placementsite.api.errors import DUPLICATE_NAME, BadRequest, Conflict, NotFound
+
+from ..models import ResourceClass
+
+
+def resource_class_get(*, name):
+    rc = ResourceClass.objects.filter(name=name).first()
+    if rc is None:
+        raise NotFound(f"No such resource class {name}.")
+    return rc
+
+
+def _require_custom(name):
+    if not name.startswith("CUSTOM_"):
+        raise BadRequest(f"Cannot update standard resource class {name}")
+
+
+def resource_class_create(*, name):
+    try:
+        with transaction.atomic():
+            return ResourceClass.objects.create(name=name)
+    except IntegrityError:
+        raise Conflict(
+            f"Conflicting resource class already exists: {name}", code=DUPLICATE_NAME
+        ) from None
+
+
+def resource_class_ensure(*, name):
+    """Create ``name`` if it does not exist; returns (resource_class, created)."""
+    _require_custom(name)
+    existing = ResourceClass.objects.filter(name=name).first()
+    if existing is not None:
+        return existing, False
+    try:
+        return resource_class_create(name=name), True
+    except Conflict:  # created concurrently: that is what we wanted
+        return ResourceClass.objects.get(name=name), False
+
+
+def resource_class_rename(*, name, new_name):
+    _require_custom(name)
+    with transaction.atomic():
+        rc = ResourceClass.objects.select_for_update().filter(name=name).first()
+        if rc is None:
+            raise NotFound(f"No such resource class {name}.")
+        rc.name = new_name
+        try:
+            with transaction.atomic():
+                rc.save(update_fields=["name", "updated_at"])
+        except IntegrityError:
+            raise Conflict(
+                f"Resource class already exists: {new_name}", code=DUPLICATE_NAME
+            ) from None
+        return rc
+
+
+def resource_class_delete(*, name):
+    if not name.startswith("CUSTOM_"):
+        raise BadRequest(f"Cannot delete standard resource class {name}")
+    with transaction.atomic():
+        rc = ResourceClass.objects.select_for_update().filter(name=name).first()
+        if rc is None:
+            raise NotFound(f"No such resource class {name}.")
+        if rc.inventories.exists() or rc.allocations.exists():
+            raise Conflict(f"Unable to delete resource class {name}. Class is in use in inventory.")
+        rc.delete()

@@ -1,0 +1,1 @@
+"""Scheduling models (flavors, request specs) arrive with the scheduler."""
