@@ -1,0 +1,52 @@
+"""Provider generations: the optimistic lock every provider write takes.
+
+A write reads the provider row ``FOR UPDATE`` (so concurrent writers queue
+instead of both passing the check), compares the generation the client
+sent, changes what it changes, and bumps the generation with a
+compare-and-swap update, all in one transaction.
+"""
+
+from django.db.models import F
+
+from placementsite.api.errors import ConcurrentUpdate, NotFound
+
+from ..models import ResourceProvider
+
+GENERATION_CONFLICT = (
+    "resource provider generation conflict: the provider was changed by another "
+    "request. Please update the generation and try again."
+)
+
+
+def provider_not_found(uuid):
+    return NotFound(f"No resource provider with uuid {uuid} found")
+
+
+def provider_for_update(uuid):
+    """Lock and return the provider; 404 when there is none. Needs a transaction."""
+    provider = ResourceProvider.objects.select_for_update().filter(uuid=uuid).first()
+    if provider is None:
+        raise provider_not_found(uuid)
+    return provider
+
+
+def providers_for_update(uuids):
+    """Lock several providers, always in id order so writers cannot deadlock."""
+    found = list(ResourceProvider.objects.select_for_update().filter(uuid__in=uuids).order_by("id"))
+    return {str(p.uuid): p for p in found}
+
+
+def check_generation(provider, generation, message=GENERATION_CONFLICT):
+    if generation != provider.generation:
+        raise ConcurrentUpdate(message)
+
+
+def bump_generation(provider):
+    """Increment the generation iff nobody else did; updates ``provider`` in place."""
+    updated = ResourceProvider.objects.filter(
+        pk=provider.pk, generation=provider.generation
+    ).update(generation=F("generation") + 1)
+    if not updated:
+        raise ConcurrentUpdate(GENERATION_CONFLICT)
+    provider.generation += 1
+    return provider.generation
