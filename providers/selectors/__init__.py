@@ -1,0 +1,1 @@
+"""Reads that answer questions about providers, as set-based queries."""
