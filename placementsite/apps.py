@@ -1,6 +1,14 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 
 class PlacementSiteConfig(AppConfig):
     name = "placementsite"
     verbose_name = "Placement service"
+
+    def ready(self):
+        from .tasks import sync_beat_schedule_after_migrate
+
+        post_migrate.connect(
+            sync_beat_schedule_after_migrate, sender=self, dispatch_uid="sync_beat_schedule"
+        )

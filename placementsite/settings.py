@@ -48,8 +48,12 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost, so that CORS preflights are answered before authentication.
+    "corsheaders.middleware.CorsMiddleware",
     "placementsite.api.middleware.PlacementApiMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # The admin's static files, served by the application server itself.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -132,9 +136,10 @@ PLACEMENT_MAX_ALLOCATION_CANDIDATES = int(
 )
 
 # --- CORS ---------------------------------------------------------------
+# The middleware is always installed; with no allowed origins it is disabled
+# for every URL (no preflight answers, no ``Vary: origin``), as if absent.
 CORS_ALLOWED_ORIGINS = env_list("PLACEMENT_CORS_ALLOWED_ORIGINS")
-if CORS_ALLOWED_ORIGINS:
-    MIDDLEWARE.insert(0, "corsheaders.middleware.CorsMiddleware")
+CORS_URLS_REGEX = r"^.*$" if CORS_ALLOWED_ORIGINS else r"^(?!)"
 CORS_ALLOW_HEADERS = [
     "accept",
     "content-type",
