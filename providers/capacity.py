@@ -9,6 +9,18 @@ ask this module; none of them re-implements the rules.
 
 from dataclasses import dataclass
 
+from django.db.models import (
+    BigIntegerField,
+    ExpressionWrapper,
+    F,
+    FloatField,
+    Func,
+    Q,
+    Value,
+)
+from django.db.models.functions import Cast, Coalesce, Mod, NullIf
+from django.db.models.lookups import Exact, GreaterThanOrEqual, LessThanOrEqual
+
 # Reasons a request does not fit, named for the rule that refuses it.
 BELOW_MIN_UNIT = "min_unit"
 ABOVE_MAX_UNIT = "max_unit"
@@ -89,3 +101,63 @@ class Capacity:
         if found:
             raise CapacityExceeded(found)
         return used + amount
+
+
+# --- the same rules as SQL ---------------------------------------------------
+#
+# The provider filters and the candidates engine ask the database which
+# inventories can take an amount, for thousands of providers at once. These
+# builders state the rules above as ORM expressions over the Inventory fields,
+# so that SQL and Python share one definition (tests/providers/test_capacity.py
+# checks that they agree). ``prefix`` reaches the fields through a relation,
+# e.g. ``prefix="inventories__"`` from a ResourceProvider queryset.
+
+
+class _TruncToInteger(Func):
+    """Truncate toward zero, as Python's ``int()`` does (never round)."""
+
+    function = "TRUNC"
+    output_field = FloatField()
+
+    def as_sqlite(self, compiler, connection, **extra_context):
+        return self.as_sql(
+            compiler,
+            connection,
+            function="",
+            template="CAST(%(expressions)s AS INTEGER)",
+            **extra_context,
+        )
+
+
+def _field(prefix, name):
+    return F(f"{prefix}{name}")
+
+
+def usable_expression(prefix=""):
+    """SQL for :attr:`Capacity.usable`: ``int((total - reserved) * allocation_ratio)``."""
+    raw = ExpressionWrapper(
+        (_field(prefix, "total") - _field(prefix, "reserved")) * _field(prefix, "allocation_ratio"),
+        output_field=FloatField(),
+    )
+    return Cast(_TruncToInteger(raw), BigIntegerField())
+
+
+def can_provide_q(amount, used=0, prefix=""):
+    """SQL for :meth:`Capacity.can_provide`: a condition on the inventory row.
+
+    ``used`` is an int or an expression (the current usage of the inventory's
+    provider and class, e.g. a Subquery summing allocations).
+    """
+    used_expr = used if hasattr(used, "resolve_expression") else Value(int(used))
+    amount_value = Value(int(amount), output_field=BigIntegerField())
+    step = NullIf(_field(prefix, "step_size"), Value(0))
+    return Q(
+        LessThanOrEqual(_field(prefix, "min_unit"), amount_value),
+        GreaterThanOrEqual(_field(prefix, "max_unit"), amount_value),
+        # step_size 0 (never stored) would mean "no constraint", as in Capacity.
+        Exact(Coalesce(Mod(amount_value, step), Value(0)), Value(0)),
+        LessThanOrEqual(
+            ExpressionWrapper(used_expr + amount_value, output_field=BigIntegerField()),
+            usable_expression(prefix),
+        ),
+    )

@@ -1,0 +1,178 @@
+"""``/resource_providers`` and ``/resource_providers/{uuid}``."""
+
+from django.utils import timezone
+from django.utils.http import http_date
+
+from placementsite.api.errors import BadRequest, NotFound
+from placementsite.api.views import PlacementView, latest
+
+from ..selectors import resource_providers as selectors
+from ..services import resource_providers as services
+from ..services.generations import provider_not_found
+from . import query_params as qp
+
+NAME = {"type": "string", "minLength": 1, "maxLength": 200}
+NULLABLE_UUID = {"anyOf": [qp.UUID, {"type": "null"}]}
+
+
+def provider_body_schema(version, *, with_uuid):
+    properties = {"name": NAME}
+    if with_uuid:
+        properties["uuid"] = qp.UUID
+    if version >= (1, 14):
+        properties["parent_provider_uuid"] = NULLABLE_UUID
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": ["name"],
+        "additionalProperties": False,
+    }
+
+
+# (since, parameter, schema) of GET /resource_providers.
+LIST_PARAMETERS = [
+    ((1, 0), "name", qp.STRING),
+    ((1, 0), "uuid", qp.UUID),
+    ((1, 3), "member_of", qp.STRING),
+    ((1, 4), "resources", qp.STRING),
+    ((1, 14), "in_tree", qp.UUID),
+    ((1, 18), "required", qp.STRING),
+]
+
+
+def provider_url(provider):
+    return f"/resource_providers/{provider.uuid}"
+
+
+def provider_repr(provider, version):
+    url = provider_url(provider)
+    relations = ["inventories", "usages"]
+    if version >= (1, 1):
+        relations.append("aggregates")
+    if version >= (1, 6):
+        relations.append("traits")
+    if version >= (1, 11):
+        relations.append("allocations")
+    data = {
+        "uuid": str(provider.uuid),
+        "name": provider.name,
+        "generation": provider.generation,
+        "links": [{"rel": "self", "href": url}]
+        + [{"rel": rel, "href": f"{url}/{rel}"} for rel in relations],
+    }
+    if version >= (1, 14):
+        parent, root = provider.parent_provider_uuid, provider.root_provider_uuid
+        data["parent_provider_uuid"] = str(parent) if parent else None
+        data["root_provider_uuid"] = str(root) if root else None
+    return data
+
+
+def request_group_from_query(query, version):
+    """The RequestGroup of GET /resource_providers' filters (already schema-checked)."""
+    required, forbidden_traits = [], frozenset()
+    if "required" in query:
+        required, forbidden_traits = qp.parse_required(query, version)
+    member_of, forbidden_aggregates = [], frozenset()
+    if "member_of" in query:
+        member_of, forbidden_aggregates = qp.parse_member_of(query, version)
+    resources = qp.parse_resources(query["resources"]) if "resources" in query else {}
+    in_tree = qp.normalize_uuid(query["in_tree"]) if "in_tree" in query else None
+    return selectors.RequestGroup(
+        resources=resources,
+        required_traits=tuple(required),
+        forbidden_traits=forbidden_traits,
+        member_of=tuple(member_of),
+        forbidden_aggregates=forbidden_aggregates,
+        in_tree=in_tree,
+    )
+
+
+def uuid_in_url(uuid):
+    """The provider uuid of a URL; a malformed one names no provider (404)."""
+    found = qp.normalize_uuid(uuid)
+    if found is None:
+        raise provider_not_found(uuid)
+    return found
+
+
+class ResourceProviderListView(PlacementView):
+    def get(self, request):
+        self.authorize(request, "placement:resource_providers:list")
+        version = request.microversion
+        query = request.GET
+        qp.validate_query(query, qp.schema_for(version, LIST_PARAMETERS))
+        group = request_group_from_query(query, version)
+        uuid = qp.normalize_uuid(query["uuid"]) if "uuid" in query else None
+        try:
+            providers = list(selectors.providers_matching(group, name=query.get("name"), uuid=uuid))
+        except selectors.UnknownResourceClass as exc:
+            raise BadRequest(f"Invalid resource class in resources parameter: {exc}") from None
+        except selectors.UnknownTrait as exc:
+            raise BadRequest(f'Invalid trait(s) in "required" parameter: {exc}') from None
+        return self.respond(
+            request,
+            {"resource_providers": [provider_repr(p, version) for p in providers]},
+            last_modified=latest(*(p.last_modified for p in providers)),
+        )
+
+    def post(self, request):
+        self.authorize(request, "placement:resource_providers:create")
+        version = request.microversion
+        data = self.json_body(request)
+        qp.validate_body(data, provider_body_schema(version, with_uuid=True))
+        provider = services.resource_provider_create(
+            name=data["name"],
+            uuid=qp.normalize_uuid(data["uuid"]) if data.get("uuid") else None,
+            parent_uuid=qp.normalize_uuid(data.get("parent_provider_uuid") or ""),
+        )
+        headers = {"Location": provider_url(provider)}
+        if version < (1, 20):
+            return self.respond(request, status=201, headers=headers)
+        # From 1.20 the new provider is the body, with a 200 (not a 201).
+        headers["Last-Modified"] = http_date(provider.last_modified.timestamp())
+        headers["Cache-Control"] = "no-cache"
+        return self.respond(request, provider_repr(provider, version), headers=headers)
+
+
+class ResourceProviderDetailView(PlacementView):
+    def get(self, request, uuid):
+        self.authorize(request, "placement:resource_providers:show")
+        provider = selectors.resource_provider_get(uuid=uuid_in_url(uuid))
+        return self.respond(
+            request,
+            provider_repr(provider, request.microversion),
+            last_modified=provider.last_modified,
+        )
+
+    def put(self, request, uuid):
+        self.authorize(request, "placement:resource_providers:update")
+        version = request.microversion
+        selectors.resource_provider_get(uuid=uuid_in_url(uuid))  # 404 before the body
+        data = self.json_body(request)
+        qp.validate_body(data, provider_body_schema(version, with_uuid=False))
+        changes = {}
+        if "parent_provider_uuid" in data:
+            parent = data["parent_provider_uuid"]
+            changes["parent_uuid"] = qp.normalize_uuid(parent) if parent is not None else None
+        provider = services.resource_provider_update(
+            uuid=uuid_in_url(uuid),
+            name=data["name"],
+            allow_reparenting=version >= (1, 37),
+            **changes,
+        )
+        headers = {}
+        if version >= (1, 15):
+            modified = provider.updated_at or timezone.now()
+            headers = {
+                "Last-Modified": http_date(modified.timestamp()),
+                "Cache-Control": "no-cache",
+            }
+        return self.respond(request, provider_repr(provider, version), headers=headers)
+
+    def delete(self, request, uuid):
+        self.authorize(request, "placement:resource_providers:delete")
+        found = qp.normalize_uuid(uuid)
+        if found is None:
+            raise NotFound(f"No resource provider with uuid {uuid} found for delete")
+        services.resource_provider_delete(uuid=found)
+        return self.respond(request, status=204)

@@ -1,0 +1,270 @@
+"""Which providers satisfy a request: the provider filter engine.
+
+A request is a :class:`RequestGroup` (Placement's word): resources with
+amounts, required traits (each entry a set of which any one will do),
+forbidden traits, ``member_of`` aggregate sets (each entry a set of which
+the provider must be in at least one), forbidden aggregates and an
+``in_tree`` provider. It knows nothing of query strings: the API parses
+those (providers/api/query_params.py) and the dashboard or the candidates
+engine may build groups themselves.
+
+Everything is decided in SQL, set-based: :func:`resolve` turns names into
+ids (one query for classes, one for traits), :func:`provider_conditions`
+gives one named condition per rule, correlated on the provider row, and
+:func:`providers_matching` ANDs them into a single query.
+:func:`unmet_conditions` evaluates the same conditions per provider to say
+why a provider does not match. Capacity comes from providers.capacity
+(:func:`~providers.capacity.can_provide_q`), never from a copy of its rules.
+"""
+
+from dataclasses import dataclass, field
+
+from django.db.models import (
+    BooleanField,
+    Exists,
+    ExpressionWrapper,
+    F,
+    IntegerField,
+    OuterRef,
+    Q,
+    Subquery,
+    Sum,
+    Value,
+)
+from django.db.models.functions import Coalesce
+
+from allocations.models import Allocation
+
+from ..capacity import can_provide_q, usable_expression
+from ..models import (
+    Inventory,
+    ResourceClass,
+    ResourceProvider,
+    ResourceProviderAggregate,
+    ResourceProviderTrait,
+    Trait,
+)
+from ..services.generations import provider_not_found
+
+
+class UnknownResourceClass(LookupError):
+    def __init__(self, names):
+        self.names = sorted(names)
+        super().__init__(f"No such resource class {', '.join(self.names)}.")
+
+
+class UnknownTrait(LookupError):
+    def __init__(self, names):
+        self.names = sorted(names)
+        super().__init__(f"No such trait(s): {', '.join(self.names)}.")
+
+
+@dataclass(frozen=True)
+class RequestGroup:
+    """What a provider must offer, by name and uuid, as a client asks it."""
+
+    resources: dict = field(default_factory=dict)  # class name -> amount
+    required_traits: tuple = ()  # of frozensets: each needs one of its traits
+    forbidden_traits: frozenset = frozenset()
+    member_of: tuple = ()  # of frozensets of aggregate uuids: each needs one
+    forbidden_aggregates: frozenset = frozenset()
+    in_tree: str | None = None  # a provider uuid: only providers of its tree
+
+
+@dataclass(frozen=True)
+class ResolvedGroup:
+    """A RequestGroup with classes and traits as ids (see :func:`resolve`)."""
+
+    group: RequestGroup
+    resources: dict  # resource class id -> amount
+    class_names: dict  # resource class id -> name
+    required_traits: tuple  # of frozensets of trait ids
+    forbidden_traits: frozenset  # of trait ids
+    trait_names: dict  # trait id -> name
+
+
+def resolve(group):
+    """Look up every named class and trait; raise UnknownResourceClass / UnknownTrait."""
+    class_ids = {}
+    if group.resources:
+        class_ids = dict(
+            ResourceClass.objects.filter(name__in=list(group.resources)).values_list("name", "id")
+        )
+        missing = set(group.resources) - set(class_ids)
+        if missing:
+            raise UnknownResourceClass(missing)
+    trait_names = set().union(*group.required_traits, group.forbidden_traits)
+    trait_ids = {}
+    if trait_names:
+        trait_ids = dict(Trait.objects.filter(name__in=list(trait_names)).values_list("name", "id"))
+        missing = trait_names - set(trait_ids)
+        if missing:
+            raise UnknownTrait(missing)
+    return ResolvedGroup(
+        group=group,
+        resources={class_ids[name]: amount for name, amount in group.resources.items()},
+        class_names={class_ids[name]: name for name in group.resources},
+        required_traits=tuple(
+            frozenset(trait_ids[name] for name in any_of) for any_of in group.required_traits
+        ),
+        forbidden_traits=frozenset(trait_ids[name] for name in group.forbidden_traits),
+        trait_names={tid: name for name, tid in trait_ids.items()},
+    )
+
+
+# --- building blocks --------------------------------------------------------
+
+
+def usage_expression():
+    """The units of the inventory row's class its provider has allocated (0 if none)."""
+    used = (
+        Allocation.objects.filter(
+            resource_provider_id=OuterRef("resource_provider_id"),
+            resource_class_id=OuterRef("resource_class_id"),
+        )
+        .order_by()
+        .values("resource_provider_id")
+        .annotate(total=Sum("used"))
+        .values("total")
+    )
+    return Coalesce(Subquery(used, output_field=IntegerField()), Value(0))
+
+
+def inventories_that_fit(resource_class_id, amount):
+    """Inventory rows of a class that can take ``amount`` more, on any provider.
+
+    Annotated with ``used`` and ``usable``; the candidates engine starts here.
+    """
+    return (
+        Inventory.objects.filter(resource_class_id=resource_class_id)
+        .annotate(used=usage_expression(), usable=usable_expression())
+        .filter(can_provide_q(amount, used=F("used")))
+    )
+
+
+def has_capacity(resource_class_id, amount):
+    """Condition on a provider row: its own inventory of the class can take ``amount``."""
+    return Q(
+        Exists(
+            inventories_that_fit(resource_class_id, amount).filter(
+                resource_provider_id=OuterRef("pk")
+            )
+        )
+    )
+
+
+def has_any_trait(trait_ids):
+    return Q(
+        Exists(
+            ResourceProviderTrait.objects.filter(
+                resource_provider_id=OuterRef("pk"), trait_id__in=list(trait_ids)
+            )
+        )
+    )
+
+
+def in_any_aggregate(aggregate_uuids):
+    return Q(
+        Exists(
+            ResourceProviderAggregate.objects.filter(
+                resource_provider_id=OuterRef("pk"), aggregate__uuid__in=list(aggregate_uuids)
+            )
+        )
+    )
+
+
+def in_tree_of(provider_uuid):
+    """Condition: the provider shares the root of ``provider_uuid`` (false if unknown)."""
+    root = ResourceProvider.objects.filter(uuid=provider_uuid).values("root_id")[:1]
+    return Q(root_id=Subquery(root))
+
+
+def provider_conditions(resolved):
+    """Every rule of the group as ``[(reason, Q on ResourceProvider), ...]``.
+
+    ``reason`` says in words what a provider that fails the condition lacks.
+    """
+    group = resolved.group
+    conditions = []
+    if group.in_tree is not None:
+        conditions.append(
+            (f"not in the tree of provider {group.in_tree}", in_tree_of(group.in_tree))
+        )
+    for class_id, amount in resolved.resources.items():
+        name = resolved.class_names[class_id]
+        conditions.append((f"no room for {amount} {name}", has_capacity(class_id, amount)))
+    for any_of in resolved.required_traits:
+        names = ", ".join(sorted(resolved.trait_names[t] for t in any_of))
+        label = f"lacks trait {names}" if len(any_of) == 1 else f"has none of traits {names}"
+        conditions.append((label, has_any_trait(any_of)))
+    if resolved.forbidden_traits:
+        names = ", ".join(sorted(resolved.trait_names[t] for t in resolved.forbidden_traits))
+        conditions.append(
+            (f"has a forbidden trait of {names}", ~has_any_trait(resolved.forbidden_traits))
+        )
+    for any_of in group.member_of:
+        names = ", ".join(sorted(any_of))
+        conditions.append((f"not a member of any aggregate of {names}", in_any_aggregate(any_of)))
+    if group.forbidden_aggregates:
+        names = ", ".join(sorted(group.forbidden_aggregates))
+        conditions.append(
+            (
+                f"member of a forbidden aggregate of {names}",
+                ~in_any_aggregate(group.forbidden_aggregates),
+            )
+        )
+    return conditions
+
+
+def with_tree_uuids(providers):
+    """Annotate ``parent_provider_uuid`` and ``root_provider_uuid`` (no extra query)."""
+    return providers.annotate(
+        parent_provider_uuid=F("parent__uuid"), root_provider_uuid=F("root__uuid")
+    )
+
+
+# --- the selectors ----------------------------------------------------------
+
+
+def providers_matching(group=None, *, name=None, uuid=None):
+    """Providers (annotated with tree uuids, in id order) that satisfy ``group``.
+
+    One query after :func:`resolve`; raises UnknownResourceClass / UnknownTrait.
+    """
+    providers = ResourceProvider.objects.all()
+    if name is not None:
+        providers = providers.filter(name=name)
+    if uuid is not None:
+        providers = providers.filter(uuid=uuid)
+    if group is not None:
+        for _reason, condition in provider_conditions(resolve(group)):
+            providers = providers.filter(condition)
+    return with_tree_uuids(providers).order_by("id")
+
+
+def unmet_conditions(group, providers):
+    """``{provider id: [reason, ...]}`` for each provider of ``providers`` (a queryset).
+
+    An empty list means the provider satisfies the group. One query after
+    :func:`resolve`, whatever the number of providers.
+    """
+    conditions = provider_conditions(resolve(group))
+    annotations = {
+        f"meets_{index}": ExpressionWrapper(condition, output_field=BooleanField())
+        for index, (_reason, condition) in enumerate(conditions)
+    }
+    rows = providers.order_by().annotate(**annotations).values("id", *annotations)
+    return {
+        row["id"]: [
+            reason for index, (reason, _c) in enumerate(conditions) if not row[f"meets_{index}"]
+        ]
+        for row in rows
+    }
+
+
+def resource_provider_get(*, uuid):
+    """One provider, annotated with its tree uuids; 404 when there is none."""
+    provider = with_tree_uuids(ResourceProvider.objects.filter(uuid=uuid)).first()
+    if provider is None:
+        raise provider_not_found(uuid)
+    return provider
