@@ -7,6 +7,8 @@ from placementsite.api.views import RootView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("dashboard/", include("placementsite.dashboard.urls")),
     path("", RootView.as_view(), name="root"),
     path("", include("providers.api.urls")),
+    path("", include("allocations.api.urls")),
 ]

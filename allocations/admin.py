@@ -1,0 +1,162 @@
+"""Admin of projects, users, consumer types, consumers and allocations.
+
+These rows are written by allocation requests (the API's ``PUT
+/allocations/{consumer}``, ``POST /allocations``, the reshaper): the admin
+shows them and can remove a consumer's allocations, which goes through the
+allocation service's rules (providers locked, their generations bumped).
+"""
+
+import importlib
+
+from django.contrib import admin, messages
+from django.db import transaction
+from django.db.models import Count
+from django.http import HttpResponseRedirect
+
+from placementsite.api.errors import PlacementError
+from providers.services import generations
+
+from .models import Allocation, Consumer, ConsumerType, Project, User
+
+
+def optional_service(module, name):
+    try:
+        found = importlib.import_module(f"allocations.{module}")
+    except ImportError:
+        return None
+    return getattr(found, name, None)
+
+
+def consumer_allocations_delete(*, consumer_uuid):
+    """Remove a consumer and its allocations, as ``DELETE /allocations/{consumer}``."""
+    service = optional_service("services", "allocations_delete") or optional_service(
+        "services.allocations", "allocations_delete"
+    )
+    if service is not None:
+        return service(consumer_uuid=consumer_uuid)
+    with transaction.atomic():
+        consumer = Consumer.objects.select_for_update().filter(uuid=consumer_uuid).first()
+        if consumer is None:
+            return
+        provider_uuids = {
+            str(u)
+            for u in Allocation.objects.filter(consumer=consumer).values_list(
+                "resource_provider__uuid", flat=True
+            )
+        }
+        providers = generations.providers_for_update(provider_uuids)
+        consumer.delete()
+        for provider in providers.values():
+            generations.bump_generation(provider)
+
+
+class ViewOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class ConsumerCountMixin:
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(_consumers=Count("consumers"))
+
+    @admin.display(description="consumers", ordering="_consumers")
+    def consumer_count(self, obj):
+        return obj._consumers
+
+
+@admin.register(Project)
+class ProjectAdmin(ConsumerCountMixin, ViewOnlyAdmin):
+    list_display = ["external_id", "consumer_count", "created_at"]
+    search_fields = ["external_id"]
+
+
+@admin.register(User)
+class UserAdmin(ConsumerCountMixin, ViewOnlyAdmin):
+    list_display = ["external_id", "consumer_count", "created_at"]
+    search_fields = ["external_id"]
+
+
+@admin.register(ConsumerType)
+class ConsumerTypeAdmin(ConsumerCountMixin, ViewOnlyAdmin):
+    list_display = ["name", "consumer_count", "created_at"]
+    search_fields = ["name"]
+
+
+class AllocationInline(admin.TabularInline):
+    model = Allocation
+    extra = 0
+    can_delete = False
+    fields = ["resource_provider", "resource_class", "used"]
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("resource_provider", "resource_class")
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Consumer)
+class ConsumerAdmin(admin.ModelAdmin):
+    list_display = [
+        "uuid",
+        "project",
+        "user",
+        "consumer_type",
+        "generation",
+        "allocation_count",
+        "updated_at",
+    ]
+    list_select_related = ["project", "user", "consumer_type"]
+    list_filter = ["consumer_type"]
+    search_fields = ["=uuid", "project__external_id", "user__external_id"]
+    readonly_fields = ["uuid", "project", "user", "consumer_type", "generation", "created_at"]
+    inlines = [AllocationInline]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(_allocations=Count("allocations"))
+
+    @admin.display(description="allocations", ordering="_allocations")
+    def allocation_count(self, obj):
+        return obj._allocations
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def delete_model(self, request, obj):
+        consumer_allocations_delete(consumer_uuid=obj.uuid)
+
+    def delete_queryset(self, request, queryset):
+        for consumer in queryset:
+            consumer_allocations_delete(consumer_uuid=consumer.uuid)
+
+    def delete_view(self, request, object_id, extra_context=None):
+        try:
+            return super().delete_view(request, object_id, extra_context)
+        except PlacementError as exc:
+            self.message_user(request, exc.detail, messages.ERROR)
+            return HttpResponseRedirect(request.path)
+
+
+@admin.register(Allocation)
+class AllocationAdmin(ViewOnlyAdmin):
+    list_display = ["consumer", "resource_provider", "resource_class", "used", "created_at"]
+    list_select_related = ["consumer", "resource_provider", "resource_class"]
+    list_filter = ["resource_class"]
+    search_fields = ["=consumer__uuid", "resource_provider__name", "=resource_provider__uuid"]
+    show_full_result_count = False

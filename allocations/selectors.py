@@ -1,0 +1,151 @@
+"""Reads about allocations and usages, as set-based queries.
+
+Every selector answers in one or two queries however many providers,
+consumers or resource classes are involved.
+"""
+
+import uuid as uuidlib
+
+from django.db.models import Count, IntegerField, OuterRef, Subquery, Sum, Value
+from django.db.models.functions import Coalesce
+
+from providers.models import Inventory, ResourceProvider
+
+from .models import Allocation
+
+# How Placement names the type of a consumer that has none.
+UNKNOWN_CONSUMER_TYPE = "unknown"
+ALL_CONSUMER_TYPES = "all"
+
+
+def parse_uuid(text):
+    """The canonical form of ``text`` as a uuid, or None when it is not one."""
+    try:
+        return str(uuidlib.UUID(str(text)))
+    except (ValueError, AttributeError, TypeError):
+        return None
+
+
+def provider_by_uuid(uuid):
+    """The provider with ``uuid`` or None (a malformed uuid finds none)."""
+    canonical = parse_uuid(uuid)
+    if canonical is None:
+        return None
+    return ResourceProvider.objects.filter(uuid=canonical).first()
+
+
+def allocations_for_consumer(consumer_uuid):
+    """A consumer's allocations with provider, class, consumer, project, user, type."""
+    canonical = parse_uuid(consumer_uuid)
+    if canonical is None:
+        return []
+    return list(
+        Allocation.objects.filter(consumer__uuid=canonical)
+        .select_related(
+            "resource_provider",
+            "resource_class",
+            "consumer__project",
+            "consumer__user",
+            "consumer__consumer_type",
+        )
+        .order_by("id")
+    )
+
+
+def allocations_for_provider(provider):
+    """Allocations against ``provider`` with their consumer and class."""
+    return list(
+        Allocation.objects.filter(resource_provider=provider)
+        .select_related("resource_class", "consumer")
+        .order_by("id")
+    )
+
+
+def usages_for_provider(provider):
+    """``{class name: used}`` for every class the provider has inventory of."""
+    used = (
+        Allocation.objects.filter(
+            resource_provider_id=OuterRef("resource_provider_id"),
+            resource_class_id=OuterRef("resource_class_id"),
+        )
+        .order_by()
+        .values("resource_provider_id", "resource_class_id")
+        .annotate(total=Sum("used"))
+        .values("total")
+    )
+    rows = (
+        Inventory.objects.filter(resource_provider=provider)
+        .annotate(
+            usage=Coalesce(Subquery(used, output_field=IntegerField()), Value(0)),
+        )
+        .order_by("resource_class_id")
+        .values_list("resource_class__name", "usage")
+    )
+    return dict(rows)
+
+
+def _project_allocations(project_id, user_id=None):
+    found = Allocation.objects.filter(consumer__project__external_id=project_id)
+    if user_id:
+        found = found.filter(consumer__user__external_id=user_id)
+    return found
+
+
+def usages_for_project(*, project_id, user_id=None):
+    """``{class name: used}`` summed over the consumers of a project (and user)."""
+    rows = (
+        _project_allocations(project_id, user_id)
+        .order_by()
+        .values("resource_class__name")
+        .annotate(total=Sum("used"))
+        .values_list("resource_class__name", "total")
+    )
+    return dict(rows)
+
+
+def usages_for_project_by_consumer_type(*, project_id, user_id=None, consumer_type=None):
+    """Usages per consumer type, each with a ``consumer_count``.
+
+    ``consumer_type`` filters: a type name, ``"unknown"`` (consumers without
+    a type) or ``"all"`` (every consumer, summed under ``"all"``); None gives
+    one entry per type. Consumers are counted once however many classes they
+    use. Two GROUP BY queries whose selected columns are exactly their
+    grouping keys plus aggregates, so PostgreSQL accepts them.
+    """
+    found = _project_allocations(project_id, user_id)
+    if consumer_type == UNKNOWN_CONSUMER_TYPE:
+        found = found.filter(consumer__consumer_type__isnull=True)
+    elif consumer_type and consumer_type != ALL_CONSUMER_TYPES:
+        found = found.filter(consumer__consumer_type__name=consumer_type)
+
+    def type_key(name):
+        if consumer_type == ALL_CONSUMER_TYPES:
+            return ALL_CONSUMER_TYPES
+        return name or UNKNOWN_CONSUMER_TYPE
+
+    group = [] if consumer_type == ALL_CONSUMER_TYPES else ["consumer__consumer_type__name"]
+    distinct_consumers = Count("consumer_id", distinct=True)
+    if group:
+        counts = list(
+            found.order_by()
+            .values(*group)
+            .annotate(consumers=distinct_consumers)
+            .values_list(*group, "consumers")
+        )
+    else:
+        counts = [("", found.aggregate(consumers=distinct_consumers)["consumers"])]
+    result = {}
+    for name, consumers in counts:
+        if consumers:
+            result[type_key(name)] = {"consumer_count": consumers}
+    sums = (
+        found.order_by()
+        .values(*group, "resource_class__name")
+        .annotate(total=Sum("used"))
+        .values_list(*group, "resource_class__name", "total")
+    )
+    for row in sums:
+        name = row[0] if group else ""
+        rc_name, total = row[-2], row[-1]
+        result.setdefault(type_key(name), {"consumer_count": 0})[rc_name] = total
+    return result

@@ -1,0 +1,387 @@
+"""Allocation writes: replace a consumer's allocations, several at once, delete, reshape.
+
+Every public function here is one transaction that follows the same order,
+so that many API processes on one PostgreSQL can never over-allocate and
+never deadlock one another:
+
+1. get or create the projects, users and consumer types named (in sorted
+   order, before any row lock);
+2. lock every provider involved (``SELECT ... FOR UPDATE``, in id order):
+   the providers written to and the providers the consumers hold now;
+3. lock or create each consumer (in uuid order) and check its generation;
+4. only then read the consumers' allocations, the inventories and the usage,
+   so that every number the capacity check sees is current and cannot
+   change before the commit;
+5. check capacity with :mod:`providers.capacity`, write, bump the provider
+   and consumer generations, delete consumers left without allocations.
+
+A failure at any step raises a Placement error and rolls the whole
+transaction back. Nothing retries inside a transaction: a conflict is
+reported (409) and the client retries with fresh reads.
+"""
+
+from dataclasses import dataclass, field
+
+from django.db import DatabaseError, IntegrityError, transaction
+from django.db.models import F, Sum
+
+from placementsite.api.errors import (
+    CONCURRENT_UPDATE,
+    RESOURCE_PROVIDER_NOT_FOUND,
+    BadRequest,
+    ConcurrentUpdate,
+    Conflict,
+    NotFound,
+)
+from providers.capacity import CapacityExceeded
+from providers.models import Inventory, ResourceClass
+from providers.services.generations import bump_generation, providers_for_update
+from providers.services.inventories import InventoryInUse, inventories_write
+
+from .models import Allocation, Consumer, ConsumerType, Project, User
+from .selectors import parse_uuid
+
+# Placement's [placement] incomplete_consumer_project_id / _user_id: the owner
+# of allocations written before 1.8, when requests named no project or user.
+INCOMPLETE_CONSUMER_PROJECT_ID = "00000000-0000-0000-0000-000000000000"
+INCOMPLETE_CONSUMER_USER_ID = "00000000-0000-0000-0000-000000000000"
+
+
+class _Unchecked:
+    def __repr__(self):
+        return "GENERATION_UNCHECKED"
+
+
+#: The consumer generation of a request made before microversion 1.28.
+GENERATION_UNCHECKED = _Unchecked()
+
+CONCURRENTLY_UPDATED = "Another thread concurrently updated the data. Please retry your update"
+# PostgreSQL's deadlock_detected, serialization_failure and lock_not_available.
+_RETRYABLE_SQLSTATES = {"40P01", "40001", "55P03"}
+
+
+@dataclass(frozen=True)
+class ConsumerAllocations:
+    """What one consumer should hold once the write is done.
+
+    ``allocations`` maps provider uuids to ``{resource class: amount}``; an
+    empty dict removes every allocation of the consumer. ``generation`` is
+    the consumer generation the client saw (None: "no such consumer yet"),
+    or GENERATION_UNCHECKED. ``consumer_type`` None keeps an existing
+    consumer's type (and gives a new consumer none).
+    """
+
+    consumer_uuid: str
+    allocations: dict = field(default_factory=dict)
+    project_id: str = INCOMPLETE_CONSUMER_PROJECT_ID
+    user_id: str = INCOMPLETE_CONSUMER_USER_ID
+    generation: object = GENERATION_UNCHECKED
+    consumer_type: str | None = None
+
+
+class UnknownResourceClass(BadRequest):
+    """An allocation names a resource class that does not exist."""
+
+    def __init__(self, name):
+        super().__init__(f"No such resource class {name}.")
+        self.name = name
+
+
+# --- public services ----------------------------------------------------------
+
+
+def allocation_replace(*, consumer):
+    """``PUT /allocations/{consumer_uuid}``: replace one consumer's allocations."""
+    try:
+        with _database_conflicts_reported():
+            _AllocationWrite([consumer]).run()
+    except UnknownResourceClass as exc:
+        raise BadRequest(
+            f"Unable to allocate inventory for consumer {consumer.consumer_uuid}: {exc.detail}"
+        ) from None
+
+
+def allocations_replace(*, consumers):
+    """``POST /allocations``: replace the allocations of several consumers, all or nothing."""
+    try:
+        with _database_conflicts_reported():
+            _AllocationWrite(consumers).run()
+    except UnknownResourceClass as exc:
+        raise BadRequest(f"Unable to allocate inventory {exc.detail}") from None
+
+
+def allocation_delete(*, consumer_uuid):
+    """``DELETE /allocations/{consumer_uuid}``: remove every allocation and the consumer.
+
+    Like Placement, removing allocations this way leaves provider
+    generations alone.
+    """
+    canonical = parse_uuid(consumer_uuid)
+    with _database_conflicts_reported(), transaction.atomic():
+        consumer = None
+        if canonical is not None:
+            consumer = Consumer.objects.select_for_update().filter(uuid=canonical).first()
+        if consumer is None or not consumer.allocations.exists():
+            raise NotFound(f"No allocations for consumer '{consumer_uuid}'")
+        consumer.allocations.all().delete()
+        consumer.delete()
+
+
+def allocations_reshape(*, inventories, consumers, microversion):
+    """``POST /reshaper``: replace inventories and allocations of providers at once.
+
+    ``inventories`` maps provider uuids to ``(generation, {class: record})``.
+    Every provider named there has its generation checked; the consumers'
+    allocations and the inventories change together or not at all.
+    """
+    try:
+        with _database_conflicts_reported():
+            _AllocationWrite(consumers).run(inventories=inventories, microversion=microversion)
+    except UnknownResourceClass as exc:
+        raise BadRequest(f"malformed reshaper data: {exc.detail}") from None
+
+
+# --- the write ---------------------------------------------------------------
+
+
+class _database_conflicts_reported:
+    """A deadlock or serialization failure reported by PostgreSQL becomes a 409."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc is not None and isinstance(exc, DatabaseError):
+            sqlstate = getattr(getattr(exc, "__cause__", None), "pgcode", None)
+            if sqlstate in _RETRYABLE_SQLSTATES:
+                raise ConcurrentUpdate(
+                    "Inventory and/or allocations changed while attempting to allocate: "
+                    + CONCURRENTLY_UPDATED
+                ) from exc
+        return False
+
+
+def _get_or_create(model, names, field_name):
+    """Rows of ``model`` for ``names``, created when missing, in a fixed (sorted) order."""
+    found = {}
+    for name in sorted(names):
+        found[name] = model.objects.get_or_create(**{field_name: name})[0]
+    return found
+
+
+def _generation_conflict(expected, got):
+    shown = "null" if expected is None else expected
+    return ConcurrentUpdate(f"consumer generation conflict - expected {shown} but got {got}")
+
+
+def _capacity_conflict(resource_class, provider_uuid, exc):
+    if exc.violates_constraints:
+        what = "would violate inventory constraints"
+        shortfalls = [s for s in exc.shortfalls if s.rule != "capacity"]
+    else:
+        what = "would exceed the capacity"
+        shortfalls = exc.shortfalls
+    why = "; ".join(s.describe(resource_class) for s in shortfalls)
+    return Conflict(
+        f"Unable to allocate inventory: Unable to create allocation for '{resource_class}' "
+        f"on resource provider '{provider_uuid}'. The requested amount {what}. ({why})"
+    )
+
+
+class _AllocationWrite:
+    """One transaction replacing the allocations of some consumers (see module doc)."""
+
+    def __init__(self, consumers):
+        self.requests = sorted(consumers, key=lambda c: c.consumer_uuid)
+
+    def run(self, inventories=None, microversion=None):
+        inventories = inventories or {}
+        with transaction.atomic():
+            self._ensure_owners()
+            self._lock_providers(extra=inventories)
+            for provider_uuid, (generation, _records) in inventories.items():
+                provider = self.providers[provider_uuid]
+                if generation != provider.generation:
+                    raise ConcurrentUpdate(
+                        f"resource provider generation conflict for provider {provider_uuid}: "
+                        f"actual: {provider.generation}, given: {generation}"
+                    )
+            self._lock_consumers()
+            self._clear()
+            for provider_uuid, (_generation, records) in inventories.items():
+                try:
+                    inventories_write(
+                        provider=self.providers[provider_uuid],
+                        inventories=records,
+                        microversion=microversion,
+                    )
+                except InventoryInUse as exc:
+                    raise InventoryInUse(f"update conflict: {exc.detail}") from None
+                self.to_bump[provider_uuid] = self.providers[provider_uuid]
+            self._place()
+            self._finish()
+
+    # 1. owners, before any row lock
+    def _ensure_owners(self):
+        self.projects = _get_or_create(
+            Project, {r.project_id for r in self.requests}, "external_id"
+        )
+        self.users = _get_or_create(User, {r.user_id for r in self.requests}, "external_id")
+        self.types = _get_or_create(
+            ConsumerType, {r.consumer_type for r in self.requests if r.consumer_type}, "name"
+        )
+
+    # 2. providers, in id order
+    def _lock_providers(self, extra=()):
+        wanted = [rp for r in self.requests for rp in r.allocations]
+        held = set(
+            Allocation.objects.filter(
+                consumer__uuid__in=[r.consumer_uuid for r in self.requests]
+            ).values_list("resource_provider__uuid", flat=True)
+        )
+        named = {rp for rp in [*wanted, *extra] if parse_uuid(rp) == rp}
+        self.providers = providers_for_update(named | {str(u) for u in held})
+        for provider_uuid in extra:
+            if provider_uuid not in self.providers:
+                raise BadRequest(
+                    f"Resource provider {provider_uuid} in inventories not found: "
+                    f"No resource provider with uuid {provider_uuid} found",
+                    code=RESOURCE_PROVIDER_NOT_FOUND,
+                )
+        for provider_uuid in wanted:
+            if provider_uuid not in self.providers:
+                raise BadRequest(
+                    f"Allocation for resource provider '{provider_uuid}' that does not exist."
+                )
+        self.to_bump = {}
+
+    # 3. consumers, in uuid order
+    def _lock_consumers(self):
+        self.consumers = {}
+        for request in self.requests:
+            self.consumers[request.consumer_uuid] = self._consumer_for_update(request)
+
+    def _consumer_for_update(self, request):
+        project = self.projects[request.project_id]
+        user = self.users[request.user_id]
+        consumer_type = self.types.get(request.consumer_type)
+        checked = request.generation is not GENERATION_UNCHECKED
+        consumer = Consumer.objects.select_for_update().filter(uuid=request.consumer_uuid).first()
+        if consumer is None:
+            if checked and request.generation is not None:
+                raise _generation_conflict(None, request.generation)
+            try:
+                with transaction.atomic():
+                    return Consumer.objects.create(
+                        uuid=request.consumer_uuid,
+                        project=project,
+                        user=user,
+                        consumer_type=consumer_type,
+                        generation=0,
+                    )
+            except IntegrityError:
+                # Created by a concurrent request that has committed since.
+                consumer = Consumer.objects.select_for_update().get(uuid=request.consumer_uuid)
+        if checked and consumer.generation != request.generation:
+            raise _generation_conflict(consumer.generation, request.generation)
+        changed = []
+        if consumer.project_id != project.id:
+            consumer.project = project
+            changed.append("project")
+        if consumer.user_id != user.id:
+            consumer.user = user
+            changed.append("user")
+        if consumer_type is not None and consumer.consumer_type_id != consumer_type.id:
+            consumer.consumer_type = consumer_type
+            changed.append("consumer_type")
+        if changed:
+            consumer.save(update_fields=[*changed, "updated_at"])
+        return consumer
+
+    # 4. the consumers' current allocations go; providers of emptied consumers are bumped
+    def _clear(self):
+        current = Allocation.objects.filter(consumer__in=list(self.consumers.values()))
+        held = list(current.values_list("consumer__uuid", "resource_provider__uuid"))
+        emptied = {r.consumer_uuid for r in self.requests if not r.allocations}
+        for consumer_uuid, provider_uuid in held:
+            provider = self.providers.get(str(provider_uuid))
+            if provider is None:
+                # The consumer moved to a provider we did not lock: start again afresh.
+                raise ConcurrentUpdate(
+                    "Inventory and/or allocations changed while attempting to allocate: "
+                    + CONCURRENTLY_UPDATED
+                )
+            if str(consumer_uuid) in emptied:
+                self.to_bump[str(provider_uuid)] = provider
+        current.delete()
+
+    # 5. capacity, read after the locks, then the new rows
+    def _place(self):
+        names = {rc for r in self.requests for res in r.allocations.values() for rc in res}
+        classes = {rc.name: rc for rc in ResourceClass.objects.filter(name__in=names)}
+        for request in self.requests:
+            for resources in request.allocations.values():
+                for name in resources:
+                    if name not in classes:
+                        raise UnknownResourceClass(name)
+        provider_ids = [self.providers[rp].id for r in self.requests for rp in r.allocations]
+        class_ids = [rc.id for rc in classes.values()]
+        inventories = {
+            (inv.resource_provider_id, inv.resource_class_id): inv
+            for inv in Inventory.objects.filter(
+                resource_provider_id__in=provider_ids, resource_class_id__in=class_ids
+            )
+        }
+        usage = {
+            (row["resource_provider_id"], row["resource_class_id"]): row["used"]
+            for row in Allocation.objects.filter(
+                resource_provider_id__in=provider_ids, resource_class_id__in=class_ids
+            )
+            .order_by()
+            .values("resource_provider_id", "resource_class_id")
+            .annotate(used=Sum("used"))
+        }
+        rows = []
+        for request in self.requests:
+            consumer = self.consumers[request.consumer_uuid]
+            for provider_uuid, resources in request.allocations.items():
+                provider = self.providers[provider_uuid]
+                self.to_bump[provider_uuid] = provider
+                for name, amount in resources.items():
+                    key = (provider.id, classes[name].id)
+                    inventory = inventories.get(key)
+                    if inventory is None:
+                        raise Conflict(
+                            f"Unable to allocate inventory: Inventory for '{name}' on "
+                            f"resource provider '{provider_uuid}' invalid."
+                        )
+                    try:
+                        usage[key] = inventory.capacity.consume(amount, usage.get(key, 0))
+                    except CapacityExceeded as exc:
+                        raise _capacity_conflict(name, provider_uuid, exc) from None
+                    rows.append(
+                        Allocation(
+                            resource_provider=provider,
+                            consumer=consumer,
+                            resource_class=classes[name],
+                            used=amount,
+                        )
+                    )
+        Allocation.objects.bulk_create(rows)
+
+    # 6. generations, and consumers left with nothing
+    def _finish(self):
+        for provider in sorted(self.to_bump.values(), key=lambda p: p.id):
+            try:
+                bump_generation(provider)
+            except Conflict:
+                raise Conflict(
+                    "Inventory and/or allocations changed while attempting to allocate: "
+                    + CONCURRENTLY_UPDATED,
+                    code=CONCURRENT_UPDATE,
+                ) from None
+        consumer_ids = [c.id for c in self.consumers.values()]
+        Consumer.objects.filter(id__in=consumer_ids).update(generation=F("generation") + 1)
+        emptied = [self.consumers[r.consumer_uuid].id for r in self.requests if not r.allocations]
+        if emptied:
+            Consumer.objects.filter(id__in=emptied, allocations__isnull=True).delete()
