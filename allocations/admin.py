@@ -138,6 +138,11 @@ class ConsumerAdmin(admin.ModelAdmin):
     def has_change_permission(self, request, obj=None):
         return False
 
+    def get_deleted_objects(self, objs, request):
+        # Allocations are view-only on their own, but go with their consumer.
+        deleted, model_count, _perms_needed, protected = super().get_deleted_objects(objs, request)
+        return deleted, model_count, set(), protected
+
     def delete_model(self, request, obj):
         consumer_allocations_delete(consumer_uuid=obj.uuid)
 
