@@ -103,7 +103,7 @@ def current_rules():
 
 # --- the check-string language --------------------------------------------
 
-_TOKEN_RE = re.compile(r"\s*(\(|\)|[^\s()]+)")
+_TOKEN_RE = re.compile(r"\s*(\(|\)|(?:%\([^)]*\)|[^\s()])+)")  # "%(name)s" stays in its token
 
 
 def _tokens(check):
