@@ -285,3 +285,32 @@ def test_concurrent_first_use_of_one_aggregate_creates_it_once():
     assert [r.status for r in results] == [200] * len(providers)
     assert Aggregate.objects.filter(uuid=AGG_A).count() == 1
     assert all(aggregates_of(p) == {AGG_A} for p in providers)
+
+
+# --- the selector other endpoints reuse -------------------------------------------------
+
+
+def test_bulk_selector_agrees_with_get_in_one_query(api, django_assert_num_queries):
+    from providers.selectors.aggregates import aggregate_uuids_by_provider
+
+    providers = [make_provider(), make_provider(aggregates=[AGG_C]), make_provider()]
+    api.put(url(providers[0]), {"aggregates": [AGG_B, AGG_A], "resource_provider_generation": 0})
+    with django_assert_num_queries(1):
+        by_provider = aggregate_uuids_by_provider(p.pk for p in providers)
+    for provider in providers:
+        assert by_provider[provider.pk] == api.get(url(provider)).json["aggregates"]
+
+
+def test_put_query_count_does_not_grow_with_the_number_of_aggregates(api):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    counts = []
+    for size in (1, 20):
+        provider = make_provider(aggregates=[new_uuid() for _ in range(size)])
+        wanted = [new_uuid() for _ in range(size)]
+        with CaptureQueriesContext(connection) as queries:
+            r = api.put(url(provider), {"aggregates": wanted, "resource_provider_generation": 0})
+        assert r.json["aggregates"] == wanted
+        counts.append(len(queries))
+    assert counts[0] == counts[1]

@@ -320,3 +320,36 @@ def test_deleting_a_trait_while_providers_take_it_never_fails_with_500():
         assert not Trait.objects.filter(name="CUSTOM_GOLD").exists()
     else:
         assert len(holders) == sum(r.status == 200 for r in puts) > 0
+
+
+# --- the selector other endpoints reuse -------------------------------------------------
+
+
+def test_bulk_selector_agrees_with_get_in_one_query(api, django_assert_num_queries):
+    from providers.selectors.traits import trait_names_by_provider
+
+    trait("CUSTOM_GOLD")
+    providers = [
+        make_provider(traits=["CUSTOM_GOLD", "HW_CPU_X86_AVX"]),
+        make_provider(traits=["HW_CPU_X86_SSE"]),
+        make_provider(),
+    ]
+    with django_assert_num_queries(1):
+        by_provider = trait_names_by_provider(p.pk for p in providers)
+    for provider in providers:
+        assert by_provider[provider.pk] == api.get(url(provider)).json["traits"]
+
+
+def test_put_query_count_does_not_grow_with_the_number_of_traits(api):
+    from django.test.utils import CaptureQueriesContext
+
+    names = sorted(Trait.objects.exclude(name__startswith="CUSTOM_").values_list("name", flat=True))
+    counts = []
+    for size in (1, 20):
+        provider = make_provider(traits=names[100 : 100 + size])
+        with CaptureQueriesContext(connection) as queries:
+            r = api.put(url(provider), {"traits": names[:size], "resource_provider_generation": 0})
+        assert r.status == 200
+        assert len(r.json["traits"]) == size
+        counts.append(len(queries))
+    assert counts[0] == counts[1]
