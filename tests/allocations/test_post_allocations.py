@@ -121,7 +121,13 @@ def test_post_does_not_exist_before_1_13(api_at, rp):
 
 
 def test_post_consumer_generation_required_from_1_28(api_at, rp):
-    data = {new_uuid(): {"allocations": {str(rp.uuid): {"resources": {"VCPU": 1}}}, "project_id": "p", "user_id": "u"}}
+    data = {
+        new_uuid(): {
+            "allocations": {str(rp.uuid): {"resources": {"VCPU": 1}}},
+            "project_id": "p",
+            "user_id": "u",
+        }
+    }
     assert api_at("1.28").post("/allocations", data).status == 400
     assert api_at("1.27").post("/allocations", data).status == 204
 

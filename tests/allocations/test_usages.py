@@ -129,8 +129,9 @@ def test_usages_do_not_exist_before_1_9(api_at):
 def test_usages_require_project_id(api_at):
     r = api_at("1.9").get("/usages")
     assert r.status == 400
-    assert "Invalid query string parameters: 'project_id' is a required property" in (
-        r.error["detail"]
+    assert (
+        "Invalid query string parameters: 'project_id' is a required property"
+        in (r.error["detail"])
     )
 
 
