@@ -90,15 +90,25 @@ def load_policy_file(path):
 
 
 @functools.lru_cache(maxsize=8)
-def _rules(flavour, policy_file):
+def _rules(flavour, policy_file, _file_mtime):
     rules = default_rules(flavour)
     if policy_file:
         rules.update(load_policy_file(policy_file))
     return rules
 
 
+def _mtime(path):
+    try:
+        return Path(path).stat().st_mtime_ns
+    except OSError:
+        return None
+
+
 def current_rules():
-    return _rules(settings.PLACEMENT_POLICY_DEFAULTS, settings.PLACEMENT_POLICY_FILE)
+    """The rules in force; an edited policy file is read again, as oslo.policy does."""
+    policy_file = settings.PLACEMENT_POLICY_FILE
+    mtime = _mtime(policy_file) if policy_file else None
+    return _rules(settings.PLACEMENT_POLICY_DEFAULTS, policy_file, mtime)
 
 
 # --- the check-string language --------------------------------------------

@@ -1,0 +1,318 @@
+"""Authentication strategies, policy defaults, operator policy files and CORS."""
+
+import os
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from rest_framework.authtoken.models import Token
+
+from placementsite.api import policy
+from placementsite.api.auth import RequestContext
+from tests.conftest import PlacementClient
+
+pytestmark = pytest.mark.django_db
+
+LIST = "/resource_classes"
+
+
+@pytest.fixture
+def token_auth(settings):
+    settings.PLACEMENT_AUTH_STRATEGY = "token"
+    return settings
+
+
+def user_token(username, *groups, superuser=False, active=True):
+    """A Django user in ``groups`` (its roles) and the key of its DRF token."""
+    users = get_user_model().objects
+    if superuser:
+        user = users.create_superuser(username, "", "pw-" + username)
+    else:
+        user = users.create_user(username, "", "pw-" + username)
+    user.is_active = active
+    user.save()
+    for name in groups:
+        user.groups.add(Group.objects.get_or_create(name=name)[0])
+    return Token.objects.create(user=user).key
+
+
+def client(token):
+    return PlacementClient(token=token, version="1.39")
+
+
+def create_class(token, name="CUSTOM_AUTH_TEST"):
+    return client(token).post(LIST, {"name": name})
+
+
+# --- the token strategy -------------------------------------------------------
+
+
+def test_token_strategy_without_token_is_401(token_auth):
+    r = client(None).get(LIST)
+    assert r.status == 401
+    assert r.error["title"] == "Unauthorized"
+
+
+def test_token_strategy_with_unknown_token_is_401(token_auth):
+    assert client("0" * 40).get(LIST).status == 401
+
+
+def test_token_of_inactive_user_is_401(token_auth):
+    key = user_token("gone", superuser=True, active=False)
+    assert client(key).get(LIST).status == 401
+
+
+def test_root_needs_no_token_with_token_strategy(token_auth):
+    assert client(None).get("/").status == 200
+
+
+def test_superuser_token_is_admin(token_auth):
+    key = user_token("root", superuser=True)
+    assert client(key).get(LIST).status == 200
+
+
+def test_noauth2_admin_token_is_not_accepted_by_token_strategy(token_auth):
+    assert client("admin").get(LIST).status == 401
+
+
+def test_groups_become_roles_and_project(token_auth):
+    from placementsite.api.auth import token_context
+
+    key = user_token("svc", "service", "project:p-42", "system-scope")
+    context = token_context({"HTTP_X_AUTH_TOKEN": key})
+    assert context.roles == ["service"]
+    assert context.project_id == "p-42"
+    assert context.system_scope == "all"
+
+
+def test_member_group_implies_reader(token_auth):
+    from placementsite.api.auth import token_context
+
+    key = user_token("mem", "member")
+    assert token_context({"HTTP_X_AUTH_TOKEN": key}).roles == ["member", "reader"]
+
+
+# --- legacy defaults ------------------------------------------------------------
+
+
+def test_legacy_non_admin_is_403(token_auth):
+    key = user_token("alice", "member", "project:p1")
+    r = client(key).get(LIST)
+    assert r.status == 403
+    assert "placement:resource_classes:list" in r.error["detail"]
+
+
+def test_legacy_admin_group_may_write(token_auth):
+    key = user_token("ops", "admin")
+    assert create_class(key).status == 201
+
+
+def test_legacy_noauth2_user_is_403(db):
+    assert client("alice:p1").get(LIST).status == 403
+
+
+# --- secure defaults --------------------------------------------------------------
+
+
+@pytest.fixture
+def secure(token_auth):
+    token_auth.PLACEMENT_POLICY_DEFAULTS = "secure"
+    return token_auth
+
+
+def test_secure_system_reader_may_list(secure):
+    key = user_token("auditor", "reader", "system-scope")
+    assert client(key).get(LIST).status == 200
+
+
+def test_secure_system_reader_may_not_write(secure):
+    key = user_token("auditor", "reader", "system-scope")
+    assert create_class(key).status == 403
+
+
+def test_secure_project_reader_may_not_list(secure):
+    key = user_token("tenant", "reader", "project:p1")
+    assert client(key).get(LIST).status == 403
+
+
+def test_secure_service_may_write(secure):
+    key = user_token("nova", "service", "project:services")
+    assert create_class(key).status == 201
+
+
+def test_secure_admin_may_write(secure):
+    key = user_token("ops", "admin")
+    assert create_class(key).status == 201
+
+
+def test_secure_member_may_not_write(secure):
+    key = user_token("bob", "member", "project:p1")
+    assert create_class(key).status == 403
+
+
+def test_secure_with_noauth2_roles_header(settings):
+    settings.PLACEMENT_POLICY_DEFAULTS = "secure"
+    reader = {"X-Roles": "reader", "OpenStack-System-Scope": "all"}
+    assert client("auditor:p1").get(LIST, headers=reader).status == 200
+    assert client("auditor:p1").post(LIST, {"name": "CUSTOM_X"}, headers=reader).status == 403
+
+
+def context(*roles, project="p1", system_scope=None):
+    return RequestContext(
+        user_id="u1", project_id=project, roles=list(roles), system_scope=system_scope
+    )
+
+
+def test_secure_usages_allowed_to_reader_of_the_same_project(settings):
+    settings.PLACEMENT_POLICY_DEFAULTS = "secure"
+    assert policy.check("placement:usages", context("reader"), {"project_id": "p1"})
+
+
+def test_secure_usages_refused_to_reader_of_another_project(settings):
+    settings.PLACEMENT_POLICY_DEFAULTS = "secure"
+    assert not policy.check("placement:usages", context("reader"), {"project_id": "p2"})
+
+
+def test_secure_usages_allowed_to_system_reader_for_any_project(settings):
+    settings.PLACEMENT_POLICY_DEFAULTS = "secure"
+    reader = context("reader", project=None, system_scope="all")
+    assert policy.check("placement:usages", reader, {"project_id": "p2"})
+
+
+def test_secure_usages_refused_to_project_member_without_reader_role(settings):
+    settings.PLACEMENT_POLICY_DEFAULTS = "secure"
+    assert not policy.check("placement:usages", context("member"), {"project_id": "p1"})
+
+
+# --- open defaults ------------------------------------------------------------------
+
+
+def test_open_lets_any_authenticated_user_write(token_auth):
+    token_auth.PLACEMENT_POLICY_DEFAULTS = "open"
+    key = user_token("bob", "member", "project:p1")
+    assert create_class(key).status == 201
+
+
+def test_open_still_needs_a_token(token_auth):
+    token_auth.PLACEMENT_POLICY_DEFAULTS = "open"
+    assert client(None).get(LIST).status == 401
+
+
+def test_open_keeps_admin_api_for_admins(settings):
+    settings.PLACEMENT_POLICY_DEFAULTS = "open"
+    assert not policy.check("admin_api", context("member"))
+    assert policy.check("admin_api", context("admin"))
+
+
+# --- operator policy file -------------------------------------------------------------
+
+
+def test_policy_file_overrides_one_rule(token_auth, tmp_path):
+    path = tmp_path / "policy.yaml"
+    path.write_text('"placement:resource_classes:list": "role:reader"\n')
+    token_auth.PLACEMENT_POLICY_FILE = str(path)
+    key = user_token("viewer", "reader", "project:p1")
+    assert client(key).get(LIST).status == 200
+    assert create_class(key).status == 403  # every other rule keeps its default
+
+
+def test_policy_file_can_forbid_admins(settings, tmp_path):
+    path = tmp_path / "policy.yaml"
+    path.write_text('"placement:resource_classes:create": "!"\n')
+    settings.PLACEMENT_POLICY_FILE = str(path)
+    assert create_class("admin").status == 403
+    assert client("admin").get(LIST).status == 200
+
+
+def test_policy_file_edits_are_picked_up(settings, tmp_path):
+    path = tmp_path / "policy.yaml"
+    path.write_text('"placement:resource_classes:list": "!"\n')
+    settings.PLACEMENT_POLICY_FILE = str(path)
+    assert client("admin").get(LIST).status == 403
+    path.write_text('"placement:resource_classes:list": "@"\n')
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    assert client("admin").get(LIST).status == 200
+
+
+def test_policy_rule_may_refer_to_another_rule(settings, tmp_path):
+    path = tmp_path / "policy.yaml"
+    path.write_text(
+        '"readers": "role:reader and not role:banned"\n'
+        '"placement:resource_classes:list": "rule:readers"\n'
+    )
+    settings.PLACEMENT_POLICY_FILE = str(path)
+    plain = {"X-Roles": "reader"}
+    banned = {"X-Roles": "reader,banned"}
+    assert client("alice:p1").get(LIST, headers=plain).status == 200
+    assert client("alice:p1").get(LIST, headers=banned).status == 403
+
+
+# --- CORS ---------------------------------------------------------------------------------
+
+ORIGIN = "https://dashboard.example.org"
+
+
+@pytest.fixture
+def cors(settings):
+    settings.CORS_ALLOWED_ORIGINS = [ORIGIN]
+    settings.CORS_URLS_REGEX = r"^.*$"
+    return settings
+
+
+def test_cors_allowed_origin_gets_allow_origin(cors):
+    r = client("admin").get(LIST, headers={"Origin": ORIGIN})
+    assert r.status == 200
+    assert r.headers["Access-Control-Allow-Origin"] == ORIGIN
+    assert "openstack-api-version" in r.headers["Access-Control-Expose-Headers"]
+
+
+def test_cors_vary_keeps_the_microversion_header(cors):
+    r = client("admin").get(LIST, headers={"Origin": ORIGIN})
+    vary = [v.strip().lower() for v in r.headers["Vary"].split(",")]
+    assert vary == ["openstack-api-version", "origin"]
+
+
+def test_cors_other_origin_gets_no_allow_origin(cors):
+    r = client("admin").get(LIST, headers={"Origin": "https://evil.example.com"})
+    assert "Access-Control-Allow-Origin" not in r.headers
+
+
+def test_cors_preflight_needs_no_token(cors):
+    r = client(None).request(
+        "OPTIONS",
+        LIST,
+        headers={
+            "Origin": ORIGIN,
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "x-auth-token, openstack-api-version",
+        },
+    )
+    assert r.status == 200
+    assert r.headers["Access-Control-Allow-Origin"] == ORIGIN
+    allowed = r.headers["Access-Control-Allow-Headers"]
+    assert "x-auth-token" in allowed
+    assert "openstack-api-version" in allowed
+
+
+def test_cors_off_without_allowed_origins(db):
+    r = client("admin").get(LIST, headers={"Origin": ORIGIN})
+    assert "Access-Control-Allow-Origin" not in r.headers
+    assert r.headers["Vary"] == "OpenStack-API-Version"
+
+
+def test_cors_origins_setting_enables_the_middleware(monkeypatch):
+    """PLACEMENT_CORS_ALLOWED_ORIGINS is what turns CORS on, at settings import."""
+    import importlib
+
+    import placementsite.settings as site_settings
+
+    monkeypatch.setenv("PLACEMENT_CORS_ALLOWED_ORIGINS", f"{ORIGIN}, https://b.example")
+    try:
+        reloaded = importlib.reload(site_settings)
+        assert reloaded.CORS_ALLOWED_ORIGINS == [ORIGIN, "https://b.example"]
+        assert reloaded.CORS_URLS_REGEX == r"^.*$"
+        assert reloaded.MIDDLEWARE[0] == "corsheaders.middleware.CorsMiddleware"
+    finally:
+        monkeypatch.delenv("PLACEMENT_CORS_ALLOWED_ORIGINS")
+        importlib.reload(site_settings)
