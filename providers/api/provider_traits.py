@@ -24,11 +24,14 @@ PROVIDER_TRAITS_BODY = {
 
 
 def provider_uuid_from_path(text):
-    """The provider uuid in a URL; a malformed one names no provider (404)."""
+    """The provider uuid in a URL; anything but a dashed uuid names no provider (404)."""
     try:
-        return uuidlib.UUID(text)
+        value = uuidlib.UUID(text)
     except ValueError:
-        raise provider_not_found(text) from None
+        value = None
+    if value is None or str(value) != text.lower():
+        raise provider_not_found(text)
+    return value
 
 
 def provider_traits_repr(provider, traits):

@@ -55,11 +55,22 @@ def test_unknown_provider_is_404(api, method):
 
 
 @pytest.mark.parametrize("method", ["GET", "PUT", "DELETE"])
-def test_malformed_provider_uuid_is_404(api, method):
+@pytest.mark.parametrize("text", ["not-a-uuid", "hex", "urn", "%FF"])
+def test_malformed_provider_uuid_is_404(api, method, text):
+    provider = make_provider(traits=["HW_CPU_X86_AVX"])
+    text = {"hex": provider.uuid.hex, "urn": provider.uuid.urn}.get(text, text)
     body = {"traits": [], "resource_provider_generation": 0} if method == "PUT" else None
-    r = api.request(method, "/resource_providers/not-a-uuid/traits", body)
+    r = api.request(method, f"/resource_providers/{text}/traits", body)
     assert r.status == 404
-    assert "No resource provider with uuid not-a-uuid found" in r.error["detail"]
+    assert "No resource provider with uuid" in r.error["detail"]
+    assert trait_names_of(provider) == {"HW_CPU_X86_AVX"}
+
+
+def test_upper_case_provider_uuid_finds_the_provider(api):
+    provider = make_provider(traits=["HW_CPU_X86_AVX"])
+    r = api.get(f"/resource_providers/{str(provider.uuid).upper()}/traits")
+    assert r.status == 200
+    assert r.json["traits"] == ["HW_CPU_X86_AVX"]
 
 
 # --- GET ----------------------------------------------------------------------------
