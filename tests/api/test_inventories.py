@@ -9,6 +9,7 @@ import threading
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from providers.models import Inventory, ResourceProvider
 from tests.conftest import PlacementClient, new_uuid
@@ -636,3 +637,35 @@ def test_concurrent_replaces_with_one_generation_let_exactly_one_win():
     assert statuses == [200, 409, 409, 409]
     (winner,) = [total for total, r in results.items() if r.status == 200]
     assert stored(rp) == (1, {"VCPU": {**DEFAULTS, "total": winner}})
+
+
+# --- query counts ---------------------------------------------------------------------
+
+CLASSES = ["VCPU", "MEMORY_MB", "DISK_GB", "PCI_DEVICE", "SRIOV_NET_VF", "IPV4_ADDRESS"]
+
+
+def _queries(call):
+    with CaptureQueriesContext(connection) as ctx:
+        response = call()
+    assert response.status == 200, response
+    return len(ctx.captured_queries)
+
+
+@pytest.mark.parametrize("count", [1, len(CLASSES)])
+def test_list_takes_a_fixed_number_of_queries(api, count):
+    rp = make_provider(inventories={name: 8 for name in CLASSES[:count]})
+    assert _queries(lambda: api.get(inv_url(rp))) == 2
+
+
+def test_replace_takes_as_many_queries_for_many_classes_as_for_one(api):
+    few = make_provider(inventories={"VCPU": 8, "DISK_GB": 8})
+    many = make_provider(inventories={name: 8 for name in CLASSES[:4]})
+
+    def replace(rp, names):
+        body = {"resource_provider_generation": 0, "inventories": {n: {"total": 4} for n in names}}
+        return lambda: api.put(inv_url(rp), body)
+
+    # Each provider loses one class, keeps one or more, and gains one or more.
+    assert _queries(replace(few, ["VCPU", "MEMORY_MB"])) == _queries(
+        replace(many, ["VCPU", "MEMORY_MB", "PCI_DEVICE", "SRIOV_NET_VF", "IPV4_ADDRESS"])
+    )
