@@ -1,11 +1,9 @@
 """Admin of resource classes, traits, providers, inventories and aggregates.
 
 The admin is one more edge, like the API: every write goes through the
-services in ``providers/services`` (or, where a service is still missing, the
-same rules: the capacity model and the generation helpers), inside the
-admin's transaction. A ``PlacementError`` a service raises becomes a form
-error, so an edit the API would refuse is refused here with the same
-message, and nothing is written.
+services in ``providers/services``, inside the admin's transaction. A
+``PlacementError`` a service raises becomes a form error, so an edit the API
+would refuse is refused here with the same message, and nothing is written.
 
 Forms apply their write in ``clean()``: that is the last moment an error can
 still be shown on the form. The admin's ``save_model`` then has nothing left
@@ -13,7 +11,6 @@ to do. The inlines are read-only, so a form that passed ``clean()`` is never
 rejected afterwards (which would keep a write the page says was not made).
 """
 
-import importlib
 import uuid as uuidlib
 
 from django import forms
@@ -23,11 +20,11 @@ from django.db import transaction
 from django.db.models import Count, Sum
 from django.utils.html import format_html
 
+from placementsite.api import microversion
 from placementsite.api.errors import BadRequest, Conflict, PlacementError
 
 from .models import (
     CUSTOM_NAME_RE,
-    MAX_INT,
     Aggregate,
     Inventory,
     ResourceClass,
@@ -37,18 +34,11 @@ from .models import (
     Trait,
 )
 from .services import generations
+from .services import inventories as inventory_services
 from .services import resource_classes as resource_class_services
+from .services import resource_providers as provider_services
 from .services import traits as trait_services
 from .services.aggregates import provider_aggregates_set
-
-
-def optional_service(module, name):
-    """``providers.services.<module>.<name>`` if another part of the project provides it."""
-    try:
-        found = importlib.import_module(f"providers.services.{module}")
-    except ImportError:
-        return None
-    return getattr(found, name, None)
 
 
 def as_form_error(exc):
@@ -358,81 +348,27 @@ class ResourceProviderForm(ServiceForm):
 
 
 def provider_create(*, name, uuid, parent):
-    service = optional_service("resource_providers", "resource_provider_create")
-    if service is not None:
-        return service(name=name, uuid=uuid, parent_uuid=parent.uuid if parent else None)
-    with transaction.atomic():
-        if ResourceProvider.objects.filter(name=name).exists():
-            raise Conflict(f"Conflicting resource provider name: {name} already exists.")
-        if ResourceProvider.objects.filter(uuid=uuid).exists():
-            raise Conflict(f"Conflicting resource provider uuid: {uuid} already exists.")
-        if parent is not None:
-            parent = generations.provider_for_update(parent.uuid)
-        provider = ResourceProvider.objects.create(
-            name=name, uuid=uuid, parent=parent, root=parent.root if parent else None
-        )
-        if parent is None:
-            provider.root = provider
-            provider.save(update_fields=["root"])
-        return provider
-
-
-def _subtree_ids(provider):
-    ids, frontier = {provider.pk}, [provider.pk]
-    while frontier:
-        frontier = list(
-            ResourceProvider.objects.filter(parent_id__in=frontier).values_list("pk", flat=True)
-        )
-        ids.update(frontier)
-    return ids
+    return provider_services.resource_provider_create(
+        name=name, uuid=uuid, parent_uuid=parent.uuid if parent else None
+    )
 
 
 def provider_update(*, uuid, name, parent, generation):
-    service = optional_service("resource_providers", "resource_provider_update")
-    if service is not None:
-        return service(uuid=uuid, name=name, parent_uuid=parent.uuid if parent else None)
+    """Rename or move a provider (1.37 rules: reparenting allowed, never into its subtree).
+
+    The admin form carries the generation it was rendered with: a provider
+    changed meanwhile is a conflict rather than a silent overwrite.
+    """
     with transaction.atomic():
         provider = generations.provider_for_update(uuid)
         if generation is not None:
             generations.check_generation(provider, generation)
-        if ResourceProvider.objects.filter(name=name).exclude(pk=provider.pk).exists():
-            raise Conflict(f"Conflicting resource provider name: {name} already exists.")
-        subtree = _subtree_ids(provider)
-        if parent is not None and parent.pk in subtree:
-            raise BadRequest("creating loop in the provider tree is not allowed.")
-        changed = name != provider.name or (parent and parent.pk) != provider.parent_id
-        if not changed:
-            return provider
-        new_root_id = parent.root_id if parent is not None else provider.pk
-        provider.name = name
-        provider.parent = parent
-        provider.save(update_fields=["name", "parent", "updated_at"])
-        if new_root_id != provider.root_id:
-            ResourceProvider.objects.filter(pk__in=subtree).update(root_id=new_root_id)
-            provider.root_id = new_root_id
-        generations.bump_generation(provider)
-        return provider
-
-
-def provider_delete(*, uuid):
-    service = optional_service("resource_providers", "resource_provider_delete")
-    if service is not None:
-        return service(uuid=uuid)
-    with transaction.atomic():
-        provider = generations.provider_for_update(uuid)
-        if provider.children.exists():
-            raise Conflict(
-                f"Unable to delete parent resource provider {uuid}: It has child resource "
-                "providers.",
-                code="placement.resource_provider.cannot_delete_parent",
-            )
-        if provider.allocations.exists():
-            raise Conflict(
-                f"Unable to delete resource provider {uuid}: Resource provider has allocations.",
-                code="placement.resource_provider.inuse",
-            )
-        ResourceProvider.objects.filter(pk=provider.pk, root_id=provider.pk).update(root=None)
-        provider.delete()
+        return provider_services.resource_provider_update(
+            uuid=uuid,
+            name=name,
+            parent_uuid=parent.uuid if parent else None,
+            allow_reparenting=True,
+        )
 
 
 class IsRootFilter(admin.SimpleListFilter):
@@ -481,7 +417,7 @@ class ResourceProviderAdmin(ServiceAdmin):
         return obj._inventories
 
     def delete_via_service(self, obj):
-        provider_delete(uuid=obj.uuid)
+        provider_services.resource_provider_delete(uuid=obj.uuid)
 
 
 # --- inventories ----------------------------------------------------------------
@@ -503,62 +439,24 @@ def used_of(inventory):
 INVENTORY_FIELDS = ["total", "reserved", "min_unit", "max_unit", "step_size", "allocation_ratio"]
 
 
-def inventory_write(*, provider_uuid, resource_class, fields, generation=None):
-    """Create or replace one inventory record; the API's rules, the capacity model's numbers."""
-    service = optional_service("inventories", "inventory_set")
-    if service is not None:
-        return service(
-            provider_uuid=provider_uuid,
+def inventory_write(*, provider, resource_class, fields, generation, exists):
+    """``POST .../inventories`` or ``PUT .../inventories/{class}`` at the latest microversion."""
+    if not exists:
+        _provider, inventory = inventory_services.inventory_create(
+            provider_uuid=provider.uuid,
             resource_class=resource_class.name,
-            generation=generation,
-            **fields,
+            fields=fields,
+            microversion=microversion.MAXIMUM,
         )
-    with transaction.atomic():
-        provider = generations.provider_for_update(provider_uuid)
-        if generation is not None:
-            generations.check_generation(provider, generation)
-        validate_inventory(provider, resource_class, fields)
-        inventory, _ = Inventory.objects.update_or_create(
-            resource_provider=provider, resource_class=resource_class, defaults=fields
-        )
-        generations.bump_generation(provider)
         return inventory
-
-
-def validate_inventory(provider, resource_class, fields):
-    capacity = Inventory(**fields).capacity
-    where = f"'{resource_class.name}' on resource provider '{provider.uuid}'"
-    if capacity.reserved > capacity.total:
-        raise BadRequest(
-            f"Unable to update inventory for resource provider {provider.uuid}: Invalid "
-            f"inventory for {where}. The reserved value is greater than total."
-        )
-    if capacity.min_unit > capacity.max_unit:
-        raise BadRequest(
-            f"Unable to update inventory for resource provider {provider.uuid}: Invalid "
-            f"inventory for {where}. The min_unit value is greater than max_unit."
-        )
-    if capacity.usable < 0:
-        raise BadRequest(f"Invalid inventory for {where}: no usable capacity.")
-
-
-def inventory_remove(*, inventory):
-    service = optional_service("inventories", "inventory_delete")
-    if service is not None:
-        return service(
-            provider_uuid=inventory.resource_provider.uuid,
-            resource_class=inventory.resource_class.name,
-        )
-    with transaction.atomic():
-        provider = generations.provider_for_update(inventory.resource_provider.uuid)
-        if used_of(inventory):
-            raise Conflict(
-                f"Inventory for {inventory.resource_class.name} on resource provider "
-                f"{provider.uuid} in use.",
-                code="placement.inventory.inuse",
-            )
-        Inventory.objects.filter(pk=inventory.pk).delete()
-        generations.bump_generation(provider)
+    _provider, inventory = inventory_services.inventory_update(
+        provider_uuid=provider.uuid,
+        resource_class=resource_class.name,
+        generation=provider.generation if generation is None else generation,
+        fields=fields,
+        microversion=microversion.MAXIMUM,
+    )
+    return inventory
 
 
 class InventoryForm(ServiceForm):
@@ -575,24 +473,13 @@ class InventoryForm(ServiceForm):
             self.fields["resource_class"].disabled = True
             self.fields["generation"].initial = self.instance.resource_provider.generation
 
-    def clean(self):
-        cleaned = self.cleaned_data
-        for name in ["total", "reserved", "min_unit", "max_unit", "step_size"]:
-            value = cleaned.get(name)
-            low = 0 if name == "reserved" else 1
-            if value is not None and not low <= value <= MAX_INT:
-                self.add_error(name, f"Must be between {low} and {MAX_INT}.")
-        ratio = cleaned.get("allocation_ratio")
-        if ratio is not None and not ratio > 0:
-            self.add_error("allocation_ratio", "Must be greater than 0.")
-        return super().clean()
-
     def apply(self, cleaned):
         return inventory_write(
-            provider_uuid=cleaned["resource_provider"].uuid,
+            provider=cleaned["resource_provider"],
             resource_class=cleaned["resource_class"],
             fields={name: cleaned[name] for name in INVENTORY_FIELDS},
             generation=cleaned.get("generation"),
+            exists=self.instance.pk is not None,
         )
 
 
@@ -653,7 +540,9 @@ class InventoryAdmin(ServiceAdmin):
         return format_html("{}%", f"{percent:.0f}")
 
     def delete_via_service(self, obj):
-        inventory_remove(inventory=obj)
+        inventory_services.inventory_delete(
+            provider_uuid=obj.resource_provider.uuid, resource_class=obj.resource_class.name
+        )
 
 
 # --- aggregates and the provider links ----------------------------------------
