@@ -1,0 +1,258 @@
+"""Dashboard pages: each parses its query string, calls selectors and renders a template.
+
+Every page needs a logged-in staff user: anonymous visitors are sent to the
+Django admin login, logged-in users who are not staff get a 403.
+"""
+
+from functools import wraps
+
+from django.conf import settings
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from django.shortcuts import render
+from django.urls import reverse
+
+from allocations import selectors_dashboard as allocation_reads
+from providers import capacity
+from providers.selectors import dashboard as provider_reads
+from providers.selectors import fit
+
+from .forms import ConsumerFilterForm, ProviderFilterForm, request_forms
+
+# How many providers the "try a request" page lists per group in each table.
+FIT_ROWS_SHOWN = 100
+
+REASON_LABELS = {
+    capacity.EXCEEDS_CAPACITY: "not enough free capacity",
+    capacity.ABOVE_MAX_UNIT: "request exceeds max_unit",
+    capacity.BELOW_MIN_UNIT: "request below min_unit",
+    capacity.NOT_A_STEP: "not a multiple of step_size",
+    fit.NO_INVENTORY: "no inventory of a requested class",
+    fit.MISSING_TRAIT: "missing a required trait",
+    fit.FORBIDDEN_TRAIT: "has a forbidden trait",
+    fit.NOT_A_MEMBER: "not in a required aggregate",
+    fit.FORBIDDEN_AGGREGATE: "in a forbidden aggregate",
+}
+
+
+def staff_required(view):
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path(), settings.LOGIN_URL)
+        if not (request.user.is_active and request.user.is_staff):
+            raise PermissionDenied("The dashboard is for staff users.")
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def _render(request, template, section, context):
+    context = {"section": section, "admin": reverse("admin:index"), **context}
+    return render(request, f"dashboard/{template}", context)
+
+
+def _page_number(request):
+    return request.GET.get("page") or 1
+
+
+# --- overview -------------------------------------------------------------------------------
+
+CHART_LABEL_WIDTH = 150
+CHART_BAR_WIDTH = 420
+CHART_ROW_HEIGHT = 30
+
+
+def utilisation_chart(class_usages):
+    """Geometry of the server-rendered SVG bar chart (presentation only)."""
+    bars = []
+    for index, usage in enumerate(class_usages):
+        shown = min(usage.utilisation, 100.0)
+        bars.append(
+            {
+                "usage": usage,
+                "y": index * CHART_ROW_HEIGHT + 10,
+                "text_y": index * CHART_ROW_HEIGHT + 25,
+                "width": round(CHART_BAR_WIDTH * shown / 100.0, 1),
+                "level": _level(usage.utilisation),
+            }
+        )
+    return {
+        "bars": bars,
+        "label_width": CHART_LABEL_WIDTH,
+        "bar_width": CHART_BAR_WIDTH,
+        "bar_end": CHART_LABEL_WIDTH + CHART_BAR_WIDTH,
+        "value_x": CHART_LABEL_WIDTH + CHART_BAR_WIDTH + 10,
+        "width": CHART_LABEL_WIDTH + CHART_BAR_WIDTH + 70,
+        "height": len(bars) * CHART_ROW_HEIGHT + 30,
+        "ticks": [
+            {"x": CHART_LABEL_WIDTH + CHART_BAR_WIDTH * pct / 100, "label": f"{pct}%"}
+            for pct in (0, 25, 50, 75, 100)
+        ],
+    }
+
+
+def _level(percent):
+    if percent >= 90:
+        return "high"
+    if percent >= 70:
+        return "mid"
+    return "low"
+
+
+@staff_required
+def overview(request):
+    class_usages = provider_reads.class_usage_summary()
+    return _render(
+        request,
+        "overview.html",
+        "overview",
+        {
+            "class_usages": class_usages,
+            "chart": utilisation_chart(class_usages),
+            "provider_counts": provider_reads.provider_counts(),
+            "allocation_counts": allocation_reads.allocation_counts(),
+            "fullest": provider_reads.fullest_providers(limit=10),
+        },
+    )
+
+
+# --- providers ------------------------------------------------------------------------------
+
+
+@staff_required
+def provider_list(request):
+    form = ProviderFilterForm(request.GET)
+    page = provider_reads.provider_list_page(form.filters(), _page_number(request))
+    return _render(
+        request,
+        "provider_list.html",
+        "providers",
+        {"form": form, "page": page, "choices": provider_reads.provider_filter_choices()},
+    )
+
+
+@staff_required
+def provider_detail(request, uuid):
+    detail = provider_reads.provider_detail(uuid)
+    if detail is None:
+        raise Http404("No such resource provider.")
+    return _render(request, "provider_detail.html", "providers", {"detail": detail})
+
+
+# --- consumers and projects -----------------------------------------------------------------
+
+
+@staff_required
+def consumer_list(request):
+    form = ConsumerFilterForm(request.GET)
+    data = form.cleaned_data if form.is_valid() else {}
+    filters = allocation_reads.ConsumerFilters(
+        **{name: data.get(name, "") for name in ("q", "project", "user", "consumer_type")}
+    )
+    page = allocation_reads.consumer_list_page(filters, _page_number(request))
+    return _render(request, "consumer_list.html", "consumers", {"form": form, "page": page})
+
+
+@staff_required
+def consumer_detail(request, uuid):
+    detail = allocation_reads.consumer_detail(uuid)
+    if detail is None:
+        raise Http404("No such consumer.")
+    return _render(request, "consumer_detail.html", "consumers", {"detail": detail})
+
+
+@staff_required
+def project_list(request):
+    q = request.GET.get("q", "")[:255]
+    usage = allocation_reads.project_usage_page(q=q, page_number=_page_number(request))
+    return _render(request, "project_list.html", "projects", {"usage": usage, "q": q})
+
+
+# --- traits, resource classes, aggregates ---------------------------------------------------
+
+
+@staff_required
+def trait_list(request):
+    q = request.GET.get("q", "")[:255]
+    show_all = request.GET.get("all") == "1"
+    page = provider_reads.traits_with_counts(
+        in_use_only=not show_all, q=q, page_number=_page_number(request)
+    )
+    return _render(
+        request, "trait_list.html", "traits", {"page": page, "q": q, "show_all": show_all}
+    )
+
+
+@staff_required
+def resource_class_list(request):
+    classes = provider_reads.resource_classes_with_counts()
+    return _render(request, "resource_class_list.html", "resource_classes", {"classes": classes})
+
+
+@staff_required
+def aggregate_list(request):
+    page = provider_reads.aggregates_with_counts(page_number=_page_number(request))
+    return _render(request, "aggregate_list.html", "aggregates", {"page": page})
+
+
+@staff_required
+def aggregate_detail(request, uuid):
+    detail = provider_reads.aggregate_detail(uuid, _page_number(request))
+    if detail is None:
+        raise Http404("No such aggregate.")
+    return _render(request, "aggregate_detail.html", "aggregates", {"detail": detail})
+
+
+# --- try a request --------------------------------------------------------------------------
+
+
+@staff_required
+def try_request(request):
+    submitted = "submit" in request.GET
+    unnumbered, numbered = request_forms(request.GET if submitted else None)
+    error = None
+    results = None
+    if submitted and unnumbered.is_valid() and all(form.is_valid() for form in numbered):
+        groups = [unnumbered.request_group("")] + [
+            form.request_group(str(number)) for number, form in enumerate(numbered, start=1)
+        ]
+        parsed = fit.ParsedRequest(tuple(group for group in groups if not group.is_empty))
+        if not parsed.groups:
+            error = "Ask for something: resources, traits or aggregates in at least one group."
+        else:
+            try:
+                results = [_group_result(group_fit) for group_fit in fit.fit_for_request(parsed)]
+            except fit.FitRequestError as exc:
+                error = str(exc)
+    elif submitted:
+        error = "Some fields are not valid; see below."
+    return _render(
+        request,
+        "try_request.html",
+        "try",
+        {
+            "unnumbered": unnumbered,
+            "numbered": list(enumerate(numbered, start=1)),
+            "submitted": submitted,
+            "error": error,
+            "results": results,
+            "rows_shown": FIT_ROWS_SHOWN,
+        },
+    )
+
+
+def _group_result(group_fit):
+    fitting = group_fit.fitting
+    left_out = group_fit.left_out
+    return {
+        "group": group_fit.group,
+        "fitting_count": len(fitting),
+        "fitting": fitting[:FIT_ROWS_SHOWN],
+        "left_out_count": len(left_out),
+        "left_out": left_out[:FIT_ROWS_SHOWN],
+        "reason_counts": [
+            (REASON_LABELS.get(kind, kind), count) for kind, count in group_fit.reason_counts()
+        ],
+    }

@@ -1,0 +1,557 @@
+"""Reads behind the operator dashboard's provider pages.
+
+Every number about an inventory (capacity after allocation ratio, free,
+utilisation) comes from :class:`providers.capacity.Capacity`; the queries
+here only fetch the rows it needs, set-based, a fixed number per page
+whatever the number of providers.
+"""
+
+import uuid as uuidlib
+from collections import defaultdict
+from dataclasses import dataclass
+
+from django.core.paginator import Paginator
+from django.db.models import Count, Exists, IntegerField, OuterRef, Q, Subquery, Sum
+from django.db.models.functions import Coalesce
+
+from allocations.models import Allocation
+
+from ..capacity import Capacity
+from ..models import (
+    Aggregate,
+    Inventory,
+    ResourceClass,
+    ResourceProvider,
+    ResourceProviderAggregate,
+    ResourceProviderTrait,
+    Trait,
+)
+
+PROVIDERS_PER_PAGE = 50
+TREE_ROOT = "root"
+TREE_CHILD = "child"
+
+
+def utilisation(used, usable):
+    """Percentage of ``usable`` that ``used`` takes (over 100 when over capacity)."""
+    if usable <= 0:
+        return 100.0 if used > 0 else 0.0
+    return used * 100.0 / usable
+
+
+@dataclass(frozen=True)
+class ClassUsage:
+    """One resource class summed over every inventory of it."""
+
+    resource_class_id: int
+    name: str
+    inventories: int
+    total: int
+    reserved: int
+    capacity: int
+    used: int
+
+    @property
+    def free(self):
+        return self.capacity - self.used
+
+    @property
+    def utilisation(self):
+        return utilisation(self.used, self.capacity)
+
+
+@dataclass(frozen=True)
+class InventoryUsage:
+    """One inventory of one provider with what is allocated from it."""
+
+    resource_class: str
+    capacity_model: Capacity
+    used: int
+
+    @property
+    def total(self):
+        return self.capacity_model.total
+
+    @property
+    def reserved(self):
+        return self.capacity_model.reserved
+
+    @property
+    def min_unit(self):
+        return self.capacity_model.min_unit
+
+    @property
+    def max_unit(self):
+        return self.capacity_model.max_unit
+
+    @property
+    def step_size(self):
+        return self.capacity_model.step_size
+
+    @property
+    def allocation_ratio(self):
+        return self.capacity_model.allocation_ratio
+
+    @property
+    def capacity(self):
+        return self.capacity_model.usable
+
+    @property
+    def free(self):
+        return self.capacity_model.free(self.used)
+
+    @property
+    def utilisation(self):
+        return utilisation(self.used, self.capacity)
+
+
+def _capacity(total, reserved, min_unit=1, max_unit=2147483647, step_size=1, ratio=1.0):
+    return Capacity(
+        total=total,
+        reserved=reserved,
+        min_unit=min_unit,
+        max_unit=max_unit,
+        step_size=step_size,
+        allocation_ratio=ratio,
+    )
+
+
+def inventory_usages_by_provider(provider_ids):
+    """{provider_id: [InventoryUsage, ...]} in resource class order; two queries."""
+    used = dict(
+        (
+            (rp, rc),
+            total,
+        )
+        for rp, rc, total in Allocation.objects.filter(resource_provider_id__in=provider_ids)
+        .values("resource_provider_id", "resource_class_id")
+        .annotate(used=Sum("used"))
+        .values_list("resource_provider_id", "resource_class_id", "used")
+    )
+    rows = (
+        Inventory.objects.filter(resource_provider_id__in=provider_ids)
+        .order_by("resource_provider_id", "resource_class_id")
+        .values_list(
+            "resource_provider_id",
+            "resource_class_id",
+            "resource_class__name",
+            "total",
+            "reserved",
+            "min_unit",
+            "max_unit",
+            "step_size",
+            "allocation_ratio",
+        )
+    )
+    found = defaultdict(list)
+    for rp, rc, rc_name, *fields in rows:
+        found[rp].append(InventoryUsage(rc_name, _capacity(*fields), used.get((rp, rc), 0)))
+    return found
+
+
+# --- overview -------------------------------------------------------------------------------
+
+
+def class_usage_summary():
+    """A :class:`ClassUsage` for every resource class that some provider has inventory of.
+
+    Inventories are fetched grouped by their shape (class, total, reserved,
+    ratio) with a count, so identical inventories cost one row.
+    """
+    shapes = (
+        Inventory.objects.values(
+            "resource_class_id", "resource_class__name", "total", "reserved", "allocation_ratio"
+        )
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    used = dict(
+        Allocation.objects.values("resource_class_id")
+        .annotate(used=Sum("used"))
+        .order_by()
+        .values_list("resource_class_id", "used")
+    )
+    sums = {}
+    for row in shapes:
+        rc = row["resource_class_id"]
+        usable = _capacity(row["total"], row["reserved"], ratio=row["allocation_ratio"]).usable
+        acc = sums.setdefault(rc, [row["resource_class__name"], 0, 0, 0, 0])
+        acc[1] += row["n"]
+        acc[2] += row["total"] * row["n"]
+        acc[3] += row["reserved"] * row["n"]
+        acc[4] += usable * row["n"]
+    return [
+        ClassUsage(rc, name, n, total, reserved, capacity, used.get(rc, 0))
+        for rc, (name, n, total, reserved, capacity) in sorted(sums.items())
+    ]
+
+
+@dataclass(frozen=True)
+class Counts:
+    providers: int
+    root_providers: int
+    aggregates: int
+    traits_in_use: int
+
+
+def provider_counts():
+    return Counts(
+        providers=ResourceProvider.objects.count(),
+        root_providers=ResourceProvider.objects.filter(parent__isnull=True).count(),
+        aggregates=Aggregate.objects.count(),
+        traits_in_use=ResourceProviderTrait.objects.values("trait_id").distinct().count(),
+    )
+
+
+@dataclass(frozen=True)
+class ProviderPeak:
+    """A provider and its fullest inventory."""
+
+    id: int
+    uuid: uuidlib.UUID
+    name: str
+    peak: InventoryUsage
+    inventories: list
+
+
+def fullest_providers(limit=10):
+    """The ``limit`` providers whose fullest inventory is the most used, fullest first.
+
+    Only inventories something is allocated from are read (one query), then
+    the inventories of the chosen few (two more).
+    """
+    used_here = Allocation.objects.filter(
+        resource_provider_id=OuterRef("resource_provider_id"),
+        resource_class_id=OuterRef("resource_class_id"),
+    )
+    rows = (
+        Inventory.objects.filter(Exists(used_here))
+        .annotate(
+            used=Subquery(
+                used_here.order_by()
+                .values("resource_provider_id")
+                .annotate(s=Sum("used"))
+                .values("s")[:1],
+                output_field=IntegerField(),
+            )
+        )
+        .values_list(
+            "resource_provider_id",
+            "resource_class__name",
+            "total",
+            "reserved",
+            "allocation_ratio",
+            "used",
+        )
+    )
+    peaks = {}
+    for rp, rc_name, total, reserved, ratio, used in rows:
+        candidate = InventoryUsage(rc_name, _capacity(total, reserved, ratio=ratio), used)
+        best = peaks.get(rp)
+        if best is None or candidate.utilisation > best.utilisation:
+            peaks[rp] = candidate
+    chosen = sorted(peaks, key=lambda rp: (-peaks[rp].utilisation, rp))[:limit]
+    providers = ResourceProvider.objects.in_bulk(chosen)
+    inventories = inventory_usages_by_provider(chosen)
+    return [
+        ProviderPeak(rp, providers[rp].uuid, providers[rp].name, peaks[rp], inventories[rp])
+        for rp in chosen
+    ]
+
+
+# --- providers list -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProviderFilters:
+    q: str = ""
+    trait: str = ""
+    aggregate: uuidlib.UUID | None = None
+    resource_class: str = ""
+    tree: str = ""  # "", TREE_ROOT or TREE_CHILD
+
+
+def _count_of(model, column="resource_provider_id"):
+    return Coalesce(
+        Subquery(
+            model.objects.filter(**{column: OuterRef("pk")})
+            .order_by()
+            .values(column)
+            .annotate(n=Count("*"))
+            .values("n")[:1],
+            output_field=IntegerField(),
+        ),
+        0,
+    )
+
+
+def filtered_providers(filters):
+    """The providers that pass ``filters``, in name order (a queryset)."""
+    qs = ResourceProvider.objects.all()
+    if filters.q:
+        q = filters.q.strip()
+        match = Q(name__icontains=q)
+        if all(c in "0123456789abcdefABCDEF-" for c in q):
+            match |= Q(uuid__icontains=q)
+        qs = qs.filter(match)
+    if filters.trait:
+        qs = qs.filter(
+            Exists(
+                ResourceProviderTrait.objects.filter(
+                    resource_provider_id=OuterRef("pk"), trait__name=filters.trait
+                )
+            )
+        )
+    if filters.aggregate:
+        qs = qs.filter(
+            Exists(
+                ResourceProviderAggregate.objects.filter(
+                    resource_provider_id=OuterRef("pk"), aggregate__uuid=filters.aggregate
+                )
+            )
+        )
+    if filters.resource_class:
+        qs = qs.filter(
+            Exists(
+                Inventory.objects.filter(
+                    resource_provider_id=OuterRef("pk"),
+                    resource_class__name=filters.resource_class,
+                )
+            )
+        )
+    if filters.tree == TREE_ROOT:
+        qs = qs.filter(parent__isnull=True)
+    elif filters.tree == TREE_CHILD:
+        qs = qs.filter(parent__isnull=False)
+    return qs.order_by("name")
+
+
+@dataclass(frozen=True)
+class ProviderRow:
+    id: int
+    uuid: uuidlib.UUID
+    name: str
+    generation: int
+    parent_uuid: uuidlib.UUID | None
+    parent_name: str | None
+    root_uuid: uuidlib.UUID | None
+    root_name: str | None
+    trait_count: int
+    aggregate_count: int
+    inventories: list
+
+    @property
+    def is_root(self):
+        return self.parent_uuid is None
+
+
+def provider_list_page(filters, page_number=1, per_page=PROVIDERS_PER_PAGE):
+    """One page of :class:`ProviderRow` for the providers passing ``filters``.
+
+    Four queries: the count, the page (with parent, root and link counts),
+    its inventories and their usage.
+    """
+    qs = filtered_providers(filters).annotate(
+        trait_count=_count_of(ResourceProviderTrait),
+        aggregate_count=_count_of(ResourceProviderAggregate),
+    )
+    page = Paginator(
+        qs.values_list(
+            "id",
+            "uuid",
+            "name",
+            "generation",
+            "parent__uuid",
+            "parent__name",
+            "root__uuid",
+            "root__name",
+            "trait_count",
+            "aggregate_count",
+        ),
+        per_page,
+    ).get_page(page_number)
+    rows = list(page.object_list)
+    inventories = inventory_usages_by_provider([row[0] for row in rows])
+    page.object_list = [ProviderRow(*row, inventories.get(row[0], [])) for row in rows]
+    return page
+
+
+@dataclass(frozen=True)
+class FilterChoices:
+    traits: list
+    aggregates: list
+    resource_classes: list
+
+
+def provider_filter_choices():
+    """The traits, aggregates and classes that some provider has, for the filter form."""
+    return FilterChoices(
+        traits=list(
+            Trait.objects.filter(
+                Exists(ResourceProviderTrait.objects.filter(trait_id=OuterRef("pk")))
+            ).values_list("name", flat=True)
+        ),
+        aggregates=[
+            str(u) for u in Aggregate.objects.order_by("uuid").values_list("uuid", flat=True)
+        ],
+        resource_classes=list(
+            ResourceClass.objects.filter(
+                Exists(Inventory.objects.filter(resource_class_id=OuterRef("pk")))
+            ).values_list("name", flat=True)
+        ),
+    )
+
+
+# --- one provider ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TreeNode:
+    id: int
+    uuid: uuidlib.UUID
+    name: str
+    depth: int
+    is_current: bool
+
+
+@dataclass(frozen=True)
+class ConsumerAllocations:
+    """What one consumer holds from one provider."""
+
+    consumer_id: int
+    uuid: uuidlib.UUID
+    project: str
+    user: str
+    consumer_type: str | None
+    generation: int
+    resources: list  # (class name, used)
+
+
+@dataclass(frozen=True)
+class ProviderDetail:
+    provider: ResourceProvider
+    parent: ResourceProvider | None
+    root: ResourceProvider | None
+    tree: list
+    inventories: list
+    traits: list
+    aggregates: list
+    consumers: list
+
+
+def _tree_nodes(root_id, current_id):
+    """The whole tree of ``root_id``, depth first, children in name order (one query)."""
+    rows = list(
+        ResourceProvider.objects.filter(root_id=root_id)
+        .order_by("name")
+        .values_list("id", "uuid", "name", "parent_id")
+    )
+    children = defaultdict(list)
+    for row in rows:
+        children[row[3]].append(row)
+    nodes = []
+    stack = [(row, 0) for row in reversed([r for r in rows if r[0] == root_id])]
+    seen = set()
+    while stack:
+        (pk, uuid, name, _parent), depth = stack.pop()
+        if pk in seen:  # a broken tree must not loop forever
+            continue
+        seen.add(pk)
+        nodes.append(TreeNode(pk, uuid, name, depth, pk == current_id))
+        stack.extend((child, depth + 1) for child in reversed(children.get(pk, [])))
+    return nodes
+
+
+def provider_detail(uuid):
+    """Everything the provider page shows, or None when there is no such provider."""
+    provider = ResourceProvider.objects.select_related("parent", "root").filter(uuid=uuid).first()
+    if provider is None:
+        return None
+    tree = _tree_nodes(provider.root_id or provider.id, provider.id)
+    allocations = (
+        Allocation.objects.filter(resource_provider=provider)
+        .order_by("consumer__uuid", "resource_class_id")
+        .values_list(
+            "consumer_id",
+            "consumer__uuid",
+            "consumer__project__external_id",
+            "consumer__user__external_id",
+            "consumer__consumer_type__name",
+            "consumer__generation",
+            "resource_class__name",
+            "used",
+        )
+    )
+    consumers = {}
+    for cid, cuuid, project, user, ctype, generation, rc_name, used in allocations:
+        entry = consumers.get(cid)
+        if entry is None:
+            entry = consumers[cid] = ConsumerAllocations(
+                cid, cuuid, project, user, ctype, generation, []
+            )
+        entry.resources.append((rc_name, used))
+    return ProviderDetail(
+        provider=provider,
+        parent=provider.parent,
+        root=provider.root,
+        tree=tree,
+        inventories=inventory_usages_by_provider([provider.id]).get(provider.id, []),
+        traits=list(provider.traits.order_by("id").values_list("name", flat=True)),
+        aggregates=list(provider.aggregates.order_by("uuid").values_list("uuid", flat=True)),
+        consumers=list(consumers.values()),
+    )
+
+
+# --- traits, resource classes, aggregates ----------------------------------------------------
+
+
+def resource_classes_with_counts():
+    """Every resource class with how many providers have inventory of it and how much is used."""
+    return list(
+        ResourceClass.objects.annotate(
+            provider_count=_count_of(Inventory, "resource_class_id"),
+            used=Coalesce(
+                Subquery(
+                    Allocation.objects.filter(resource_class_id=OuterRef("pk"))
+                    .order_by()
+                    .values("resource_class_id")
+                    .annotate(s=Sum("used"))
+                    .values("s")[:1],
+                    output_field=IntegerField(),
+                ),
+                0,
+            ),
+        ).order_by("id")
+    )
+
+
+def traits_with_counts(*, in_use_only=True, q="", page_number=1, per_page=100):
+    """A page of traits, each with how many providers have it."""
+    qs = Trait.objects.annotate(provider_count=_count_of(ResourceProviderTrait, "trait_id"))
+    if in_use_only:
+        qs = qs.filter(Exists(ResourceProviderTrait.objects.filter(trait_id=OuterRef("pk"))))
+    if q:
+        qs = qs.filter(name__icontains=q.strip())
+    return Paginator(qs.order_by("id"), per_page).get_page(page_number)
+
+
+def aggregates_with_counts(*, page_number=1, per_page=100):
+    """A page of aggregates, each with how many providers are members."""
+    qs = Aggregate.objects.annotate(
+        member_count=_count_of(ResourceProviderAggregate, "aggregate_id")
+    ).order_by("uuid")
+    return Paginator(qs, per_page).get_page(page_number)
+
+
+@dataclass(frozen=True)
+class AggregateDetail:
+    aggregate: Aggregate
+    members: object  # a page of ProviderRow
+
+
+def aggregate_detail(uuid, page_number=1):
+    aggregate = Aggregate.objects.filter(uuid=uuid).first()
+    if aggregate is None:
+        return None
+    members = provider_list_page(ProviderFilters(aggregate=aggregate.uuid), page_number)
+    return AggregateDetail(aggregate, members)

@@ -1,0 +1,319 @@
+"""What each dashboard page shows (Django test client, PostgreSQL)."""
+
+import re
+
+import pytest
+
+from tests.dashboard.conftest import AGG_A, AGG_B
+from tests.factories import make_provider
+
+pytestmark = pytest.mark.django_db
+
+
+def text(response):
+    """The page's text with tags removed and whitespace collapsed."""
+    body = re.sub(r"<[^>]+>", " ", response.content.decode())
+    return re.sub(r"\s+", " ", body)
+
+
+def row_of(response, table_id, first_cell):
+    """The text of the row of table ``table_id`` whose text starts with ``first_cell``."""
+    html = response.content.decode()
+    table = html.split(f'id="{table_id}"', 1)[1].split("</table>", 1)[0]
+    for row in table.split("<tr")[1:]:
+        words = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", "<tr" + row)).strip()
+        if words.startswith(first_cell):
+            return words
+    raise AssertionError(f"no row starting {first_cell!r} in #{table_id}")
+
+
+# --- overview -------------------------------------------------------------------------------
+
+
+def test_overview_sums_each_class_with_capacity_after_ratio_and_reserved(cloud, staff):
+    r = staff.get("/dashboard/")
+    # inventories, total, reserved, capacity, used, free, utilisation
+    assert row_of(r, "class-usage", "VCPU") == "VCPU 2 12 0 20 6 14 30%"
+    assert row_of(r, "class-usage", "MEMORY_MB") == "MEMORY_MB 2 6,144 512 5,632 3,072 2,560 55%"
+    assert row_of(r, "class-usage", "PCPU") == "PCPU 1 4 0 4 2 2 50%"
+
+
+def test_overview_lists_only_classes_some_provider_has(cloud, staff):
+    r = staff.get("/dashboard/")
+    assert "DISK_GB" not in r.content.decode().split('id="class-usage"')[1].split("</table>")[0]
+
+
+def test_overview_counts_providers_consumers_and_projects(cloud, staff):
+    page = text(staff.get("/dashboard/"))
+    assert "3 providers 2 roots" in page
+    assert "3 consumers 5 allocations" in page
+    assert "2 projects 3 users" in page
+    assert "2 aggregates" in page
+
+
+def test_overview_lists_fullest_providers_first(cloud, staff):
+    r = staff.get("/dashboard/")
+    assert row_of(r, "fullest", "cn1 ") == "cn1 MEMORY_MB 2,048 / 3,584 57%"
+    html = r.content.decode().split('id="fullest"')[1]
+    assert html.index(">cn1<") < html.index(">cn1-numa0<") < html.index(">cn2<")
+
+
+def test_overview_draws_utilisation_chart_as_inline_svg(cloud, staff):
+    html = staff.get("/dashboard/").content.decode()
+    svg = html.split('<svg class="chart" id="utilisation-chart"', 1)[1].split("</svg>")[0]
+    assert "VCPU: 6 of 20 used" in svg
+    # 30% of the 420px bar
+    assert 'width="126.0"' in svg
+    assert "http" not in svg.replace("http://www.w3.org", "")
+
+
+def test_overview_marks_a_class_over_capacity(db, staff):
+    from tests.factories import make_allocation, make_consumer
+
+    rp = make_provider("tight", inventories={"VCPU": 2})
+    make_allocation(rp, make_consumer(), {"VCPU": 2})
+    rp.inventories.update(total=1)
+    r = staff.get("/dashboard/")
+    assert row_of(r, "class-usage", "VCPU") == "VCPU 1 1 0 1 2 -1 200%"
+    assert 'class="num over"' in r.content.decode()
+
+
+def test_overview_of_an_empty_cloud_says_so(db, staff):
+    page = text(staff.get("/dashboard/"))
+    assert "No provider has any inventory yet." in page
+    assert "Nothing is allocated yet." in page
+
+
+# --- providers list -------------------------------------------------------------------------
+
+
+def names_listed(response):
+    html = response.content.decode()
+    table = html.split('<table class="grid">', 1)[1].split("</table>")[0]
+    return re.findall(r'class="strong" href="/dashboard/providers/[0-9a-f-]+/">([^<]+)<', table)
+
+
+def test_providers_are_listed_by_name_with_usage_and_tree(cloud, staff):
+    r = staff.get("/dashboard/providers/")
+    assert names_listed(r) == ["cn1", "cn1-numa0", "cn2"]
+    page = text(r)
+    assert "3 providers match." in page
+    assert "child of cn1" in page
+    assert "VCPU 25% 4 / 16" in page
+
+
+def test_providers_search_by_name(cloud, staff):
+    assert names_listed(staff.get("/dashboard/providers/?q=numa")) == ["cn1-numa0"]
+
+
+def test_providers_search_by_uuid_prefix(cloud, staff):
+    prefix = str(cloud["cn2"].uuid)[:13]
+    assert names_listed(staff.get(f"/dashboard/providers/?q={prefix}")) == ["cn2"]
+
+
+def test_providers_filter_by_trait(cloud, staff):
+    assert names_listed(staff.get("/dashboard/providers/?trait=HW_CPU_X86_AVX2")) == ["cn1"]
+
+
+def test_providers_filter_by_aggregate(cloud, staff):
+    assert names_listed(staff.get(f"/dashboard/providers/?aggregate={AGG_B}")) == ["cn2"]
+
+
+def test_providers_filter_by_resource_class(cloud, staff):
+    assert names_listed(staff.get("/dashboard/providers/?resource_class=PCPU")) == ["cn1-numa0"]
+
+
+def test_providers_filter_roots_or_children(cloud, staff):
+    assert names_listed(staff.get("/dashboard/providers/?tree=root")) == ["cn1", "cn2"]
+    assert names_listed(staff.get("/dashboard/providers/?tree=child")) == ["cn1-numa0"]
+
+
+def test_providers_filters_combine(cloud, staff):
+    r = staff.get(f"/dashboard/providers/?tree=root&aggregate={AGG_A}&resource_class=VCPU")
+    assert names_listed(r) == ["cn1"]
+
+
+def test_providers_filter_with_bad_aggregate_uuid_shows_the_error_not_a_500(cloud, staff):
+    r = staff.get("/dashboard/providers/?aggregate=nope")
+    assert r.status_code == 200
+    assert "Enter a valid UUID." in text(r)
+
+
+def test_providers_filter_matching_nothing_says_so(cloud, staff):
+    assert "No provider matches." in text(staff.get("/dashboard/providers/?trait=CUSTOM_NONE"))
+
+
+def test_providers_filter_with_nul_byte_is_refused_in_the_form_not_a_500(cloud, staff):
+    r = staff.get("/dashboard/providers/?q=a%00b")
+    assert r.status_code == 200
+    assert "Null characters are not allowed." in text(r)
+
+
+def test_providers_filter_with_non_utf8_bytes_matches_nothing(cloud, staff):
+    r = staff.get("/dashboard/providers/?trait=%ff%fe")
+    assert r.status_code == 200
+    assert names_listed(r) == []
+
+
+def test_providers_are_paginated_fifty_a_page(db, staff):
+    for i in range(51):
+        make_provider(f"node-{i:03d}")
+    first = staff.get("/dashboard/providers/")
+    assert len(names_listed(first)) == 50
+    assert "Page 1 of 2" in text(first)
+    second = staff.get("/dashboard/providers/?page=2")
+    assert names_listed(second) == ["node-050"]
+
+
+def test_providers_pagination_keeps_the_filters(db, staff):
+    for i in range(51):
+        make_provider(f"node-{i:03d}")
+    html = staff.get("/dashboard/providers/?q=node").content.decode()
+    assert "?q=node&amp;page=2" in html
+
+
+def test_providers_out_of_range_page_shows_the_last_page(cloud, staff):
+    assert names_listed(staff.get("/dashboard/providers/?page=99")) == ["cn1", "cn1-numa0", "cn2"]
+
+
+def test_providers_list_links_each_provider_to_its_admin_change_page(cloud, staff):
+    html = staff.get("/dashboard/providers/").content.decode()
+    assert f'href="/admin/providers/resourceprovider/{cloud["cn2"].pk}/change/"' in html
+
+
+# --- one provider ---------------------------------------------------------------------------
+
+
+def test_provider_page_shows_inventories_with_capacity_used_and_free(cloud, staff):
+    r = staff.get(f"/dashboard/providers/{cloud['cn1'].uuid}/")
+    assert row_of(r, "inventories", "VCPU") == "VCPU 8 0 2 16 4 12 1 / 2147483647 / 1 25%"
+    assert row_of(r, "inventories", "MEMORY_MB") == (
+        "MEMORY_MB 4,096 512 1 3,584 2,048 1,536 1 / 2147483647 / 1 57%"
+    )
+
+
+def test_provider_page_shows_the_tree_with_links(cloud, staff):
+    html = staff.get(f"/dashboard/providers/{cloud['numa'].uuid}/").content.decode()
+    tree = html.split('id="tree"')[1].split("</ul>")[0]
+    assert f'href="/dashboard/providers/{cloud["cn1"].uuid}/">cn1</a>' in tree
+    assert '<strong class="current">cn1-numa0</strong>' in tree
+    assert "--depth: 1" in tree
+    assert "child of" in text(staff.get(f"/dashboard/providers/{cloud['numa'].uuid}/"))
+
+
+def test_provider_page_of_a_root_links_its_children(cloud, staff):
+    html = staff.get(f"/dashboard/providers/{cloud['cn1'].uuid}/").content.decode()
+    tree = html.split('id="tree"')[1].split("</ul>")[0]
+    assert f'href="/dashboard/providers/{cloud["numa"].uuid}/">cn1-numa0</a>' in tree
+
+
+def test_provider_page_shows_deep_trees_in_depth_first_order(db, staff):
+    root = make_provider("r")
+    a = make_provider("a", parent=root)
+    make_provider("a1", parent=a)
+    make_provider("b", parent=root)
+    html = staff.get(f"/dashboard/providers/{root.uuid}/").content.decode()
+    tree = html.split('id="tree"')[1].split("</ul>")[0]
+    order = re.findall(r">(r|a|a1|b)<", tree)
+    assert order == ["r", "a", "a1", "b"]
+
+
+def test_provider_page_lists_traits_and_aggregates(cloud, staff):
+    page = staff.get(f"/dashboard/providers/{cloud['cn1'].uuid}/").content.decode()
+    assert "HW_CPU_X86_AVX2" in page.split('id="traits"')[1].split("</div>")[0]
+    assert str(AGG_A) in page.split('id="aggregates"')[1].split("</div>")[0]
+
+
+def test_provider_page_lists_allocations_by_consumer(cloud, staff):
+    r = staff.get(f"/dashboard/providers/{cloud['cn1'].uuid}/")
+    row = row_of(r, "allocations", str(cloud["vm1"].uuid))
+    assert row == f"{cloud['vm1'].uuid} p1 alice — 1 VCPU 4 MEMORY_MB 2,048"
+
+
+def test_provider_page_links_to_its_admin_change_page(cloud, staff):
+    html = staff.get(f"/dashboard/providers/{cloud['cn1'].uuid}/").content.decode()
+    assert f'href="/admin/providers/resourceprovider/{cloud["cn1"].pk}/change/"' in html
+
+
+# --- consumers and projects -----------------------------------------------------------------
+
+
+def test_consumers_list_shows_project_user_type_generation_and_resources(cloud, staff):
+    r = staff.get("/dashboard/consumers/")
+    row = row_of(r, "consumers", str(cloud["vm3"].uuid))
+    assert row == f"{cloud['vm3'].uuid} p2 carol INSTANCE 1 1 PCPU 2 Edit"
+
+
+def test_consumers_filter_by_project(cloud, staff):
+    page = text(staff.get("/dashboard/consumers/?project=p2"))
+    assert str(cloud["vm3"].uuid) in page
+    assert str(cloud["vm1"].uuid) not in page
+
+
+def test_consumers_search_by_uuid(cloud, staff):
+    page = text(staff.get(f"/dashboard/consumers/?q={str(cloud['vm2'].uuid)[:8]}"))
+    assert "1 consumer," in page
+    assert str(cloud["vm2"].uuid) in page
+
+
+def test_consumers_filter_by_consumer_type(cloud, staff):
+    assert "1 consumer," in text(staff.get("/dashboard/consumers/?consumer_type=INSTANCE"))
+
+
+def test_consumer_page_shows_allocations_per_provider(cloud, staff):
+    r = staff.get(f"/dashboard/consumers/{cloud['vm1'].uuid}/")
+    assert row_of(r, "allocations", "cn1") == f"cn1 {cloud['cn1'].uuid} VCPU 4 MEMORY_MB 2,048"
+    assert "Project p1 User alice Consumer type — Generation 1" in text(r)
+    assert f"/admin/allocations/consumer/{cloud['vm1'].pk}/change/" in r.content.decode()
+
+
+def test_projects_show_usage_per_class(cloud, staff):
+    r = staff.get("/dashboard/projects/")
+    html = r.content.decode()
+    header = html.split('id="projects"')[1].split("</thead>")[0]
+    columns = re.findall(r'<th class="num">([A-Z_]+)</th>', header)
+    p1 = row_of(r, "projects", "p1").split()
+    p2 = row_of(r, "projects", "p2").split()
+    usage_p1 = dict(zip(columns, p1[3:], strict=False))
+    usage_p2 = dict(zip(columns, p2[3:], strict=False))
+    assert p1[:3] == ["p1", "2", "2"]
+    assert usage_p1 == {"VCPU": "6", "MEMORY_MB": "3,072", "PCPU": "0"}
+    assert usage_p2["PCPU"] == "2"
+
+
+def test_projects_search(cloud, staff):
+    page = text(staff.get("/dashboard/projects/?q=p2"))
+    assert " p2 " in page
+    assert " p1 " not in page
+
+
+# --- traits, resource classes, aggregates ---------------------------------------------------
+
+
+def test_traits_page_counts_providers_per_trait(cloud, staff):
+    r = staff.get("/dashboard/traits/")
+    assert row_of(r, "traits", "HW_CPU_X86_AVX2") == "HW_CPU_X86_AVX2 standard 1 Edit"
+    assert row_of(r, "traits", "CUSTOM_MAINT") == "CUSTOM_MAINT custom 1 Edit"
+    assert "2 traits that some provider has." in text(r)
+
+
+def test_traits_page_can_include_unused_traits(cloud, staff):
+    r = staff.get("/dashboard/traits/?all=1&q=HW_CPU_X86_SSE")
+    assert row_of(r, "traits", "HW_CPU_X86_SSE ") == "HW_CPU_X86_SSE standard 0 Edit"
+
+
+def test_resource_classes_page_counts_providers_and_usage(cloud, staff):
+    r = staff.get("/dashboard/resource-classes/")
+    assert row_of(r, "resource-classes", "VCPU") == "VCPU standard 2 6 Edit"
+    assert row_of(r, "resource-classes", "DISK_GB") == "DISK_GB standard 0 0 Edit"
+
+
+def test_aggregates_page_counts_members(cloud, staff):
+    r = staff.get("/dashboard/aggregates/")
+    assert row_of(r, "aggregates", str(AGG_A)) == f"{AGG_A} 1 Edit"
+
+
+def test_aggregate_page_lists_members(cloud, staff):
+    r = staff.get(f"/dashboard/aggregates/{AGG_A}/")
+    assert names_listed(r) == ["cn1"]
+    assert "1 member." in text(r)

@@ -1,0 +1,190 @@
+"""The "try a request" page: which providers fit, and why the others do not."""
+
+import re
+
+import pytest
+
+from tests.dashboard.conftest import AGG_A, AGG_B
+from tests.factories import make_allocation, make_consumer, make_provider, trait
+
+pytestmark = pytest.mark.django_db
+
+
+def evaluate(client, **fields):
+    r = client.get("/dashboard/try/", {"submit": "1", **fields})
+    assert r.status_code == 200
+    return r
+
+
+def group(response, suffix="unnumbered"):
+    html = response.content.decode()
+    section = html.split(f'id="group-{suffix}"', 1)[1].split("</section>", 1)[0]
+    fits = section.split('class="grid compact fits"')[1].split("</table>")[0]
+    left = section.split('class="grid compact left-out"')[1].split("</table>")[0]
+    fitting = re.findall(r'class="strong" href="[^"]+">([^<]+)<', fits)
+    reasons = {}
+    for row in left.split("<tr>")[2:]:
+        name = re.search(r'class="strong" href="[^"]+">([^<]+)<', row).group(1)
+        reasons[name] = re.findall(r'<li class="reason [^"]+">([^<]+)</li>', row)
+    return fitting, reasons
+
+
+def error_of(response):
+    match = re.search(r'id="try-error" role="alert">([^<]+)<', response.content.decode())
+    return match and match.group(1)
+
+
+def test_form_is_shown_empty_before_anything_is_asked(cloud, staff):
+    r = staff.get("/dashboard/try/")
+    html = r.content.decode()
+    assert 'name="resources"' in html
+    assert 'name="g1-resources"' in html and 'name="g3-member_of"' in html
+    assert 'id="group-unnumbered"' not in html
+
+
+def test_page_states_that_providers_are_judged_one_by_one(cloud, staff):
+    html = staff.get("/dashboard/try/").content.decode()
+    note = html.split('id="scope-note"')[1].split("</aside>")[0]
+    assert "one by one" in note
+    assert "sharing providers are not combined" in note
+
+
+def test_providers_with_room_fit(cloud, staff):
+    fitting, _ = group(evaluate(staff, resources="VCPU:2,MEMORY_MB:1024"))
+    assert fitting == ["cn1", "cn2"]
+
+
+def test_provider_short_of_memory_says_by_how_much_and_what_is_free(cloud, staff):
+    # cn1: 3584 usable - 2048 used = 1536 free; cn2: 2048 - 1024 = 1024 free
+    _, reasons = group(evaluate(staff, resources="MEMORY_MB:3072"))
+    assert reasons["cn1"] == ["short of MEMORY_MB by 1536 (only 1536 free)"]
+    assert reasons["cn2"] == ["short of MEMORY_MB by 2048 (only 1024 free)"]
+
+
+def test_provider_without_the_class_says_it_has_no_inventory(cloud, staff):
+    _, reasons = group(evaluate(staff, resources="VCPU:1"))
+    assert reasons["cn1-numa0"] == ["has no inventory of VCPU"]
+
+
+def test_request_above_max_unit_is_explained(cloud, staff):
+    fitting, reasons = group(evaluate(staff, resources="VCPU:3"))
+    assert fitting == ["cn1"]
+    assert reasons["cn2"] == [
+        "request of 3 VCPU exceeds max_unit 2",
+        "short of VCPU by 1 (only 2 free)",
+    ]
+
+
+def test_request_not_a_multiple_of_step_size_is_explained(db, staff):
+    make_provider("stepped", inventories={"DISK_GB": {"total": 100, "step_size": 10}})
+    _, reasons = group(evaluate(staff, resources="DISK_GB:15"))
+    assert reasons["stepped"] == ["request of 15 DISK_GB is not a multiple of step_size 10"]
+
+
+def test_request_below_min_unit_is_explained(db, staff):
+    make_provider("big-pages", inventories={"MEMORY_MB": {"total": 4096, "min_unit": 1024}})
+    _, reasons = group(evaluate(staff, resources="MEMORY_MB:512"))
+    assert reasons["big-pages"] == ["request of 512 MEMORY_MB is below min_unit 1024"]
+
+
+def test_every_reason_of_a_provider_is_listed(db, staff):
+    trait("CUSTOM_X")
+    rp = make_provider("busy", inventories={"VCPU": {"total": 4, "max_unit": 2}})
+    make_allocation(rp, make_consumer(), {"VCPU": 2})
+    _, reasons = group(evaluate(staff, resources="VCPU:3", required="CUSTOM_X"))
+    assert reasons["busy"] == [
+        "request of 3 VCPU exceeds max_unit 2",
+        "short of VCPU by 1 (only 2 free)",
+        "missing trait CUSTOM_X",
+    ]
+
+
+def test_missing_required_trait_is_explained(cloud, staff):
+    fitting, reasons = group(evaluate(staff, resources="VCPU:1", required="HW_CPU_X86_AVX2"))
+    assert fitting == ["cn1"]
+    assert reasons["cn2"] == ["missing trait HW_CPU_X86_AVX2"]
+
+
+def test_forbidden_trait_is_explained(cloud, staff):
+    fitting, reasons = group(evaluate(staff, resources="VCPU:1", forbidden="CUSTOM_MAINT"))
+    assert fitting == ["cn1"]
+    assert reasons["cn2"] == ["has forbidden trait CUSTOM_MAINT"]
+
+
+def test_bang_in_required_traits_forbids(cloud, staff):
+    fitting, _ = group(evaluate(staff, resources="VCPU:1", required="!CUSTOM_MAINT"))
+    assert fitting == ["cn1"]
+
+
+def test_member_of_an_aggregate_is_explained(cloud, staff):
+    fitting, reasons = group(evaluate(staff, resources="VCPU:1", member_of=str(AGG_B)))
+    assert fitting == ["cn2"]
+    assert reasons["cn1"] == [f"not in aggregate {AGG_B}"]
+
+
+def test_member_of_any_of_several_aggregates(cloud, staff):
+    fitting, reasons = group(evaluate(staff, member_of=f"in:{AGG_A},{AGG_B}"))
+    assert fitting == ["cn1", "cn2"]
+    assert reasons["cn1-numa0"] == [f"not in any of aggregates {AGG_A}, {AGG_B}"]
+
+
+def test_forbidden_aggregate_is_explained(cloud, staff):
+    fitting, reasons = group(evaluate(staff, resources="VCPU:1", member_of=f"!{AGG_A}"))
+    assert fitting == ["cn2"]
+    assert reasons["cn1"] == [f"in forbidden aggregate {AGG_A}"]
+
+
+def test_granular_groups_are_judged_separately(cloud, staff):
+    r = evaluate(staff, **{"g1-resources": "PCPU:2", "g2-resources": "VCPU:1"})
+    assert group(r, "1")[0] == ["cn1-numa0"]
+    assert group(r, "2")[0] == ["cn1", "cn2"]
+    assert 'id="group-unnumbered"' not in r.content.decode()
+
+
+def test_reasons_are_summed_up_by_kind(cloud, staff):
+    html = evaluate(staff, resources="VCPU:3").content.decode()
+    summary = html.split('class="reason-summary"')[1].split("</p>")[0]
+    assert "request exceeds max_unit <b>1</b>" in summary
+    assert "no inventory of a requested class <b>1</b>" in summary
+
+
+def test_unknown_resource_class_is_an_error_message(cloud, staff):
+    assert error_of(evaluate(staff, resources="CUSTOM_NOPE:1")) == (
+        "No such resource class: CUSTOM_NOPE"
+    )
+
+
+def test_unknown_trait_is_an_error_message(cloud, staff):
+    assert error_of(evaluate(staff, required="CUSTOM_NOPE")) == "No such trait: CUSTOM_NOPE"
+
+
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        ({"resources": "VCPU"}, "is not CLASS:AMOUNT"),
+        ({"resources": "VCPU:0"}, "must be a positive integer"),
+        ({"resources": "VCPU:-1"}, "must be a positive integer"),
+        ({"resources": "VCPU:1,VCPU:2"}, "VCPU is given twice"),
+        ({"resources": "VCPU:99999999999"}, "must be a positive integer"),
+        ({"required": "bad name"}, "is not a trait name"),
+        ({"member_of": "not-a-uuid"}, "is not an aggregate uuid"),
+        ({"required": "CUSTOM_A", "forbidden": "CUSTOM_A"}, "both required and forbidden"),
+        ({"resources": "VCPU:1\x00"}, "Null characters are not allowed"),
+    ],
+)
+def test_bad_input_is_explained_next_to_the_field(cloud, staff, fields, message):
+    r = evaluate(staff, **fields)
+    assert error_of(r) == "Some fields are not valid; see below."
+    assert message in r.content.decode().replace("&quot;", '"')
+
+
+def test_asking_for_nothing_is_an_error_message(cloud, staff):
+    assert error_of(evaluate(staff)).startswith("Ask for something")
+
+
+def test_over_capacity_provider_reports_nothing_free(db, staff):
+    rp = make_provider("over", inventories={"VCPU": 4})
+    make_allocation(rp, make_consumer(), {"VCPU": 4})
+    rp.inventories.update(total=2)
+    _, reasons = group(evaluate(staff, resources="VCPU:1"))
+    assert reasons["over"] == ["short of VCPU by 3 (only 0 free)"]
