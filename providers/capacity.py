@@ -155,7 +155,10 @@ def can_provide_q(amount, used=0, prefix=""):
         LessThanOrEqual(_field(prefix, "min_unit"), amount_value),
         GreaterThanOrEqual(_field(prefix, "max_unit"), amount_value),
         # step_size 0 (never stored) would mean "no constraint", as in Capacity.
-        Exact(Coalesce(Mod(amount_value, step), Value(0)), Value(0)),
+        Exact(
+            Coalesce(Mod(amount_value, step, output_field=BigIntegerField()), Value(0)),
+            Value(0),
+        ),
         LessThanOrEqual(
             ExpressionWrapper(used_expr + amount_value, output_field=BigIntegerField()),
             usable_expression(prefix),

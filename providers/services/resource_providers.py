@@ -2,14 +2,17 @@
 
 Each is one transaction. Provider rows are locked (``SELECT ... FOR UPDATE``)
 before they are checked, so that a concurrent child creation, allocation or
-move waits instead of acting on what is about to change. Placement does not
+move waits instead of acting on what is about to change. Locks that guard a
+tree are ``FOR NO KEY UPDATE`` and taken in id order: they serialise the
+writers without blocking the foreign-key checks (``FOR KEY SHARE``) that
+PostgreSQL makes at commit, which would otherwise deadlock two writers. Placement does not
 bump a provider's generation for these writes (the body carries none), so
 neither do we; the row lock is the protection.
 """
 
 import uuid as uuidlib
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, OperationalError, transaction
 from django.db.models import F
 
 from placementsite.api.errors import (
@@ -17,12 +20,13 @@ from placementsite.api.errors import (
     PROVIDER_CANNOT_DELETE_PARENT,
     PROVIDER_IN_USE,
     BadRequest,
+    ConcurrentUpdate,
     Conflict,
     NotFound,
 )
 
 from ..models import Inventory, ResourceProvider, ResourceProviderAggregate, ResourceProviderTrait
-from .generations import provider_for_update
+from .generations import provider_for_update, provider_not_found
 
 # "Leave the parent as it is" (None means "no parent").
 UNCHANGED = object()
@@ -35,6 +39,7 @@ PARENT_IS_SELF = (
 NO_REPARENTING = "re-parenting a provider is not currently allowed."
 NO_UNPARENTING = "un-parenting a provider is not currently allowed."
 NO_LOOPS = "creating loop in the provider tree is not allowed."
+DEADLOCK = "40P01"  # PostgreSQL's deadlock_detected
 # How often a move re-reads the tree when it changed while it waited for locks.
 _LOCK_ATTEMPTS = 5
 
@@ -60,7 +65,11 @@ def resource_provider_create(*, name, uuid=None, parent_uuid=None):
             if parent_uuid == uuid:
                 raise refused(PARENT_IS_SELF)
             # Locked: the parent cannot be deleted or moved until we commit.
-            parent = ResourceProvider.objects.select_for_update().filter(uuid=parent_uuid).first()
+            parent = (
+                ResourceProvider.objects.select_for_update(no_key=True)
+                .filter(uuid=parent_uuid)
+                .first()
+            )
             if parent is None:
                 raise refused(PARENT_MISSING)
         try:
@@ -98,94 +107,118 @@ def resource_provider_update(*, uuid, name, parent_uuid=UNCHANGED, allow_reparen
     it; a root may be given a parent. A provider never becomes its own
     ancestor; every descendant's root follows the move.
     """
-    with transaction.atomic():
-        provider = provider_for_update(uuid)
-
-        def refused(action, reason):
-            return BadRequest(
-                f"Unable to save resource provider {uuid}: " + _action_failed(action, reason)
-            )
-
-        if parent_uuid is not UNCHANGED:
-            _move(
-                provider,
-                None if parent_uuid is None else str(parent_uuid),
-                allow_reparenting,
-                refused,
-            )
-        provider.name = name
-        try:
-            with transaction.atomic():
-                provider.save(update_fields=["name", "parent", "root", "updated_at"])
-        except IntegrityError:
-            raise Conflict(
-                f"Conflicting resource provider {name} already exists.", code=DUPLICATE_NAME
+    try:
+        with transaction.atomic():
+            return _update(str(uuid), name, parent_uuid, allow_reparenting)
+    except OperationalError as exc:
+        # Lock order is by id, so this is rare (a tree that changed while we
+        # waited); the client retries as after any concurrent update.
+        if _sqlstate(exc) == DEADLOCK:
+            raise ConcurrentUpdate(
+                f"Unable to save resource provider {uuid}: the provider tree changed "
+                "concurrently, please try again."
             ) from None
-        return (
-            ResourceProvider.objects.annotate(
-                parent_provider_uuid=F("parent__uuid"), root_provider_uuid=F("root__uuid")
-            )
-            .filter(pk=provider.pk)
-            .get()
+        raise
+
+
+def _sqlstate(exc):
+    cause = exc.__cause__
+    return getattr(cause, "sqlstate", None) or getattr(cause, "pgcode", None)
+
+
+def _update(uuid, name, parent_uuid, allow_reparenting):
+    def refused(action, reason):
+        return BadRequest(
+            f"Unable to save resource provider {uuid}: " + _action_failed(action, reason)
         )
 
-
-def _move(provider, parent_uuid, allow_reparenting, refused):
-    """Change ``provider``'s parent (in memory) and its subtree's root (in the database)."""
-    if parent_uuid is None:
-        if provider.parent_id is None:
-            return
-        if not allow_reparenting:
-            raise refused("update", NO_UNPARENTING)
-        new_parent = None
+    if parent_uuid is UNCHANGED:
+        provider = provider_for_update(uuid)
     else:
-        exists = ResourceProvider.objects.filter(uuid=parent_uuid).values_list("id", flat=True)
-        parent_id = next(iter(exists), None)
-        if parent_id is None:
-            raise refused("create", PARENT_MISSING)
-        if parent_id == provider.parent_id:
-            return
-        if provider.parent_id is not None and not allow_reparenting:
-            raise refused("update", NO_REPARENTING)
-        new_parent = parent_id
+        provider = _move(uuid, parent_uuid, allow_reparenting, refused)
+    provider.name = name
+    try:
+        with transaction.atomic():
+            provider.save(update_fields=["name", "parent", "root", "updated_at"])
+    except IntegrityError:
+        raise Conflict(
+            f"Conflicting resource provider {name} already exists.", code=DUPLICATE_NAME
+        ) from None
+    return (
+        ResourceProvider.objects.annotate(
+            parent_provider_uuid=F("parent__uuid"), root_provider_uuid=F("root__uuid")
+        )
+        .filter(pk=provider.pk)
+        .get()
+    )
 
-    tree = _lock_tree_and(provider, new_parent)
-    subtree = _descendants(tree, provider.pk)
+
+def _move(uuid, parent_uuid, allow_reparenting, refused):
+    """Lock what a move touches, check it, move the subtree's root; the provider (unsaved)."""
+    me = ResourceProvider.objects.filter(uuid=uuid).values_list("id", flat=True).first()
+    if me is None:
+        raise provider_not_found(uuid)
+    new_parent = None
+    if parent_uuid is not None:
+        new_parent = (
+            ResourceProvider.objects.filter(uuid=str(parent_uuid))
+            .values_list("id", flat=True)
+            .first()
+        )
+        if new_parent is None:
+            raise refused("create", PARENT_MISSING)
+    tree = _lock_for_move(me, new_parent)
+    if me not in tree:
+        raise provider_not_found(uuid)
+    if new_parent is not None and new_parent not in tree:
+        raise refused("create", PARENT_MISSING)
+
+    provider = ResourceProvider.objects.get(pk=me)  # already locked
+    if new_parent == provider.parent_id:
+        return provider
+    if provider.parent_id is not None and not allow_reparenting:
+        reason = NO_UNPARENTING if new_parent is None else NO_REPARENTING
+        raise refused("update", reason)
+    subtree = _descendants(tree, me)
     if new_parent is None:
-        new_root = provider.pk
+        new_root = me
     else:
         if new_parent in subtree:
             raise refused("update", NO_LOOPS)
         new_root = tree[new_parent][1]
     provider.parent_id = new_parent
     provider.root_id = new_root
-    ResourceProvider.objects.filter(pk__in=subtree).exclude(pk=provider.pk).update(root=new_root)
+    ResourceProvider.objects.filter(pk__in=subtree).exclude(pk=me).update(root=new_root)
+    return provider
 
 
-def _lock_tree_and(provider, other_id):
-    """Lock every member of ``provider``'s tree and ``other_id``, in id order.
+def _lock_for_move(me, new_parent):
+    """Lock ``me``'s whole tree, the new parent and its root, in id order.
 
-    Returns ``{id: (parent_id, root_id)}`` for the locked rows as they are
-    once locked. A concurrent move may change the tree while we wait; then
-    the newly joined members are locked too.
+    Returns ``{id: (parent_id, root_id)}`` of the locked rows as they are once
+    locked. The tree may change while we wait for the locks (a concurrent
+    move); then the rows that joined it are locked too, until it is stable.
     """
     locked = {}
     for _attempt in range(_LOCK_ATTEMPTS):
-        root_id = (
-            ResourceProvider.objects.filter(pk=provider.pk).values_list("root_id", flat=True).get()
+        ends = [me] + ([new_parent] if new_parent is not None else [])
+        roots = dict(ResourceProvider.objects.filter(pk__in=ends).values_list("id", "root_id"))
+        members = set(
+            ResourceProvider.objects.filter(root_id=roots.get(me)).values_list("id", flat=True)
         )
-        members = set(ResourceProvider.objects.filter(root_id=root_id).values_list("id", flat=True))
-        wanted = members | {provider.pk} | ({other_id} if other_id else set())
-        if wanted <= set(locked):
+        wanted = members | set(ends) | {r for r in roots.values() if r is not None}
+        if wanted <= set(locked) and all(
+            locked.get(pk, (None, None))[1] == roots.get(pk) for pk in ends
+        ):
             return locked
         rows = (
-            ResourceProvider.objects.select_for_update()
-            .filter(pk__in=wanted)
+            ResourceProvider.objects.select_for_update(no_key=True)
+            .filter(pk__in=wanted | set(locked))
             .order_by("id")
             .values_list("id", "parent_id", "root_id")
         )
         locked = {pk: (parent_id, root) for pk, parent_id, root in rows}
-    raise Conflict("The provider tree kept changing; please try again.")
+    raise ConcurrentUpdate("The provider tree kept changing; please try again.")
 
 
 def _descendants(tree, provider_id):
