@@ -11,4 +11,5 @@ urlpatterns = [
     path("", RootView.as_view(), name="root"),
     path("", include("providers.api.urls")),
     path("", include("allocations.api.urls")),
+    path("", include("scheduling.api.urls")),
 ]

@@ -7,6 +7,7 @@ BadRequest with Placement's own message. ``suffix`` names a granular request
 group (``required1``, ``member_of_X``); the unnumbered group has ``""``.
 """
 
+import re
 import uuid as uuidlib
 
 import jsonschema
@@ -209,3 +210,90 @@ def parse_member_of(query, version, suffix=""):
                 )
             forbidden |= not_wanted
     return required, frozenset(forbidden)
+
+
+# --- allocation candidates: granular request groups and request-wide options --------
+
+GROUP_PREFIXES = ("resources", "required", "member_of", "in_tree")
+NUMBERED_SUFFIX = r"[1-9][0-9]*"
+STRING_SUFFIX = r"[a-zA-Z0-9_-]{1,64}"
+LIMIT = {"type": "string", "pattern": "^[1-9][0-9]*$"}
+GROUP_POLICY = {"type": "string", "enum": ["none", "isolate"]}
+
+
+def suffix_pattern(version):
+    """The regex of a granular group suffix: numbers (1.25), any short string (1.33)."""
+    if version >= (1, 33):
+        return STRING_SUFFIX
+    if version >= (1, 25):
+        return NUMBERED_SUFFIX
+    return None
+
+
+def group_key_regex(version):
+    """``(prefix, suffix)`` from a query key such as ``resources_NET1``."""
+    suffix = suffix_pattern(version)
+    tail = f"({suffix})?" if suffix else "()"
+    return re.compile(rf"^({'|'.join(GROUP_PREFIXES)}){tail}$")
+
+
+def granular_schema(version, params, granular_params):
+    """A query schema: ``params`` as in :func:`schema_for`, ``granular_params``
+    ``[(since, prefix, schema), ...]`` repeated under every group suffix."""
+    schema = schema_for(version, params)
+    suffix = suffix_pattern(version)
+    if suffix:
+        schema["patternProperties"] = {
+            f"^{prefix}{suffix}$": value
+            for since, prefix, value in granular_params
+            if version >= since
+        }
+    return schema
+
+
+def parse_group_keys(query, version):
+    """The suffixes in use and, per suffix, which of the group prefixes it names.
+
+    Returns ``{suffix: set of prefixes}``; the unsuffixed group is ``""``.
+    """
+    regex = group_key_regex(version)
+    found = {}
+    for key in query:
+        match = regex.match(key)
+        if match:
+            found.setdefault(match.group(2) or "", set()).add(match.group(1))
+    return found
+
+
+def parse_in_tree(query, suffix=""):
+    """``in_tree<suffix>``: the provider uuid (already schema-checked)."""
+    key = "in_tree" + suffix
+    return normalize_uuid(query[key]) if key in query else None
+
+
+def parse_root_required(query):
+    """``root_required`` (1.35): (list of one-trait sets, forbidden set)."""
+    value = query["root_required"]
+    names = [name.strip() for name in value.split(",")]
+    forbidden = {name[1:] for name in names if name.startswith("!")}
+    if not all(names) or not all(forbidden):
+        raise BadRequest(
+            "Invalid query string parameters: Expected 'root_required' parameter value of "
+            f"the form: HW_CPU_X86_VMX,!CUSTOM_MAGIC. Got an empty trait in: {value}"
+        )
+    required = [frozenset([name]) for name in names if not name.startswith("!")]
+    return required, frozenset(forbidden)
+
+
+def parse_same_subtree(query):
+    """``same_subtree`` (1.36), repeatable: a list of tuples of group suffixes."""
+    found = []
+    for value in query.getlist("same_subtree"):
+        suffixes = tuple(part.strip() for part in value.split(","))
+        if not all(suffixes):
+            raise BadRequest(
+                "Invalid query string parameters: Expected 'same_subtree' parameter value "
+                f"of the form: _SUFFIX1,_SUFFIX2. Got an empty suffix in: {value}"
+            )
+        found.append(suffixes)
+    return found

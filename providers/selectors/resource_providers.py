@@ -268,3 +268,87 @@ def resource_provider_get(*, uuid):
     if provider is None:
         raise provider_not_found(uuid)
     return provider
+
+
+# --- additions for the allocation candidates engine -------------------------
+
+
+def in_any_aggregate_via_root(aggregate_uuids):
+    """Condition: the provider or its root is in one of the aggregates.
+
+    For the unsuffixed group of allocation candidates an aggregate on a root
+    provider spans its whole tree (an aggregate on a child does not).
+    """
+    return Q(
+        Exists(
+            ResourceProviderAggregate.objects.filter(
+                Q(resource_provider_id=OuterRef("pk"))
+                | Q(resource_provider_id=OuterRef("root_id")),
+                aggregate__uuid__in=list(aggregate_uuids),
+            )
+        )
+    )
+
+
+def providers_meeting(resolved, *, aggregates_via_root=False, traits_on_provider=True):
+    """Providers satisfying every rule of ``resolved`` except its resources.
+
+    No query of its own (a queryset to use as a subquery). With
+    ``aggregates_via_root`` membership is judged as :func:`in_any_aggregate_via_root`;
+    without ``traits_on_provider`` the required traits are left out (the caller
+    checks them over a set of providers) while forbidden traits stay.
+    """
+    group = resolved.group
+    trimmed = RequestGroup(
+        required_traits=group.required_traits if traits_on_provider else (),
+        forbidden_traits=group.forbidden_traits,
+        member_of=() if aggregates_via_root else group.member_of,
+        forbidden_aggregates=frozenset() if aggregates_via_root else group.forbidden_aggregates,
+        in_tree=group.in_tree,
+    )
+    without_resources = ResolvedGroup(
+        group=trimmed,
+        resources={},
+        class_names={},
+        required_traits=resolved.required_traits if traits_on_provider else (),
+        forbidden_traits=resolved.forbidden_traits,
+        trait_names=resolved.trait_names,
+    )
+    providers = ResourceProvider.objects.all()
+    for _reason, condition in provider_conditions(without_resources):
+        providers = providers.filter(condition)
+    if aggregates_via_root:
+        for any_of in group.member_of:
+            providers = providers.filter(in_any_aggregate_via_root(any_of))
+        if group.forbidden_aggregates:
+            providers = providers.filter(~in_any_aggregate_via_root(group.forbidden_aggregates))
+    return providers
+
+
+def fitting_inventories(resolved, providers):
+    """Inventory rows of ``providers`` (a queryset) that can take the group's amount
+    of their class, each as a dict with the capacity fields and ``used``.
+
+    One query; the capacity rule is :func:`~providers.capacity.can_provide_q`.
+    """
+    fits = Q()
+    for class_id, amount in resolved.resources.items():
+        fits |= Q(resource_class_id=class_id) & can_provide_q(amount, used=F("used"))
+    return (
+        Inventory.objects.filter(resource_class_id__in=list(resolved.resources))
+        .filter(resource_provider_id__in=providers.values("id"))
+        .annotate(used=usage_expression(), root_id=F("resource_provider__root_id"))
+        .filter(fits)
+        .values(
+            "resource_provider_id",
+            "root_id",
+            "resource_class_id",
+            "total",
+            "reserved",
+            "min_unit",
+            "max_unit",
+            "step_size",
+            "allocation_ratio",
+            "used",
+        )
+    )

@@ -1,0 +1,495 @@
+"""Allocation candidates: the combinations of providers that can satisfy a request.
+
+A request is a set of :class:`~providers.selectors.resource_providers.RequestGroup`
+keyed by suffix (``""`` is the unsuffixed group) plus request-wide options
+(:class:`CandidateRequest`). The engine works in three steps:
+
+1. **Select** (set-based SQL, one query per group): the inventory rows that
+   can take each group's amounts, on providers meeting the group's other rules
+   (the provider filter engine of providers.selectors.resource_providers),
+   plus one query for sharing providers and the trees they are shared with.
+2. **Assemble** per tree (anchor root) in Python, lazily: the unsuffixed
+   group's resources may be spread over the tree and the sharing providers
+   anchored to it (one provider per class), each granular group lands on one
+   provider; ``group_policy=isolate``, ``same_subtree``, ``root_required`` and
+   capacity when several groups share a provider are checked while the
+   combination is built, so that a wide tree stops as soon as ``limit``
+   candidates exist (when order is not randomised).
+3. **Summarise** the trees of the chosen candidates in three queries.
+
+The number of queries does not depend on the number of providers.
+"""
+
+import itertools
+import random
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+from providers.capacity import Capacity
+from providers.models import (
+    Inventory,
+    ResourceProvider,
+    ResourceProviderAggregate,
+)
+from providers.selectors import resource_providers as rp_selectors
+from providers.selectors.resource_providers import (
+    RequestGroup,
+    ResolvedGroup,
+    UnknownResourceClass,
+    UnknownTrait,
+    has_any_trait,
+    usage_expression,
+)
+from providers.selectors.traits import trait_names_by_provider
+
+SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
+
+__all__ = [
+    "CandidateRequest",
+    "Candidates",
+    "UnknownResourceClass",
+    "UnknownTrait",
+    "candidates_for_request",
+]
+
+
+@dataclass(frozen=True)
+class CandidateRequest:
+    """Everything ``GET /allocation_candidates`` asks, by name and uuid."""
+
+    groups: dict  # suffix -> RequestGroup; "" is the unsuffixed group
+    group_policy: str | None = None  # "none" | "isolate"
+    limit: int | None = None
+    root_required: tuple = ()  # of frozensets of trait names (each needs one)
+    root_forbidden: frozenset = frozenset()
+    same_subtree: tuple = ()  # of tuples of suffixes
+    # From 1.34 two candidates with the same allocations but different
+    # mappings are different answers; before, they are one.
+    distinct_mappings: bool = False
+
+
+@dataclass(frozen=True)
+class AllocationRequest:
+    """One candidate: ``allocations`` {provider uuid: {class: amount}}, ``mappings``
+    {suffix: [provider uuids]}."""
+
+    allocations: dict
+    mappings: dict
+
+
+@dataclass(frozen=True)
+class ProviderSummary:
+    uuid: str
+    parent_uuid: str | None
+    root_uuid: str
+    resources: dict  # class name -> {"capacity": int, "used": int}, every inventory
+    traits: list
+
+
+@dataclass
+class Candidates:
+    allocation_requests: list = field(default_factory=list)
+    provider_summaries: list = field(default_factory=list)
+    requested_classes: frozenset = frozenset()
+
+
+# --- step 1: select ---------------------------------------------------------
+
+
+def _resolve_all(request):
+    """Resolve every class and trait name of the request in two queries.
+
+    Returns ``({suffix: ResolvedGroup}, root trait ids (any-of sets), root forbidden ids)``.
+    """
+    everything = RequestGroup(
+        resources={name: 1 for g in request.groups.values() for name in g.resources},
+        required_traits=tuple(
+            any_of for g in request.groups.values() for any_of in g.required_traits
+        )
+        + tuple(request.root_required),
+        forbidden_traits=frozenset().union(
+            request.root_forbidden, *(g.forbidden_traits for g in request.groups.values())
+        ),
+    )
+    resolved_all = rp_selectors.resolve(everything)
+    class_ids = {name: cid for cid, name in resolved_all.class_names.items()}
+    trait_ids = {name: tid for tid, name in resolved_all.trait_names.items()}
+    resolved = {}
+    for suffix, group in request.groups.items():
+        resolved[suffix] = ResolvedGroup(
+            group=group,
+            resources={class_ids[name]: amount for name, amount in group.resources.items()},
+            class_names={class_ids[name]: name for name in group.resources},
+            required_traits=tuple(
+                frozenset(trait_ids[n] for n in any_of) for any_of in group.required_traits
+            ),
+            forbidden_traits=frozenset(trait_ids[n] for n in group.forbidden_traits),
+            trait_names=resolved_all.trait_names,
+        )
+    root_required = tuple(
+        frozenset(trait_ids[n] for n in any_of) for any_of in request.root_required
+    )
+    root_forbidden = frozenset(trait_ids[n] for n in request.root_forbidden)
+    return resolved, root_required, root_forbidden
+
+
+@dataclass
+class _GroupFit:
+    """What one group can use: per class, per root, the providers with room."""
+
+    suffix: str
+    resources: dict  # class id -> amount
+    # class id (None for a resourceless group) -> root id -> [provider ids]
+    by_root: dict = field(default_factory=lambda: defaultdict(lambda: defaultdict(list)))
+    # class id (None for a resourceless group) -> [provider ids] (all of them)
+    providers: dict = field(default_factory=lambda: defaultdict(list))
+
+
+def _select(request, resolved):
+    """One query per group: the providers (and their inventory) that fit it."""
+    fits = {}
+    capacities = {}  # (provider id, class id) -> (Capacity, used)
+    root_of = {}
+    required_traits_of = {}  # provider id -> set of trait ids (unsuffixed group's asked ones)
+    for suffix, rg in resolved.items():
+        unsuffixed = suffix == ""
+        providers = rp_selectors.providers_meeting(
+            rg, aggregates_via_root=unsuffixed, traits_on_provider=not unsuffixed
+        )
+        fit = _GroupFit(suffix=suffix, resources=dict(rg.resources))
+        fits[suffix] = fit
+        if not rg.resources:
+            for provider_id, root_id in providers.values_list("id", "root_id"):
+                root_of[provider_id] = root_id
+                fit.by_root[None][root_id].append(provider_id)
+                fit.providers[None].append(provider_id)
+            continue
+        by_provider = defaultdict(set)
+        for row in rp_selectors.fitting_inventories(rg, providers).order_by(
+            "resource_provider_id", "resource_class_id"
+        ):
+            provider_id, class_id = row["resource_provider_id"], row["resource_class_id"]
+            root_of[provider_id] = row["root_id"]
+            by_provider[provider_id].add(class_id)
+            capacities[(provider_id, class_id)] = (
+                Capacity(
+                    total=row["total"],
+                    reserved=row["reserved"],
+                    min_unit=row["min_unit"],
+                    max_unit=row["max_unit"],
+                    step_size=row["step_size"],
+                    allocation_ratio=row["allocation_ratio"],
+                ),
+                row["used"],
+            )
+        wanted = set(rg.resources)
+        for provider_id, classes in by_provider.items():
+            if unsuffixed:
+                for class_id in classes:
+                    fit.by_root[class_id][root_of[provider_id]].append(provider_id)
+                    fit.providers[class_id].append(provider_id)
+            elif classes == wanted:  # a granular group lands on one provider
+                fit.by_root[None][root_of[provider_id]].append(provider_id)
+                fit.providers[None].append(provider_id)
+        if unsuffixed and rg.required_traits and by_provider:
+            asked = set().union(*rg.required_traits)
+            rows = ResourceProvider.traits.through.objects.filter(
+                resource_provider_id__in=list(by_provider), trait_id__in=asked
+            ).values_list("resource_provider_id", "trait_id")
+            for provider_id, trait_id in rows:
+                required_traits_of.setdefault(provider_id, set()).add(trait_id)
+    return fits, capacities, root_of, required_traits_of
+
+
+def _sharing_anchors():
+    """``{sharing provider id: {root ids of the trees it is shared with}}`` in one query.
+
+    A tree is shared with when any of its providers is in an aggregate of the
+    sharing provider (a provider with MISC_SHARES_VIA_AGGREGATE).
+    """
+    rows = (
+        ResourceProviderAggregate.objects.filter(
+            aggregate__resourceprovideraggregate__resource_provider__traits__name=SHARING_TRAIT
+        )
+        .values_list(
+            "aggregate__resourceprovideraggregate__resource_provider_id",
+            "resource_provider__root_id",
+        )
+        .distinct()
+    )
+    anchors = defaultdict(set)
+    for sharing_id, root_id in rows:
+        anchors[sharing_id].add(root_id)
+    return anchors
+
+
+def _roots_meeting(root_required, root_forbidden):
+    """Ids of root providers with the ``root_required`` traits (one query)."""
+    roots = ResourceProvider.objects.filter(parent__isnull=True)
+    for any_of in root_required:
+        roots = roots.filter(has_any_trait(any_of))
+    if root_forbidden:
+        roots = roots.filter(~has_any_trait(root_forbidden))
+    return set(roots.values_list("id", flat=True))
+
+
+# --- step 2: assemble -------------------------------------------------------
+
+
+class _Assembler:
+    """Builds candidates tree by tree, lazily, from what :func:`_select` found."""
+
+    def __init__(self, request, resolved, fits, capacities, root_of, traits_of, anchors):
+        self.request = request
+        self.resolved = resolved
+        self.fits = fits
+        self.capacities = capacities
+        self.root_of = root_of
+        self.traits_of = traits_of
+        self.anchors = {p: roots for p, roots in anchors.items() if p in root_of}
+        self.parent_of = {}
+        self.isolate = request.group_policy == "isolate"
+        unsuffixed = resolved.get("")
+        self.unsuffixed_required = unsuffixed.required_traits if unsuffixed else ()
+        # The slots to fill: (suffix, class id or None for "the whole group").
+        self.slots = []
+        if unsuffixed is not None and unsuffixed.resources:
+            self.slots += [("", class_id) for class_id in unsuffixed.resources]
+        self.slots += [(suffix, None) for suffix in resolved if suffix != ""]
+        self.resourceless = {s for s, rg in resolved.items() if s and not rg.resources}
+
+    def _roots_for(self, suffix, key):
+        fit = self.fits[suffix]
+        roots = set(fit.by_root[key])
+        for provider_id in fit.providers[key]:
+            roots |= self.anchors.get(provider_id, set())
+        return roots
+
+    def candidate_roots(self, allowed_roots=None):
+        roots = None
+        for suffix, key in self.slots:
+            found = self._roots_for(suffix, key)
+            roots = found if roots is None else roots & found
+            if not roots:
+                return []
+        if roots is None:
+            return []
+        if allowed_roots is not None:
+            roots &= allowed_roots
+        return sorted(roots)
+
+    def _options(self, root_id, suffix, key):
+        fit = self.fits[suffix]
+        local = fit.by_root[key].get(root_id, [])
+        shared = [
+            p
+            for p in fit.providers[key]
+            if self.root_of[p] != root_id and root_id in self.anchors.get(p, ())
+        ]
+        return local + shared
+
+    def _amounts(self, suffix, key):
+        rg = self.resolved[suffix]
+        if key is not None:
+            return {key: rg.resources[key]}
+        return rg.resources
+
+    def _is_ancestor_or_self(self, ancestor, provider_id):
+        while provider_id is not None:
+            if provider_id == ancestor:
+                return True
+            provider_id = self.parent_of.get(provider_id)
+        return False
+
+    def _same_subtree_ok(self, chosen):
+        for suffixes in self.request.same_subtree:
+            members = {chosen[s] for s in suffixes}
+            if not any(
+                all(self._is_ancestor_or_self(top, other) for other in members) for top in members
+            ):
+                return False
+        return True
+
+    def _traits_ok(self, unsuffixed_providers):
+        if not self.unsuffixed_required:
+            return True
+        have = set().union(*(self.traits_of.get(p, set()) for p in unsuffixed_providers))
+        return all(any_of & have for any_of in self.unsuffixed_required)
+
+    def for_root(self, root_id):
+        """Every combination for one anchor root, as ``(slot assignment, usage)``."""
+        options = [self._options(root_id, suffix, key) for suffix, key in self.slots]
+        if not all(options):
+            return
+        yield from self._fill(0, options, [], {}, set())
+
+    def _fill(self, index, options, picked, usage, granular_used):
+        if index == len(self.slots):
+            yield list(picked), dict(usage)
+            return
+        suffix, key = self.slots[index]
+        amounts = self._amounts(suffix, key)
+        for provider_id in options[index]:
+            isolated = self.isolate and suffix and suffix not in self.resourceless
+            if isolated and provider_id in granular_used:
+                continue
+            added = []
+            ok = True
+            for class_id, amount in amounts.items():
+                slot = (provider_id, class_id)
+                total = usage.get(slot, 0) + amount
+                if slot in usage:
+                    capacity, used = self.capacities[slot]
+                    if not capacity.can_provide(total, used):
+                        ok = False
+                        break
+                added.append((slot, usage.get(slot)))
+                usage[slot] = total
+            if ok:
+                picked.append(provider_id)
+                if isolated:
+                    granular_used.add(provider_id)
+                yield from self._fill(index + 1, options, picked, usage, granular_used)
+                picked.pop()
+                if isolated:
+                    granular_used.discard(provider_id)
+            for slot, before in reversed(added):
+                if before is None:
+                    del usage[slot]
+                else:
+                    usage[slot] = before
+
+    def candidates(self, roots):
+        """Distinct candidates over ``roots``, lazily, as (allocations, mappings) by id."""
+        seen = set()
+        for root_id in roots:
+            for picked, usage in self.for_root(root_id):
+                chosen_by_suffix = defaultdict(list)
+                for (suffix, _key), provider_id in zip(self.slots, picked, strict=True):
+                    if provider_id not in chosen_by_suffix[suffix]:
+                        chosen_by_suffix[suffix].append(provider_id)
+                if not self._traits_ok(chosen_by_suffix.get("", [])):
+                    continue
+                if self.request.same_subtree and not self._same_subtree_ok(
+                    {s: ps[0] for s, ps in chosen_by_suffix.items() if s}
+                ):
+                    continue
+                allocations = tuple(sorted(usage.items()))
+                mappings = tuple(sorted((s, tuple(ps)) for s, ps in chosen_by_suffix.items()))
+                key = (allocations, mappings) if self.request.distinct_mappings else allocations
+                if key in seen:
+                    continue
+                seen.add(key)
+                yield allocations, mappings
+
+
+# --- step 3: summarise ------------------------------------------------------
+
+
+def _summaries(root_ids):
+    """Summaries of every provider of the trees ``root_ids`` (three queries)."""
+    root_ids = list(root_ids)
+    providers = list(
+        ResourceProvider.objects.filter(root_id__in=root_ids)
+        .order_by("id")
+        .values_list("id", "uuid", "parent__uuid", "root__uuid")
+    )
+    resources = defaultdict(dict)
+    inventories = (
+        Inventory.objects.filter(resource_provider__root_id__in=root_ids)
+        .annotate(used=usage_expression())
+        .order_by("resource_provider_id", "resource_class_id")
+        .values(
+            "resource_provider_id",
+            "resource_class__name",
+            "total",
+            "reserved",
+            "allocation_ratio",
+            "used",
+        )
+    )
+    for row in inventories:
+        capacity = Capacity(
+            total=row["total"], reserved=row["reserved"], allocation_ratio=row["allocation_ratio"]
+        )
+        resources[row["resource_provider_id"]][row["resource_class__name"]] = {
+            "capacity": capacity.usable,
+            "used": row["used"],
+        }
+    traits = trait_names_by_provider(p[0] for p in providers)
+    uuids = {}
+    summaries = []
+    for provider_id, uuid, parent_uuid, root_uuid in providers:
+        uuids[provider_id] = str(uuid)
+        summaries.append(
+            ProviderSummary(
+                uuid=str(uuid),
+                parent_uuid=str(parent_uuid) if parent_uuid else None,
+                root_uuid=str(root_uuid),
+                resources=resources.get(provider_id, {}),
+                traits=traits.get(provider_id, []),
+            )
+        )
+    return summaries, uuids
+
+
+# --- the selector -----------------------------------------------------------
+
+
+def candidates_for_request(request):
+    """The allocation candidates and provider summaries answering ``request``.
+
+    Raises UnknownResourceClass / UnknownTrait for names that do not exist.
+    """
+    resolved, root_required, root_forbidden = _resolve_all(request)
+    requested = frozenset(name for group in request.groups.values() for name in group.resources)
+    fits, capacities, root_of, traits_of = _select(request, resolved)
+    assembler = _Assembler(
+        request, resolved, fits, capacities, root_of, traits_of, _sharing_anchors()
+    )
+    allowed = (
+        _roots_meeting(root_required, root_forbidden) if (root_required or root_forbidden) else None
+    )
+    roots = assembler.candidate_roots(allowed)
+    if not roots:
+        return Candidates(requested_classes=requested)
+    if request.same_subtree:
+        assembler.parent_of = dict(
+            ResourceProvider.objects.filter(root_id__in=roots).values_list("id", "parent_id")
+        )
+
+    cap = settings.PLACEMENT_MAX_ALLOCATION_CANDIDATES
+    generated = assembler.candidates(roots)
+    if settings.PLACEMENT_RANDOMIZE_ALLOCATION_CANDIDATES:
+        found = list(itertools.islice(generated, cap))
+        random.shuffle(found)
+        if request.limit is not None:
+            found = found[: request.limit]
+    else:
+        wanted = cap if request.limit is None else min(cap, request.limit)
+        found = list(itertools.islice(generated, wanted))
+    if not found:
+        return Candidates(requested_classes=requested)
+
+    used_roots = {root_of[p] for allocations, _m in found for (p, _c), _a in allocations}
+    used_roots |= {root_of[p] for _a, mappings in found for _s, ps in mappings for p in ps}
+    summaries, uuids = _summaries(used_roots)
+    class_names = {}
+    for rg in resolved.values():
+        class_names.update(rg.class_names)
+    requests = []
+    for allocations, mappings in found:
+        by_provider = {}
+        for (provider_id, class_id), amount in allocations:
+            by_provider.setdefault(uuids[provider_id], {})[class_names[class_id]] = amount
+        requests.append(
+            AllocationRequest(
+                allocations=by_provider,
+                mappings={suffix: [uuids[p] for p in ps] for suffix, ps in mappings},
+            )
+        )
+    return Candidates(
+        allocation_requests=requests, provider_summaries=summaries, requested_classes=requested
+    )
