@@ -250,6 +250,7 @@ class _Assembler:
         self.traits_of = traits_of
         self.anchors = {p: roots for p, roots in anchors.items() if p in root_of}
         self.parent_of = {}
+        self._shared_cache = {}
         self.isolate = request.group_policy == "isolate"
         unsuffixed = resolved.get("")
         self.unsuffixed_required = unsuffixed.required_traits if unsuffixed else ()
@@ -280,15 +281,21 @@ class _Assembler:
             roots &= allowed_roots
         return sorted(roots)
 
+    def _shared_by_root(self, suffix, key):
+        """``{root id: [sharing providers of the slot anchored there, from other trees]}``."""
+        cache_key = (suffix, key)
+        if cache_key not in self._shared_cache:
+            shared = defaultdict(list)
+            for provider_id in self.fits[suffix].providers[key]:
+                for root_id in self.anchors.get(provider_id, ()):
+                    if root_id != self.root_of[provider_id]:
+                        shared[root_id].append(provider_id)
+            self._shared_cache[cache_key] = shared
+        return self._shared_cache[cache_key]
+
     def _options(self, root_id, suffix, key):
-        fit = self.fits[suffix]
-        local = fit.by_root[key].get(root_id, [])
-        shared = [
-            p
-            for p in fit.providers[key]
-            if self.root_of[p] != root_id and root_id in self.anchors.get(p, ())
-        ]
-        return local + shared
+        local = self.fits[suffix].by_root[key].get(root_id, [])
+        return local + self._shared_by_root(suffix, key).get(root_id, [])
 
     def _amounts(self, suffix, key):
         rg = self.resolved[suffix]
