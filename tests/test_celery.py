@@ -86,15 +86,16 @@ def celery_worker_queue(transactional_db, tmp_path):
 
 
 def _purge(queue):
-    app = Celery("test-purge", broker=TEST_BROKER_URL)
-    with app.connection_for_write() as conn:
+    # An explicit URL: Celery prefers a CELERY_BROKER_URL environment variable to broker=.
+    with Celery("test-purge").connection_for_write(TEST_BROKER_URL) as conn:
         conn.default_channel.queue_delete(queue)
 
 
 def test_worker_runs_heartbeat_and_records_it(celery_worker_queue):
     queue, log_path = celery_worker_queue
-    sender = Celery("test-sender", broker=TEST_BROKER_URL)
-    sender.send_task(HEARTBEAT_TASK, queue=queue)
+    sender = Celery("test-sender")
+    with sender.connection_for_write(TEST_BROKER_URL) as conn:
+        sender.send_task(HEARTBEAT_TASK, queue=queue, connection=conn)
 
     deadline = time.monotonic() + 60
     heartbeat = None
