@@ -183,4 +183,7 @@ def request_forms(data=None):
     numbered = [
         RequestGroupForm(data, prefix=f"g{number}") for number in range(1, NUMBERED_GROUPS + 1)
     ]
+    for form in numbered:  # the examples are shown once, in the unnumbered row
+        for field in form.fields.values():
+            field.widget.attrs.pop("placeholder", None)
     return unnumbered, numbered

@@ -223,7 +223,12 @@ def try_request(request):
             error = "Ask for something: resources, traits or aggregates in at least one group."
         else:
             try:
-                results = [_group_result(group_fit) for group_fit in fit.fit_for_request(parsed)]
+                results = fit.fit_report(parsed, shown=FIT_ROWS_SHOWN)
+                for report in results:
+                    report.reason_counts = [
+                        (REASON_LABELS.get(kind, kind), count)
+                        for kind, count in report.reason_counts
+                    ]
             except fit.FitRequestError as exc:
                 error = str(exc)
     elif submitted:
@@ -241,18 +246,3 @@ def try_request(request):
             "rows_shown": FIT_ROWS_SHOWN,
         },
     )
-
-
-def _group_result(group_fit):
-    fitting = group_fit.fitting
-    left_out = group_fit.left_out
-    return {
-        "group": group_fit.group,
-        "fitting_count": len(fitting),
-        "fitting": fitting[:FIT_ROWS_SHOWN],
-        "left_out_count": len(left_out),
-        "left_out": left_out[:FIT_ROWS_SHOWN],
-        "reason_counts": [
-            (REASON_LABELS.get(kind, kind), count) for kind, count in group_fit.reason_counts()
-        ],
-    }

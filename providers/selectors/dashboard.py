@@ -6,12 +6,21 @@ here only fetch the rows it needs, set-based, a fixed number per page
 whatever the number of providers.
 """
 
+import heapq
 import uuid as uuidlib
 from collections import defaultdict
 from dataclasses import dataclass
 
 from django.core.paginator import Paginator
-from django.db.models import Count, Exists, IntegerField, OuterRef, Q, Subquery, Sum
+from django.db.models import (
+    Count,
+    Exists,
+    IntegerField,
+    OuterRef,
+    Q,
+    Subquery,
+    Sum,
+)
 from django.db.models.functions import Coalesce
 
 from allocations.models import Allocation
@@ -217,46 +226,45 @@ class ProviderPeak:
 def fullest_providers(limit=10):
     """The ``limit`` providers whose fullest inventory is the most used, fullest first.
 
-    Only inventories something is allocated from are read (one query), then
-    the inventories of the chosen few (two more).
+    Two set-based reads (usage per provider and class; inventory rows), each
+    inventory judged by the capacity model (memoised per distinct shape), then
+    the inventories of the chosen few (two more queries). Ranking in SQL with a
+    correlated usable-capacity subquery measured several times slower here.
     """
-    used_here = Allocation.objects.filter(
-        resource_provider_id=OuterRef("resource_provider_id"),
-        resource_class_id=OuterRef("resource_class_id"),
-    )
-    rows = (
-        Inventory.objects.filter(Exists(used_here))
-        .annotate(
-            used=Subquery(
-                used_here.order_by()
-                .values("resource_provider_id")
-                .annotate(s=Sum("used"))
-                .values("s")[:1],
-                output_field=IntegerField(),
-            )
-        )
-        .values_list(
-            "resource_provider_id",
-            "resource_class__name",
-            "total",
-            "reserved",
-            "allocation_ratio",
-            "used",
-        )
-    )
+    used = {
+        (rp, rc): amount
+        for rp, rc, amount in Allocation.objects.values("resource_provider_id", "resource_class_id")
+        .annotate(used=Sum("used"))
+        .order_by()
+        .values_list("resource_provider_id", "resource_class_id", "used")
+    }
+    if not used:
+        return []
+    usable_of = {}
     peaks = {}
-    for rp, rc_name, total, reserved, ratio, used in rows:
-        candidate = InventoryUsage(rc_name, _capacity(total, reserved, ratio=ratio), used)
-        best = peaks.get(rp)
-        if best is None or candidate.utilisation > best.utilisation:
-            peaks[rp] = candidate
-    chosen = sorted(peaks, key=lambda rp: (-peaks[rp].utilisation, rp))[:limit]
+    rows = Inventory.objects.order_by().values_list(
+        "resource_provider_id", "resource_class_id", "total", "reserved", "allocation_ratio"
+    )
+    for rp, rc, total, reserved, ratio in rows:
+        amount = used.get((rp, rc))
+        if not amount:
+            continue
+        shape = (total, reserved, ratio)
+        usable = usable_of.get(shape)
+        if usable is None:
+            usable = usable_of[shape] = _capacity(total, reserved, ratio=ratio).usable
+        percent = utilisation(amount, usable)
+        if rp not in peaks or percent > peaks[rp]:
+            peaks[rp] = percent
+    chosen = heapq.nsmallest(limit, peaks, key=lambda rp: (-peaks[rp], rp))
     providers = ResourceProvider.objects.in_bulk(chosen)
     inventories = inventory_usages_by_provider(chosen)
-    return [
-        ProviderPeak(rp, providers[rp].uuid, providers[rp].name, peaks[rp], inventories[rp])
-        for rp in chosen
-    ]
+    found = []
+    for rp in chosen:
+        invs = inventories[rp]
+        peak = max(invs, key=lambda inv: inv.utilisation)
+        found.append(ProviderPeak(rp, providers[rp].uuid, providers[rp].name, peak, invs))
+    return found
 
 
 # --- providers list -------------------------------------------------------------------------

@@ -20,6 +20,7 @@ names.
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from django.db.models import Sum
 
@@ -81,14 +82,12 @@ class ParsedRequest:
     groups: tuple = ()
 
 
-@dataclass(frozen=True)
-class Reason:
+class Reason(NamedTuple):
     kind: str
     text: str
 
 
-@dataclass(frozen=True)
-class ProviderRef:
+class ProviderRef(NamedTuple):
     id: int
     uuid: object
     name: str
@@ -100,9 +99,8 @@ class ProviderRef:
         return self.parent_id is None
 
 
-@dataclass
-class ProviderFit:
-    provider: ProviderRef
+class ProviderFit(NamedTuple):
+    provider_id: int
     reasons: list
 
     @property
@@ -140,11 +138,12 @@ def _resolve(model, names, what):
     return found
 
 
-def _provider_refs():
-    rows = ResourceProvider.objects.order_by("name").values_list(
+def provider_refs(ids):
+    """{id: ProviderRef} for the providers to be shown (one query)."""
+    rows = ResourceProvider.objects.filter(id__in=ids).values_list(
         "id", "uuid", "name", "parent_id", "root_id"
     )
-    return [ProviderRef(*row) for row in rows]
+    return {row[0]: ProviderRef._make(row) for row in rows}
 
 
 def _capacities(class_ids):
@@ -159,17 +158,23 @@ def _capacities(class_ids):
         "step_size",
         "allocation_ratio",
     )
-    return {
-        (rp, rc): Capacity(
-            total=total,
-            reserved=reserved,
-            min_unit=min_unit,
-            max_unit=max_unit,
-            step_size=step_size,
-            allocation_ratio=ratio,
-        )
-        for rp, rc, total, reserved, min_unit, max_unit, step_size, ratio in rows
-    }
+    shapes = {}  # identical inventories share one (immutable) Capacity
+    found = {}
+    for rp, rc, *shape in rows:
+        shape = tuple(shape)
+        capacity = shapes.get(shape)
+        if capacity is None:
+            total, reserved, min_unit, max_unit, step_size, ratio = shape
+            capacity = shapes[shape] = Capacity(
+                total=total,
+                reserved=reserved,
+                min_unit=min_unit,
+                max_unit=max_unit,
+                step_size=step_size,
+                allocation_ratio=ratio,
+            )
+        found[rp, rc] = capacity
+    return found
 
 
 def _usages(class_ids):
@@ -213,7 +218,7 @@ def fit_for_request(request):
         for u, i in Aggregate.objects.filter(uuid__in=aggregate_uuids).values_list("uuid", "id")
     }
 
-    providers = _provider_refs()
+    providers = list(ResourceProvider.objects.order_by("name").values_list("id", flat=True))
     capacities = _capacities(class_ids.values()) if class_ids else {}
     usages = _usages(class_ids.values()) if class_ids else {}
     traits = _links(ResourceProviderTrait, "trait", trait_ids.values()) if trait_ids else {}
@@ -231,6 +236,8 @@ def fit_for_request(request):
 
 
 class _Judge:
+    """Judges providers against one group; the group's names are resolved once."""
+
     def __init__(self, class_ids, trait_ids, aggregate_ids, capacities, usages, traits, aggs):
         self.class_ids = class_ids
         self.trait_ids = trait_ids
@@ -239,53 +246,93 @@ class _Judge:
         self.usages = usages
         self.traits = traits
         self.aggregates = aggs
+        self._plans = {}
 
-    def reasons(self, group, provider):
-        return (
-            self._resource_reasons(group, provider)
-            + self._trait_reasons(group, provider)
-            + self._aggregate_reasons(group, provider)
-        )
+    def _plan(self, group):
+        plan = self._plans.get(id(group))
+        if plan is None:
+            member_of = []
+            for any_of in group.member_of:
+                uuids = sorted(str(u) for u in any_of)
+                ids = {self.aggregate_ids.get(u) for u in uuids} - {None}
+                if len(uuids) == 1:
+                    text = f"not in aggregate {uuids[0]}"
+                else:
+                    text = f"not in any of aggregates {', '.join(uuids)}"
+                member_of.append((ids, Reason(NOT_A_MEMBER, text)))
+            plan = self._plans[id(group)] = (
+                [(name, self.class_ids[name], amount) for name, amount in group.resources.items()],
+                [
+                    (self.trait_ids[name], Reason(MISSING_TRAIT, f"missing trait {name}"))
+                    for name in sorted(group.required_traits)
+                ],
+                [
+                    (self.trait_ids[name], Reason(FORBIDDEN_TRAIT, f"has forbidden trait {name}"))
+                    for name in sorted(group.forbidden_traits)
+                ],
+                member_of,
+                [
+                    (
+                        self.aggregate_ids.get(u),
+                        Reason(FORBIDDEN_AGGREGATE, f"in forbidden aggregate {u}"),
+                    )
+                    for u in sorted(str(u) for u in group.forbidden_aggregates)
+                ],
+            )
+        return plan
 
-    def _resource_reasons(self, group, provider):
+    def reasons(self, group, provider):  # provider: its id
+        resources, required, forbidden, member_of, forbidden_aggregates = self._plan(group)
         found = []
-        for name, amount in group.resources.items():
-            key = (provider.id, self.class_ids[name])
+        for name, class_id, amount in resources:
+            key = (provider, class_id)
             capacity = self.capacities.get(key)
             if capacity is None:
                 found.append(Reason(NO_INVENTORY, f"has no inventory of {name}"))
                 continue
             for shortfall in capacity.shortfalls(amount, self.usages.get(key, 0)):
                 found.append(Reason(shortfall.rule, shortfall.describe(name)))
+        if required or forbidden:
+            has = self.traits.get(provider, ())
+            found += [reason for trait_id, reason in required if trait_id not in has]
+            found += [reason for trait_id, reason in forbidden if trait_id in has]
+        if member_of or forbidden_aggregates:
+            within = self.aggregates.get(provider, set())
+            found += [reason for ids, reason in member_of if not ids & within]
+            found += [reason for agg_id, reason in forbidden_aggregates if agg_id in within]
         return found
 
-    def _trait_reasons(self, group, provider):
-        has = self.traits.get(provider.id, set())
-        found = [
-            Reason(MISSING_TRAIT, f"missing trait {name}")
-            for name in sorted(group.required_traits)
-            if self.trait_ids[name] not in has
-        ]
-        found += [
-            Reason(FORBIDDEN_TRAIT, f"has forbidden trait {name}")
-            for name in sorted(group.forbidden_traits)
-            if self.trait_ids[name] in has
-        ]
-        return found
 
-    def _aggregate_reasons(self, group, provider):
-        member_of = self.aggregates.get(provider.id, set())
-        found = []
-        for any_of in group.member_of:
-            ids = {self.aggregate_ids.get(str(u)) for u in any_of} - {None}
-            if not ids & member_of:
-                uuids = sorted(str(u) for u in any_of)
-                if len(uuids) == 1:
-                    text = f"not in aggregate {uuids[0]}"
-                else:
-                    text = f"not in any of aggregates {', '.join(uuids)}"
-                found.append(Reason(NOT_A_MEMBER, text))
-        for u in sorted(str(u) for u in group.forbidden_aggregates):
-            if self.aggregate_ids.get(u) in member_of:
-                found.append(Reason(FORBIDDEN_AGGREGATE, f"in forbidden aggregate {u}"))
-        return found
+@dataclass
+class GroupReport:
+    """A :class:`GroupFit` summed up, with the first ``shown`` providers of each side."""
+
+    group: RequestGroup
+    fitting_count: int
+    left_out_count: int
+    reason_counts: list  # (kind, count), most common first
+    fitting: list  # (ProviderRef, [])
+    left_out: list  # (ProviderRef, [Reason, ...])
+
+
+def fit_report(request, shown=100):
+    """:func:`fit_for_request` for a page: counts, and the first ``shown`` of each side by name."""
+    group_fits = fit_for_request(request)
+    picked = []
+    for group_fit in group_fits:
+        fitting = [r for r in group_fit.results if r.fits]
+        left_out = [r for r in group_fit.results if not r.fits]
+        picked.append((group_fit, fitting, left_out))
+    ids = {r.provider_id for _, f, lo in picked for r in f[:shown] + lo[:shown]}
+    refs = provider_refs(ids)
+    return [
+        GroupReport(
+            group=group_fit.group,
+            fitting_count=len(fitting),
+            left_out_count=len(left_out),
+            reason_counts=group_fit.reason_counts(),
+            fitting=[(refs[r.provider_id], r.reasons) for r in fitting[:shown]],
+            left_out=[(refs[r.provider_id], r.reasons) for r in left_out[:shown]],
+        )
+        for group_fit, fitting, left_out in picked
+    ]

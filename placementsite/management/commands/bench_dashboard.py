@@ -1,0 +1,263 @@
+"""Time the dashboard's pages on a cloud of N providers.
+
+    python manage.py bench_dashboard --providers 10000
+
+By default a scratch database (``<NAME>_bench``) is created next to the
+configured one, filled with a synthetic cloud (80% compute nodes, 20% child
+providers, aggregates, traits, two consumers per node) and dropped at the
+end; ``--keep`` keeps it for the next run, ``--use-existing`` times the
+configured database as it is. Every page is rendered through the whole
+Django stack (middleware, session, templates) as a logged-in staff user,
+``--repeat`` times after one warm-up, and the median is printed.
+"""
+
+import random
+import statistics
+import time
+import uuid
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+from django.db import connection, transaction
+from django.db.models import F
+from django.test import Client
+
+from allocations.models import Allocation, Consumer, ConsumerType, Project, User
+from providers.models import (
+    Aggregate,
+    Inventory,
+    ResourceClass,
+    ResourceProvider,
+    ResourceProviderAggregate,
+    ResourceProviderTrait,
+    Trait,
+)
+
+TARGET_MS = 300
+TRAITS = [
+    "HW_CPU_X86_AVX",
+    "HW_CPU_X86_AVX2",
+    "HW_CPU_X86_SSE42",
+    "HW_CPU_X86_AVX512F",
+    "HW_NIC_SRIOV",
+    "COMPUTE_VOLUME_MULTI_ATTACH",
+    "STORAGE_DISK_SSD",
+    "COMPUTE_STATUS_DISABLED",
+]
+CUSTOM_TRAITS = ["CUSTOM_GOLD", "CUSTOM_SILVER", "CUSTOM_MAINTENANCE"]
+
+
+class Command(BaseCommand):
+    help = "Print median render times of every dashboard page at N providers."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--providers", type=int, default=10000)
+        parser.add_argument("--repeat", type=int, default=7)
+        parser.add_argument(
+            "--use-existing",
+            action="store_true",
+            help="time the configured database as it is instead of a scratch one",
+        )
+        parser.add_argument("--keep", action="store_true", help="keep the scratch database")
+
+    def handle(self, *args, **options):
+        scratch = not options["use_existing"]
+        old_name = connection.settings_dict["NAME"]
+        if scratch:
+            connection.settings_dict.setdefault("TEST", {})["NAME"] = f"{old_name}_bench"
+            connection.creation.create_test_db(
+                verbosity=0, autoclobber=True, keepdb=options["keep"]
+            )
+        try:
+            if scratch and ResourceProvider.objects.count() != options["providers"]:
+                started = time.perf_counter()
+                build_cloud(options["providers"])
+                self.stdout.write(
+                    f"built {options['providers']} providers, "
+                    f"{Consumer.objects.count()} consumers, "
+                    f"{Allocation.objects.count()} allocations "
+                    f"in {time.perf_counter() - started:.1f} s"
+                )
+            self.time_pages(options["repeat"])
+        finally:
+            if scratch and not options["keep"]:
+                connection.creation.destroy_test_db(old_name, verbosity=0)
+
+    def time_pages(self, repeat):
+        user, _ = get_user_model().objects.get_or_create(
+            username="bench-operator", defaults={"is_staff": True}
+        )
+        client = Client()
+        client.force_login(user)
+        provider = ResourceProvider.objects.filter(parent__isnull=False).order_by("id").first()
+        provider = provider.root if provider else ResourceProvider.objects.first()
+        consumer = Consumer.objects.order_by("id").first()
+        aggregate = Aggregate.objects.order_by("id").first()
+        pages = {
+            "overview": "/dashboard/",
+            "providers": "/dashboard/providers/",
+            "providers, last page": "/dashboard/providers/?page=1000000",
+            "providers, filtered": "/dashboard/providers/?trait=HW_CPU_X86_AVX2"
+            "&resource_class=VCPU&tree=root",
+            "providers, search": "/dashboard/providers/?q=cn-01",
+            "provider": f"/dashboard/providers/{provider.uuid}/" if provider else None,
+            "consumers": "/dashboard/consumers/",
+            "consumer": f"/dashboard/consumers/{consumer.uuid}/" if consumer else None,
+            "projects": "/dashboard/projects/",
+            "traits": "/dashboard/traits/",
+            "resource classes": "/dashboard/resource-classes/",
+            "aggregates": "/dashboard/aggregates/",
+            "aggregate": f"/dashboard/aggregates/{aggregate.uuid}/" if aggregate else None,
+            "try a request": "/dashboard/try/?submit=1&resources=VCPU:8,MEMORY_MB:16384",
+            "try, traits and groups": "/dashboard/try/?submit=1&resources=VCPU:8,MEMORY_MB:16384"
+            "&required=HW_CPU_X86_AVX2&forbidden=CUSTOM_MAINTENANCE"
+            + (f"&member_of={aggregate.uuid}" if aggregate else "")
+            + "&g1-resources=PCPU:4&g2-resources=DISK_GB:100&g2-required=STORAGE_DISK_SSD",
+        }
+        self.stdout.write(f"{'page':<26} {'median ms':>10} {'max ms':>8}  verdict")
+        worst = 0.0
+        for name, url in pages.items():
+            if url is None:
+                continue
+            response = client.get(url)  # warm-up
+            if response.status_code != 200:
+                self.stdout.write(f"{name:<26} HTTP {response.status_code}")
+                continue
+            times = []
+            for _ in range(repeat):
+                started = time.perf_counter()
+                client.get(url)
+                times.append((time.perf_counter() - started) * 1000)
+            median = statistics.median(times)
+            worst = max(worst, median)
+            verdict = "ok" if median < TARGET_MS else f"OVER {TARGET_MS} ms"
+            self.stdout.write(f"{name:<26} {median:>10.1f} {max(times):>8.1f}  {verdict}")
+        self.stdout.write(f"slowest median: {worst:.1f} ms (target < {TARGET_MS} ms)")
+
+
+def _names(model, names):
+    for name in names:
+        model.objects.get_or_create(name=name)
+    return dict(model.objects.filter(name__in=names).values_list("name", "id"))
+
+
+@transaction.atomic
+def build_cloud(count, seed=42):
+    """A synthetic cloud of ``count`` providers, built with bulk inserts."""
+    rng = random.Random(seed)
+    roots = max(1, count * 4 // 5)
+    children = count - roots
+    classes = _names(ResourceClass, ["VCPU", "MEMORY_MB", "DISK_GB", "PCPU", "SRIOV_NET_VF"])
+    traits = _names(Trait, TRAITS + CUSTOM_TRAITS)
+    aggregates = Aggregate.objects.bulk_create(
+        [Aggregate(uuid=uuid.UUID(int=rng.getrandbits(128), version=4)) for _ in range(100)]
+    )
+
+    nodes = ResourceProvider.objects.bulk_create(
+        [ResourceProvider(name=f"cn-{i:05d}", uuid=uuid.uuid4()) for i in range(roots)],
+        batch_size=2000,
+    )
+    ResourceProvider.objects.filter(id__in=[n.id for n in nodes]).update(root=F("id"))
+    kids = ResourceProvider.objects.bulk_create(
+        [
+            ResourceProvider(
+                name=f"cn-{i % roots:05d}-{'numa' if i % 2 else 'nic'}{i // roots}",
+                uuid=uuid.uuid4(),
+                parent_id=nodes[i % roots].id,
+                root_id=nodes[i % roots].id,
+            )
+            for i in range(children)
+        ],
+        batch_size=2000,
+    )
+
+    inventories, links, members = [], [], []
+    for node in nodes:
+        cpus = rng.choice([32, 48, 64, 96])
+        inventories += [
+            Inventory(
+                resource_provider=node,
+                resource_class_id=classes["VCPU"],
+                total=cpus,
+                allocation_ratio=4.0,
+            ),
+            Inventory(
+                resource_provider=node,
+                resource_class_id=classes["MEMORY_MB"],
+                total=cpus * 4096,
+                reserved=4096,
+                allocation_ratio=1.5,
+            ),
+            Inventory(
+                resource_provider=node,
+                resource_class_id=classes["DISK_GB"],
+                total=rng.choice([1000, 2000, 4000]),
+                reserved=50,
+                step_size=10,
+            ),
+        ]
+        for name in rng.sample(TRAITS, 3) + (
+            [rng.choice(CUSTOM_TRAITS)] if rng.random() < 0.3 else []
+        ):
+            links.append(ResourceProviderTrait(resource_provider=node, trait_id=traits[name]))
+        members.append(
+            ResourceProviderAggregate(resource_provider=node, aggregate=rng.choice(aggregates))
+        )
+    for kid in kids:
+        pcpu = "numa" in kid.name
+        inventories.append(
+            Inventory(
+                resource_provider=kid,
+                resource_class_id=classes["PCPU" if pcpu else "SRIOV_NET_VF"],
+                total=16 if pcpu else 8,
+                max_unit=8 if pcpu else 4,
+            )
+        )
+    Inventory.objects.bulk_create(inventories, batch_size=5000)
+    ResourceProviderTrait.objects.bulk_create(links, batch_size=5000)
+    ResourceProviderAggregate.objects.bulk_create(members, batch_size=5000)
+
+    projects = Project.objects.bulk_create(
+        [Project(external_id=f"project-{i:04d}") for i in range(max(1, roots // 40))]
+    )
+    users = User.objects.bulk_create(
+        [User(external_id=f"user-{i:05d}") for i in range(max(1, roots // 8))]
+    )
+    instance, _ = ConsumerType.objects.get_or_create(name="INSTANCE")
+    consumers = Consumer.objects.bulk_create(
+        [
+            Consumer(
+                uuid=uuid.uuid4(),
+                project=rng.choice(projects),
+                user=rng.choice(users),
+                consumer_type=instance,
+                generation=1,
+            )
+            for _ in range(roots * 2)
+        ],
+        batch_size=5000,
+    )
+    allocations = []
+    for index, consumer in enumerate(consumers):
+        node = nodes[index // 2]
+        flavor = rng.choice([(2, 4096, 20), (4, 8192, 40), (8, 16384, 80), (16, 32768, 160)])
+        for rc, used in zip(("VCPU", "MEMORY_MB", "DISK_GB"), flavor, strict=True):
+            allocations.append(
+                Allocation(
+                    resource_provider=node,
+                    consumer=consumer,
+                    resource_class_id=classes[rc],
+                    used=used,
+                )
+            )
+    for index, kid in enumerate(kids):
+        if "numa" in kid.name and index < len(consumers):
+            allocations.append(
+                Allocation(
+                    resource_provider=kid,
+                    consumer=consumers[index],
+                    resource_class_id=classes["PCPU"],
+                    used=rng.choice([2, 4, 8]),
+                )
+            )
+    Allocation.objects.bulk_create(allocations, batch_size=5000)
