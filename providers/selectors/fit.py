@@ -247,6 +247,7 @@ class _Judge:
         self.traits = traits
         self.aggregates = aggs
         self._plans = {}
+        self._verdicts = {}
 
     def _plan(self, group):
         plan = self._plans.get(id(group))
@@ -290,8 +291,16 @@ class _Judge:
             if capacity is None:
                 found.append(Reason(NO_INVENTORY, f"has no inventory of {name}"))
                 continue
-            for shortfall in capacity.shortfalls(amount, self.usages.get(key, 0)):
-                found.append(Reason(shortfall.rule, shortfall.describe(name)))
+            used = self.usages.get(key, 0)
+            # Identical inventories share one Capacity: judge each (shape, amount, used) once.
+            verdict_key = (id(capacity), name, amount, used)
+            verdict = self._verdicts.get(verdict_key)
+            if verdict is None:
+                verdict = self._verdicts[verdict_key] = [
+                    Reason(shortfall.rule, shortfall.describe(name))
+                    for shortfall in capacity.shortfalls(amount, used)
+                ]
+            found.extend(verdict)
         if required or forbidden:
             has = self.traits.get(provider, ())
             found += [reason for trait_id, reason in required if trait_id not in has]
