@@ -221,10 +221,10 @@ class Server:
     def rss(self):
         return rss_bytes(self.pids)
 
-    def start(self):
+    def start(self, expected=None):
+        """Start (or empty) the server; True if a reused server already holds the topology."""
         if not self.owned:
-            self._empty()
-            return
+            return self._empty(expected)
         if listening_pids(self.client.port):
             raise ServerError(f"port {self.client.port} is in use; pick another or pass a URL")
         BENCH_DIR.mkdir(parents=True, exist_ok=True)
@@ -245,7 +245,7 @@ class Server:
                 status, _, _ = self.client.request("GET", "/", token=None)
                 if status == 200:
                     log(f"{self.name}: serving on {self.client.url} (pid {self.process.pid})")
-                    return
+                    return False
             except (OSError, RequestTimeout, http.client.HTTPException):
                 pass
             time.sleep(0.3)
@@ -276,11 +276,16 @@ class Server:
                 return
         log(f"{self.name}: still busy after {limit:.0f} s, going on")
 
-    def _empty(self):
+    def _empty(self, expected=None):
         body = self.client.call("GET", "/resource_providers")
         providers = body["resource_providers"]
         if not providers:
-            return
+            return False
+        if self.args.keep_loaded and expected is not None:
+            names = {p["name"] for p in providers}
+            if len(providers) == len(expected) and names == expected:
+                log(f"{self.name}: already holds the {len(providers)} providers, not reloading")
+                return True
         if not self.args.wipe:
             raise SystemExit(
                 f"{self.name} at {self.client.url} holds {len(providers)} providers; "
@@ -478,6 +483,22 @@ class Topology:
     loader: object
     size: int
     queries: list
+
+    def names(self):
+        """The names of the providers this topology loads (to recognise a loaded server)."""
+        if self.loader is load_compute:
+            return {"shared-storage"} | {f"compute-{i:05d}" for i in range(self.size)}
+        if self.loader is load_nested:
+            names = set()
+            for i in range(self.size):
+                names |= {f"nested-{i:05d}"}
+                names |= {f"nested-{i:05d}-numa{n}" for n in (0, 1)}
+                names |= {f"nested-{i:05d}-numa{n}-pf{n}" for n in (0, 1)}
+            return names
+        names = set()
+        for i in range(self.size):
+            names |= {f"wide-{i:03d}"} | {f"wide-{i:03d}-gpu{c}" for c in range(8)}
+        return names
 
 
 def topologies(args):
@@ -842,6 +863,12 @@ def parse_args(argv=None):
         action="store_true",
         help="with --*-url: delete the server's providers before each topology",
     )
+    parser.add_argument(
+        "--keep-loaded",
+        action="store_true",
+        help="with --*-url: a server that already holds exactly this topology's providers "
+        "is measured as it is, without wiping and reloading it",
+    )
     parser.add_argument("--skip-project", action="store_true")
     parser.add_argument("--skip-reference", action="store_true")
     parser.add_argument("--json", type=Path, help="also write the raw figures to this file")
@@ -875,9 +902,9 @@ def main(argv=None):
                     "providers"
                 )
                 try:
-                    server.start()
-                    seconds = load(server, topology, args.load_threads)
-                    log(f"{server.name}: {topology.key}: loaded in {seconds:.1f} s")
+                    if not server.start(topology.names()):
+                        seconds = load(server, topology, args.load_threads)
+                        log(f"{server.name}: {topology.key}: loaded in {seconds:.1f} s")
                     for query in topology.queries:
                         results[(server.name, query.label)] = measure(server, query, args)
                 except (
