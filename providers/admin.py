@@ -290,7 +290,10 @@ def split_uuids(text):
 
 
 class ResourceProviderForm(ServiceForm):
-    traits = forms.ModelMultipleChoiceField(
+    # Not named "traits": the model's traits field has a through model, which
+    # the admin refuses to edit directly (admin.E013).
+    provider_traits = forms.ModelMultipleChoiceField(
+        label="Traits",
         queryset=Trait.objects.order_by("name"),
         required=False,
         widget=admin.widgets.FilteredSelectMultiple("traits", is_stacked=False),
@@ -311,7 +314,7 @@ class ResourceProviderForm(ServiceForm):
         super().__init__(*args, **kwargs)
         self.fields["generation"].required = False
         if self.instance.pk is not None:
-            self.fields["traits"].initial = list(self.instance.traits.all())
+            self.fields["provider_traits"].initial = list(self.instance.traits.all())
             self.fields["aggregate_uuids"].initial = "\n".join(
                 str(u) for u in self.instance.aggregates.values_list("uuid", flat=True)
             )
@@ -333,7 +336,7 @@ class ResourceProviderForm(ServiceForm):
                 parent=cleaned.get("parent"),
                 generation=cleaned.get("generation"),
             )
-        trait_names = [t.name for t in cleaned.get("traits") or []]
+        trait_names = [t.name for t in cleaned.get("provider_traits") or []]
         if set(trait_names) != set(provider.traits.values_list("name", flat=True)):
             provider, _ = trait_services.provider_traits_set(
                 provider_uuid=provider.uuid, traits=trait_names, generation=provider.generation
@@ -400,7 +403,7 @@ class ResourceProviderAdmin(ServiceAdmin):
         "parent",
         "root",
         "generation",
-        "traits",
+        "provider_traits",
         "aggregate_uuids",
         "created_at",
         "updated_at",

@@ -253,7 +253,7 @@ def provider_post(provider, **changes):
         "name": provider.name,
         "parent": provider.parent_id or "",
         "generation": provider.generation,
-        "traits": list(provider.traits.values_list("pk", flat=True)),
+        "provider_traits": list(provider.traits.values_list("pk", flat=True)),
         "aggregate_uuids": "\n".join(
             str(u) for u in provider.aggregates.values_list("uuid", flat=True)
         ),
@@ -274,7 +274,7 @@ def test_provider_is_created_as_a_root(admin_client, world):
             "name": "compute-2",
             "uuid": new,
             "parent": "",
-            "traits": [],
+            "provider_traits": [],
             "aggregate_uuids": "",
             "inventories-TOTAL_FORMS": 0,
             "inventories-INITIAL_FORMS": 0,
@@ -291,7 +291,8 @@ def test_provider_traits_edit_bumps_generation(admin_client, world):
     child = world["child"]
     silver = Trait.objects.create(name="CUSTOM_SILVER")
     response = admin_client.post(
-        url_of(ResourceProvider, "change", child.pk), provider_post(child, traits=[silver.pk])
+        url_of(ResourceProvider, "change", child.pk),
+        provider_post(child, provider_traits=[silver.pk]),
     )
     assert response.status_code == 302, response.context["adminform"].form.errors
     child.refresh_from_db()
