@@ -41,11 +41,29 @@ class PlacementApiMiddleware:
         )
         try:
             response = self._handle(request)
+            response[request_id.RESPONSE_HEADER] = request.request_id
+            self._log_request(request, response)
         finally:
             request_id.current_request_id.reset(tokens[0])
             request_id.current_global_request_id.reset(tokens[1])
-        response[request_id.RESPONSE_HEADER] = request.request_id
         return response
+
+    @staticmethod
+    def _log_request(request, response):
+        """One line per request, as Placement's request log, with both request ids."""
+        logger.info(
+            '%s "%s %s" status: %s len: %s microversion: %s',
+            request.META.get("REMOTE_ADDR", "-"),
+            request.method,
+            request.get_full_path(),
+            response.status_code,
+            len(response.content) if not response.streaming else "-",
+            getattr(request, "microversion", "-"),
+            extra={
+                "request_id": request.request_id,
+                "global_request_id": request.global_request_id or "-",
+            },
+        )
 
     def _handle(self, request):
         try:

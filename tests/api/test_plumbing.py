@@ -85,3 +85,21 @@ def test_not_acceptable_accept_header(api):
 
 def test_nul_in_url_is_400(api):
     assert api.get("/resource_classes/CUSTOM_%00").status == 400
+
+
+def test_caller_request_id_is_logged_as_global_request_id(api, caplog):
+    caller_id = "req-12345678-1234-1234-1234-123456789abc"
+    with caplog.at_level("INFO", logger="placement.api"):
+        r = api.get("/resource_classes", headers={"X-OpenStack-Request-Id": caller_id})
+    lines = [rec for rec in caplog.records if rec.name == "placement.api"]
+    assert lines, "no request log line"
+    assert lines[-1].global_request_id == caller_id
+    assert lines[-1].request_id == r.headers["openstack-request-id"] != caller_id
+    assert '"GET /resource_classes" status: 200' in lines[-1].getMessage()
+
+
+def test_malformed_caller_request_id_is_not_trusted(api, caplog):
+    with caplog.at_level("INFO", logger="placement.api"):
+        api.get("/resource_classes", headers={"X-OpenStack-Request-Id": "evil\nvalue"})
+    lines = [rec for rec in caplog.records if rec.name == "placement.api"]
+    assert lines[-1].global_request_id == "-"
