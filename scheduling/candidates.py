@@ -17,7 +17,12 @@ keyed by suffix (``""`` is the unsuffixed group) plus request-wide options
    candidates exist (when order is not randomised).
 3. **Summarise** the trees of the chosen candidates in three queries.
 
-The number of queries does not depend on the number of providers.
+The number of queries does not depend on the number of providers. The hot
+loops work on plain ids and tuples: a Capacity is only built when two slots
+land on the same inventory (SQL has already checked each amount alone), and
+when no two slots ask for the same class and ``group_policy`` is not
+``isolate``, the combinations of a tree are a plain product of the options
+(distinct by construction, no capacity bookkeeping).
 """
 
 import itertools
@@ -26,12 +31,17 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.db import connection
+from django.db.models import CharField
+from django.db.models.functions import Cast
 
-from providers.capacity import Capacity
+from providers.capacity import Capacity, usable_units
 from providers.models import (
+    CUSTOM_PREFIX,
     Inventory,
     ResourceProvider,
     ResourceProviderAggregate,
+    ResourceProviderTrait,
 )
 from providers.selectors import resource_providers as rp_selectors
 from providers.selectors.resource_providers import (
@@ -42,7 +52,6 @@ from providers.selectors.resource_providers import (
     has_any_trait,
     usage_expression,
 )
-from providers.selectors.traits import trait_names_by_provider
 
 SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
 
@@ -70,29 +79,33 @@ class CandidateRequest:
     distinct_mappings: bool = False
 
 
-@dataclass(frozen=True)
-class AllocationRequest:
-    """One candidate: ``allocations`` {provider uuid: {class: amount}}, ``mappings``
-    {suffix: [provider uuids]}."""
-
-    allocations: dict
-    mappings: dict
-
-
-@dataclass(frozen=True)
-class ProviderSummary:
-    uuid: str
-    parent_uuid: str | None
-    root_uuid: str
-    resources: dict  # class name -> {"capacity": int, "used": int}, every inventory
-    traits: list
-
-
 @dataclass
 class Candidates:
+    """The answer, as plain containers (one per candidate and per provider, no objects).
+
+    ``allocation_requests``: ``[(allocations, mappings), ...]`` where ``allocations`` is
+    ``{provider uuid: {class name: amount}}`` and ``mappings`` ``{suffix: [provider uuids]}``.
+    ``provider_summaries``: ``[(uuid, parent uuid or None, root uuid, resources, traits), ...]``
+    where ``resources`` is ``{class name: {"capacity": int, "used": int}}`` (every inventory)
+    and ``traits`` the provider's trait names in stable order.
+    """
+
     allocation_requests: list = field(default_factory=list)
     provider_summaries: list = field(default_factory=list)
     requested_classes: frozenset = frozenset()
+
+
+def _where_id_in(queryset, column, ids):
+    """``queryset`` filtered on its own ``column`` being one of ``ids``.
+
+    On PostgreSQL the ids travel as one array parameter (``= ANY(%s)``): an
+    ``IN`` list of thousands of ids costs Django one parameter object each.
+    """
+    ids = list(ids)
+    if connection.vendor != "postgresql":
+        return queryset.filter(**{f"{column}__in": ids})
+    table = queryset.model._meta.db_table
+    return queryset.extra(where=[f'"{table}"."{column}" = ANY(%s)'], params=[ids])
 
 
 # --- step 1: select ---------------------------------------------------------
@@ -147,10 +160,25 @@ class _GroupFit:
     providers: dict = field(default_factory=lambda: defaultdict(list))
 
 
+_FIT_COLUMNS = (
+    "resource_provider_id",
+    "root_id",
+    "resource_class_id",
+    "total",
+    "reserved",
+    "min_unit",
+    "max_unit",
+    "step_size",
+    "allocation_ratio",
+    "used",
+)
+
+
 def _select(request, resolved):
     """One query per group: the providers (and their inventory) that fit it."""
     fits = {}
-    capacities = {}  # (provider id, class id) -> (Capacity, used)
+    # (provider id, class id) -> the inventory row as _FIT_COLUMNS (see _capacity)
+    capacities = {}
     root_of = {}
     required_traits_of = {}  # provider id -> set of trait ids (unsuffixed group's asked ones)
     for suffix, rg in resolved.items():
@@ -167,23 +195,16 @@ def _select(request, resolved):
                 fit.providers[None].append(provider_id)
             continue
         by_provider = defaultdict(set)
-        for row in rp_selectors.fitting_inventories(rg, providers).order_by(
-            "resource_provider_id", "resource_class_id"
-        ):
-            provider_id, class_id = row["resource_provider_id"], row["resource_class_id"]
-            root_of[provider_id] = row["root_id"]
+        rows = (
+            rp_selectors.fitting_inventories(rg, providers)
+            .values_list(*_FIT_COLUMNS)
+            .order_by("resource_provider_id", "resource_class_id")
+        )
+        for row in rows:
+            provider_id, root_id, class_id = row[0], row[1], row[2]
+            root_of[provider_id] = root_id
             by_provider[provider_id].add(class_id)
-            capacities[(provider_id, class_id)] = (
-                Capacity(
-                    total=row["total"],
-                    reserved=row["reserved"],
-                    min_unit=row["min_unit"],
-                    max_unit=row["max_unit"],
-                    step_size=row["step_size"],
-                    allocation_ratio=row["allocation_ratio"],
-                ),
-                row["used"],
-            )
+            capacities[(provider_id, class_id)] = row
         wanted = set(rg.resources)
         for provider_id, classes in by_provider.items():
             if unsuffixed:
@@ -201,6 +222,20 @@ def _select(request, resolved):
             for provider_id, trait_id in rows:
                 required_traits_of.setdefault(provider_id, set()).add(trait_id)
     return fits, capacities, root_of, required_traits_of
+
+
+def _capacity(row):
+    """``(Capacity, used)`` of an inventory row selected as _FIT_COLUMNS."""
+    _p, _r, _c, total, reserved, min_unit, max_unit, step_size, ratio, used = row
+    capacity = Capacity(
+        total=total,
+        reserved=reserved,
+        min_unit=min_unit,
+        max_unit=max_unit,
+        step_size=step_size,
+        allocation_ratio=ratio,
+    )
+    return capacity, used
 
 
 def _sharing_anchors():
@@ -260,6 +295,15 @@ class _Assembler:
             self.slots += [("", class_id) for class_id in unsuffixed.resources]
         self.slots += [(suffix, None) for suffix in resolved if suffix != ""]
         self.resourceless = {s for s, rg in resolved.items() if s and not rg.resources}
+        # Per slot: its suffix and what it takes, as ((class id, amount), ...).
+        self.slot_suffixes = [suffix for suffix, _key in self.slots]
+        self.slot_amounts = [tuple(self._amounts(s, k).items()) for s, k in self.slots]
+        classes = [class_id for amounts in self.slot_amounts for class_id, _a in amounts]
+        # No two slots can land on the same inventory and every slot takes something:
+        # every combination of options is valid capacity-wise and distinct.
+        self.simple = (
+            not self.isolate and len(classes) == len(set(classes)) and not self.resourceless
+        )
 
     def _roots_for(self, suffix, key):
         fit = self.fits[suffix]
@@ -326,15 +370,17 @@ class _Assembler:
         return all(any_of & have for any_of in self.unsuffixed_required)
 
     def for_root(self, root_id):
-        """Every combination for one anchor root, as ``(slot assignment, usage)``."""
+        """Every combination for one anchor root, as a tuple of providers (one per slot)."""
         options = [self._options(root_id, suffix, key) for suffix, key in self.slots]
         if not all(options):
-            return
-        yield from self._fill(0, options, [], {}, set())
+            return iter(())
+        if self.simple:
+            return itertools.product(*options)
+        return self._fill(0, options, [], {}, set())
 
     def _fill(self, index, options, picked, usage, granular_used):
         if index == len(self.slots):
-            yield list(picked), dict(usage)
+            yield tuple(picked)
             return
         suffix, key = self.slots[index]
         amounts = self._amounts(suffix, key)
@@ -348,7 +394,7 @@ class _Assembler:
                 slot = (provider_id, class_id)
                 total = usage.get(slot, 0) + amount
                 if slot in usage:
-                    capacity, used = self.capacities[slot]
+                    capacity, used = _capacity(self.capacities[slot])
                     if not capacity.can_provide(total, used):
                         ok = False
                         break
@@ -370,25 +416,46 @@ class _Assembler:
 
     def candidates(self, roots):
         """Distinct candidates over ``roots``, lazily, as (allocations, mappings) by id."""
-        seen = set()
+        seen = None if self.simple else set()
+        seen_shared = set()
+        anchors = self.anchors
+        distinct_mappings = self.request.distinct_mappings
+        check_traits = bool(self.unsuffixed_required)
+        same_subtree = bool(self.request.same_subtree)
+        suffixes, slot_amounts = self.slot_suffixes, self.slot_amounts
         for root_id in roots:
-            for picked, usage in self.for_root(root_id):
-                chosen_by_suffix = defaultdict(list)
-                for (suffix, _key), provider_id in zip(self.slots, picked, strict=True):
-                    if provider_id not in chosen_by_suffix[suffix]:
-                        chosen_by_suffix[suffix].append(provider_id)
-                if not self._traits_ok(chosen_by_suffix.get("", [])):
+            for picked in self.for_root(root_id):
+                usage = {}
+                chosen = {}
+                for suffix, amounts, provider_id in zip(
+                    suffixes, slot_amounts, picked, strict=True
+                ):
+                    for class_id, amount in amounts:
+                        slot = (provider_id, class_id)
+                        usage[slot] = usage.get(slot, 0) + amount
+                    providers = chosen.get(suffix)
+                    if providers is None:
+                        chosen[suffix] = [provider_id]
+                    elif provider_id not in providers:
+                        providers.append(provider_id)
+                if check_traits and not self._traits_ok(chosen.get("", ())):
                     continue
-                if self.request.same_subtree and not self._same_subtree_ok(
-                    {s: ps[0] for s, ps in chosen_by_suffix.items() if s}
+                if same_subtree and not self._same_subtree_ok(
+                    {s: ps[0] for s, ps in chosen.items() if s}
                 ):
                     continue
-                allocations = tuple(sorted(usage.items()))
-                mappings = tuple(sorted((s, tuple(ps)) for s, ps in chosen_by_suffix.items()))
-                key = (allocations, mappings) if self.request.distinct_mappings else allocations
-                if key in seen:
-                    continue
-                seen.add(key)
+                allocations = sorted(usage.items())
+                mappings = sorted(chosen.items())
+                # A combination holding a provider that is not shared is found from its own
+                # tree only; one of sharing providers alone may come from several trees.
+                if seen is not None or (anchors and all(p in anchors for p in picked)):
+                    key = tuple(allocations)
+                    if distinct_mappings:
+                        key = (key, tuple((s, tuple(ps)) for s, ps in mappings))
+                    known = seen if seen is not None else seen_shared
+                    if key in known:
+                        continue
+                    known.add(key)
                 yield allocations, mappings
 
 
@@ -396,19 +463,22 @@ class _Assembler:
 
 
 def _summaries(root_ids):
-    """Summaries of every provider of the trees ``root_ids`` (three queries)."""
-    root_ids = list(root_ids)
+    """Summaries of every provider of the trees ``root_ids`` (three queries), in id order,
+    and ``{provider id: uuid}`` of those providers."""
     providers = list(
-        ResourceProvider.objects.filter(root_id__in=root_ids)
+        _where_id_in(ResourceProvider.objects.all(), "root_id", root_ids)
+        .annotate(uuid_text=Cast("uuid", CharField()))
         .order_by("id")
-        .values_list("id", "uuid", "parent__uuid", "root__uuid")
+        .values_list("id", "uuid_text", "parent_id", "root_id")
     )
-    resources = defaultdict(dict)
+    ids = [row[0] for row in providers]
+    uuids = {row[0]: row[1] for row in providers}
+    resources = {provider_id: {} for provider_id in ids}
     inventories = (
-        Inventory.objects.filter(resource_provider__root_id__in=root_ids)
+        _where_id_in(Inventory.objects.all(), "resource_provider_id", ids)
         .annotate(used=usage_expression())
         .order_by("resource_provider_id", "resource_class_id")
-        .values(
+        .values_list(
             "resource_provider_id",
             "resource_class__name",
             "total",
@@ -417,26 +487,34 @@ def _summaries(root_ids):
             "used",
         )
     )
-    for row in inventories:
-        capacity = Capacity(
-            total=row["total"], reserved=row["reserved"], allocation_ratio=row["allocation_ratio"]
-        )
-        resources[row["resource_provider_id"]][row["resource_class__name"]] = {
-            "capacity": capacity.usable,
-            "used": row["used"],
+    for provider_id, name, total, reserved, ratio, used in inventories:
+        resources[provider_id][name] = {
+            "capacity": usable_units(total, reserved, ratio),
+            "used": used,
         }
-    traits = trait_names_by_provider(p[0] for p in providers)
-    uuids = {}
+    # Stable trait order (providers.selectors.traits): standard ones, then custom ones, each
+    # in id order.
+    standard = defaultdict(list)
+    custom = defaultdict(list)
+    rows = (
+        _where_id_in(ResourceProviderTrait.objects.all(), "resource_provider_id", ids)
+        .order_by("trait_id")
+        .values_list("resource_provider_id", "trait__name")
+    )
+    for provider_id, name in rows:
+        (custom if name.startswith(CUSTOM_PREFIX) else standard)[provider_id].append(name)
     summaries = []
-    for provider_id, uuid, parent_uuid, root_uuid in providers:
-        uuids[provider_id] = str(uuid)
+    for provider_id, uuid, parent_id, root_id in providers:
+        traits = standard.get(provider_id, [])
+        if provider_id in custom:
+            traits = traits + custom[provider_id]
         summaries.append(
-            ProviderSummary(
-                uuid=str(uuid),
-                parent_uuid=str(parent_uuid) if parent_uuid else None,
-                root_uuid=str(root_uuid),
-                resources=resources.get(provider_id, {}),
-                traits=traits.get(provider_id, []),
+            (
+                uuid,
+                uuids[parent_id] if parent_id is not None else None,
+                uuids[root_id],
+                resources[provider_id],
+                traits,
             )
         )
     return summaries, uuids
@@ -490,13 +568,12 @@ def candidates_for_request(request):
     for allocations, mappings in found:
         by_provider = {}
         for (provider_id, class_id), amount in allocations:
-            by_provider.setdefault(uuids[provider_id], {})[class_names[class_id]] = amount
-        requests.append(
-            AllocationRequest(
-                allocations=by_provider,
-                mappings={suffix: [uuids[p] for p in ps] for suffix, ps in mappings},
-            )
-        )
+            uuid = uuids[provider_id]
+            resources = by_provider.get(uuid)
+            if resources is None:
+                resources = by_provider[uuid] = {}
+            resources[class_names[class_id]] = amount
+        requests.append((by_provider, {suffix: [uuids[p] for p in ps] for suffix, ps in mappings}))
     return Candidates(
         allocation_requests=requests, provider_summaries=summaries, requested_classes=requested
     )

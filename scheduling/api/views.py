@@ -134,36 +134,49 @@ def candidate_request_from_query(query, version):
     )
 
 
-def allocation_request_repr(candidate, version):
+def allocation_requests_repr(candidates, version):
+    """The ``allocation_requests`` list: one dict per candidate, built once."""
     if version < (1, 12):
-        data = {
-            "allocations": [
-                {"resource_provider": {"uuid": uuid}, "resources": resources}
-                for uuid, resources in candidate.allocations.items()
-            ]
-        }
-    else:
-        data = {
-            "allocations": {
-                uuid: {"resources": resources} for uuid, resources in candidate.allocations.items()
+        return [
+            {
+                "allocations": [
+                    {"resource_provider": {"uuid": uuid}, "resources": resources}
+                    for uuid, resources in allocations.items()
+                ]
             }
+            for allocations, _mappings in candidates
+        ]
+    if version < (1, 34):
+        return [
+            {"allocations": {uuid: {"resources": r} for uuid, r in allocations.items()}}
+            for allocations, _mappings in candidates
+        ]
+    return [
+        {
+            "allocations": {uuid: {"resources": r} for uuid, r in allocations.items()},
+            "mappings": mappings,
         }
-    if version >= (1, 34):
-        data["mappings"] = candidate.mappings
-    return data
+        for allocations, mappings in candidates
+    ]
 
 
-def summary_repr(summary, version, requested):
-    resources = summary.resources
-    if version < (1, 27):
-        resources = {name: value for name, value in resources.items() if name in requested}
-    data = {"resources": resources}
-    if version >= (1, 17):
-        data["traits"] = summary.traits
-    if version >= (1, 29):
-        data["parent_provider_uuid"] = summary.parent_uuid
-        data["root_provider_uuid"] = summary.root_uuid
-    return data
+def provider_summaries_repr(summaries, version, requested):
+    """The ``provider_summaries`` dict, keyed by provider uuid."""
+    found = {}
+    with_traits = version >= (1, 17)
+    with_tree = version >= (1, 29)
+    all_classes = version >= (1, 27)
+    for uuid, parent_uuid, root_uuid, resources, traits in summaries:
+        if not all_classes:
+            resources = {name: value for name, value in resources.items() if name in requested}
+        data = {"resources": resources}
+        if with_traits:
+            data["traits"] = traits
+        if with_tree:
+            data["parent_provider_uuid"] = parent_uuid
+            data["root_provider_uuid"] = root_uuid
+        found[uuid] = data
+    return found
 
 
 class AllocationCandidatesView(PlacementView):
@@ -183,12 +196,9 @@ class AllocationCandidatesView(PlacementView):
         return self.respond(
             request,
             {
-                "allocation_requests": [
-                    allocation_request_repr(c, version) for c in found.allocation_requests
-                ],
-                "provider_summaries": {
-                    s.uuid: summary_repr(s, version, found.requested_classes)
-                    for s in found.provider_summaries
-                },
+                "allocation_requests": allocation_requests_repr(found.allocation_requests, version),
+                "provider_summaries": provider_summaries_repr(
+                    found.provider_summaries, version, found.requested_classes
+                ),
             },
         )
