@@ -95,6 +95,18 @@ class Candidates:
     requested_classes: frozenset = frozenset()
 
 
+def _rows(queryset):
+    """The rows of a ``values_list`` queryset as plain tuples, straight from the cursor.
+
+    The ORM builds the SQL; the rows skip Django's per-row converters (every column read
+    this way is an int, a float or a string already).
+    """
+    sql, params = queryset.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
 def _where_id_in(queryset, column, ids):
     """``queryset`` filtered on its own ``column`` being one of ``ids``.
 
@@ -195,7 +207,7 @@ def _select(request, resolved):
                 fit.providers[None].append(provider_id)
             continue
         by_provider = defaultdict(set)
-        rows = (
+        rows = _rows(
             rp_selectors.fitting_inventories(rg, providers)
             .values_list(*_FIT_COLUMNS)
             .order_by("resource_provider_id", "resource_class_id")
@@ -465,7 +477,7 @@ class _Assembler:
 def _summaries(root_ids):
     """Summaries of every provider of the trees ``root_ids`` (three queries), in id order,
     and ``{provider id: uuid}`` of those providers."""
-    providers = list(
+    providers = _rows(
         _where_id_in(ResourceProvider.objects.all(), "root_id", root_ids)
         .annotate(uuid_text=Cast("uuid", CharField()))
         .order_by("id")
@@ -474,7 +486,7 @@ def _summaries(root_ids):
     ids = [row[0] for row in providers]
     uuids = {row[0]: row[1] for row in providers}
     resources = {provider_id: {} for provider_id in ids}
-    inventories = (
+    inventories = _rows(
         _where_id_in(Inventory.objects.all(), "resource_provider_id", ids)
         .annotate(used=usage_expression())
         .order_by("resource_provider_id", "resource_class_id")
@@ -496,7 +508,7 @@ def _summaries(root_ids):
     # in id order.
     standard = defaultdict(list)
     custom = defaultdict(list)
-    rows = (
+    rows = _rows(
         _where_id_in(ResourceProviderTrait.objects.all(), "resource_provider_id", ids)
         .order_by("trait_id")
         .values_list("resource_provider_id", "trait__name")

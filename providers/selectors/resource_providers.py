@@ -112,6 +112,37 @@ def resolve(group):
     )
 
 
+def resolve_groups(groups):
+    """:func:`resolve` for several groups at once (``{key: RequestGroup}``).
+
+    Two queries in all rather than two per group; returns ``{key: ResolvedGroup}``.
+    An unknown name in any group raises UnknownResourceClass / UnknownTrait.
+    """
+    merged = resolve(
+        RequestGroup(
+            resources={name: 1 for g in groups.values() for name in g.resources},
+            required_traits=tuple(any_of for g in groups.values() for any_of in g.required_traits),
+            forbidden_traits=frozenset().union(*(g.forbidden_traits for g in groups.values())),
+        )
+    )
+    class_ids = {name: cid for cid, name in merged.class_names.items()}
+    trait_ids = {name: tid for tid, name in merged.trait_names.items()}
+    resolved = {}
+    for key, group in groups.items():
+        names = set().union(*group.required_traits, group.forbidden_traits)
+        resolved[key] = ResolvedGroup(
+            group=group,
+            resources={class_ids[name]: amount for name, amount in group.resources.items()},
+            class_names={class_ids[name]: name for name in group.resources},
+            required_traits=tuple(
+                frozenset(trait_ids[name] for name in any_of) for any_of in group.required_traits
+            ),
+            forbidden_traits=frozenset(trait_ids[name] for name in group.forbidden_traits),
+            trait_names={trait_ids[name]: name for name in names},
+        )
+    return resolved
+
+
 # --- building blocks --------------------------------------------------------
 
 
@@ -153,6 +184,17 @@ def has_capacity(resource_class_id, amount):
     )
 
 
+def has_inventory(resource_class_id):
+    """Condition on a provider row: it has an inventory of the class (whatever its room)."""
+    return Q(
+        Exists(
+            Inventory.objects.filter(
+                resource_provider_id=OuterRef("pk"), resource_class_id=resource_class_id
+            )
+        )
+    )
+
+
 def has_any_trait(trait_ids):
     return Q(
         Exists(
@@ -179,41 +221,100 @@ def in_tree_of(provider_uuid):
     return Q(root_id=Subquery(root))
 
 
-def provider_conditions(resolved):
-    """Every rule of the group as ``[(reason, Q on ResourceProvider), ...]``.
+# Kinds of rule a group can state (:attr:`Rule.kind`).
+IN_TREE = "in_tree"
+RESOURCES = "resources"
+REQUIRED_TRAITS = "required_traits"
+FORBIDDEN_TRAITS = "forbidden_traits"
+MEMBER_OF = "member_of"
+FORBIDDEN_AGGREGATES = "forbidden_aggregates"
 
-    ``reason`` says in words what a provider that fails the condition lacks.
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule of a group: what it is about, in words, and as a condition.
+
+    ``subject`` is what the rule names: the provider uuid (IN_TREE), the
+    resource class id (RESOURCES, amount in ``resolved.resources``), a
+    frozenset of trait ids (REQUIRED_TRAITS: any one will do;
+    FORBIDDEN_TRAITS: none may be there) or of aggregate uuids (MEMBER_OF,
+    FORBIDDEN_AGGREGATES).
+    """
+
+    kind: str
+    subject: object
+    reason: str  # what a provider that fails the condition lacks
+    condition: Q  # on a ResourceProvider row
+
+
+def group_rules(resolved):
+    """Every rule of the group as a :class:`Rule`, in a fixed order.
+
+    In-tree, resources (in the order asked), required traits, forbidden
+    traits, member_of, forbidden aggregates.
     """
     group = resolved.group
-    conditions = []
+    rules = []
     if group.in_tree is not None:
-        conditions.append(
-            (f"not in the tree of provider {group.in_tree}", in_tree_of(group.in_tree))
+        rules.append(
+            Rule(
+                IN_TREE,
+                group.in_tree,
+                f"not in the tree of provider {group.in_tree}",
+                in_tree_of(group.in_tree),
+            )
         )
     for class_id, amount in resolved.resources.items():
         name = resolved.class_names[class_id]
-        conditions.append((f"no room for {amount} {name}", has_capacity(class_id, amount)))
+        rules.append(
+            Rule(
+                RESOURCES, class_id, f"no room for {amount} {name}", has_capacity(class_id, amount)
+            )
+        )
     for any_of in resolved.required_traits:
         names = ", ".join(sorted(resolved.trait_names[t] for t in any_of))
         label = f"lacks trait {names}" if len(any_of) == 1 else f"has none of traits {names}"
-        conditions.append((label, has_any_trait(any_of)))
+        rules.append(Rule(REQUIRED_TRAITS, any_of, label, has_any_trait(any_of)))
     if resolved.forbidden_traits:
         names = ", ".join(sorted(resolved.trait_names[t] for t in resolved.forbidden_traits))
-        conditions.append(
-            (f"has a forbidden trait of {names}", ~has_any_trait(resolved.forbidden_traits))
+        rules.append(
+            Rule(
+                FORBIDDEN_TRAITS,
+                resolved.forbidden_traits,
+                f"has a forbidden trait of {names}",
+                ~has_any_trait(resolved.forbidden_traits),
+            )
         )
     for any_of in group.member_of:
         names = ", ".join(sorted(any_of))
-        conditions.append((f"not a member of any aggregate of {names}", in_any_aggregate(any_of)))
+        rules.append(
+            Rule(
+                MEMBER_OF,
+                any_of,
+                f"not a member of any aggregate of {names}",
+                in_any_aggregate(any_of),
+            )
+        )
     if group.forbidden_aggregates:
         names = ", ".join(sorted(group.forbidden_aggregates))
-        conditions.append(
-            (
+        rules.append(
+            Rule(
+                FORBIDDEN_AGGREGATES,
+                group.forbidden_aggregates,
                 f"member of a forbidden aggregate of {names}",
                 ~in_any_aggregate(group.forbidden_aggregates),
             )
         )
-    return conditions
+    return rules
+
+
+def provider_conditions(resolved):
+    """Every rule of the group as ``[(reason, Q on ResourceProvider), ...]``.
+
+    ``reason`` says in words what a provider that fails the condition lacks
+    (the :class:`Rule` list of :func:`group_rules`, without kinds).
+    """
+    return [(rule.reason, rule.condition) for rule in group_rules(resolved)]
 
 
 def with_tree_uuids(providers):
@@ -248,18 +349,37 @@ def unmet_conditions(group, providers):
     An empty list means the provider satisfies the group. One query after
     :func:`resolve`, whatever the number of providers.
     """
-    conditions = provider_conditions(resolve(group))
+    rows = unmet_rules([resolve(group)], providers.order_by())
+    return {values[0]: [rule.reason for rule in unmet[0]] for values, unmet in rows}
+
+
+def unmet_rules(resolved_groups, providers, **extra):
+    """Which rules of each group every provider of ``providers`` fails, in one query.
+
+    ``resolved_groups`` is a sequence of ResolvedGroup, ``providers`` a
+    ResourceProvider queryset (its order is kept) and ``extra`` further
+    annotations to read in the same query. Returns a list with one
+    ``(values, unmet)`` per provider: ``values`` is ``(id, *extra values)``,
+    ``unmet`` holds per group the :class:`Rule` list it fails (empty when the
+    provider satisfies that group).
+    """
+    rules = [group_rules(resolved) for resolved in resolved_groups]
     annotations = {
-        f"meets_{index}": ExpressionWrapper(condition, output_field=BooleanField())
-        for index, (_reason, condition) in enumerate(conditions)
+        f"meets_{g}_{r}": ExpressionWrapper(rule.condition, output_field=BooleanField())
+        for g, group in enumerate(rules)
+        for r, rule in enumerate(group)
     }
-    rows = providers.order_by().annotate(**annotations).values("id", *annotations)
-    return {
-        row["id"]: [
-            reason for index, (reason, _c) in enumerate(conditions) if not row[f"meets_{index}"]
-        ]
-        for row in rows
-    }
+    rows = providers.annotate(**extra, **annotations).values_list("id", *extra, *annotations)
+    width = 1 + len(extra)
+    found = []
+    for row in rows:
+        unmet = []
+        position = width
+        for group in rules:
+            unmet.append([rule for r, rule in enumerate(group) if not row[position + r]])
+            position += len(group)
+        found.append((row[:width], unmet))
+    return found
 
 
 def resource_provider_get(*, uuid):
@@ -334,10 +454,11 @@ def fitting_inventories(resolved, providers):
     fits = Q()
     for class_id, amount in resolved.resources.items():
         fits |= Q(resource_class_id=class_id) & can_provide_q(amount, used=F("used"))
+    inventories = Inventory.objects.filter(resource_class_id__in=list(resolved.resources))
+    if providers.query.where:  # no condition on providers: no semi-join
+        inventories = inventories.filter(resource_provider_id__in=providers.values("id"))
     return (
-        Inventory.objects.filter(resource_class_id__in=list(resolved.resources))
-        .filter(resource_provider_id__in=providers.values("id"))
-        .annotate(used=usage_expression(), root_id=F("resource_provider__root_id"))
+        inventories.annotate(used=usage_expression(), root_id=F("resource_provider__root_id"))
         .filter(fits)
         .values(
             "resource_provider_id",
