@@ -554,7 +554,11 @@ def candidates_for_request(request):
         return Candidates(requested_classes=requested)
     if request.same_subtree:
         assembler.parent_of = dict(
-            ResourceProvider.objects.filter(root_id__in=roots).values_list("id", "parent_id")
+            _rows(
+                _where_id_in(ResourceProvider.objects.all(), "root_id", roots).values_list(
+                    "id", "parent_id"
+                )
+            )
         )
 
     cap = settings.PLACEMENT_MAX_ALLOCATION_CANDIDATES
