@@ -13,7 +13,9 @@ ids (one query for classes, one for traits), :func:`provider_conditions`
 gives one named condition per rule, correlated on the provider row, and
 :func:`providers_matching` ANDs them into a single query.
 :func:`unmet_conditions` evaluates the same conditions per provider to say
-why a provider does not match. Capacity comes from providers.capacity
+why a provider does not match. :func:`group_rules` states the same rules
+with their kind and subject, and :func:`rule_verdicts` evaluates them for
+several groups and every provider in one query (the dashboard's "why not"). Capacity comes from providers.capacity
 (:func:`~providers.capacity.can_provide_q`), never from a copy of its rules.
 """
 
@@ -353,15 +355,15 @@ def unmet_conditions(group, providers):
     return {values[0]: [rule.reason for rule in unmet[0]] for values, unmet in rows}
 
 
-def unmet_rules(resolved_groups, providers, **extra):
-    """Which rules of each group every provider of ``providers`` fails, in one query.
+def rule_verdicts(resolved_groups, providers, **extra):
+    """Whether each provider of ``providers`` meets each rule of each group: one query.
 
     ``resolved_groups`` is a sequence of ResolvedGroup, ``providers`` a
     ResourceProvider queryset (its order is kept) and ``extra`` further
-    annotations to read in the same query. Returns a list with one
-    ``(values, unmet)`` per provider: ``values`` is ``(id, *extra values)``,
-    ``unmet`` holds per group the :class:`Rule` list it fails (empty when the
-    provider satisfies that group).
+    annotations to read in the same query. Returns ``(rules, rows)``:
+    ``rules`` holds the :func:`group_rules` of each group, ``rows`` (a lazy
+    queryset) one tuple per provider, ``(id, *extra values, *met)``, with one
+    boolean per rule, group after group, in the order of ``rules``.
     """
     rules = [group_rules(resolved) for resolved in resolved_groups]
     annotations = {
@@ -370,14 +372,31 @@ def unmet_rules(resolved_groups, providers, **extra):
         for r, rule in enumerate(group)
     }
     rows = providers.annotate(**extra, **annotations).values_list("id", *extra, *annotations)
+    return rules, rows
+
+
+def unmet_rules(resolved_groups, providers, **extra):
+    """:func:`rule_verdicts` per provider: a list of ``(values, unmet)``.
+
+    ``values`` is ``(id, *extra values)``, ``unmet`` holds per group the
+    :class:`Rule` list the provider fails (empty when it satisfies the group).
+    """
+    rules, rows = rule_verdicts(resolved_groups, providers, **extra)
     width = 1 + len(extra)
+    spans = []  # (first column, column after the last, rules) per group
+    column = width
+    for group in rules:
+        spans.append((column, column + len(group), group))
+        column += len(group)
     found = []
     for row in rows:
         unmet = []
-        position = width
-        for group in rules:
-            unmet.append([rule for r, rule in enumerate(group) if not row[position + r]])
-            position += len(group)
+        for start, stop, group in spans:
+            met = row[start:stop]
+            if all(met):
+                unmet.append([])
+            else:
+                unmet.append([rule for rule, ok in zip(group, met, strict=True) if not ok])
         found.append((row[:width], unmet))
     return found
 
