@@ -6,7 +6,7 @@ import uuid as uuidlib
 from django import forms
 
 from providers.selectors.dashboard import TREE_CHILD, TREE_ROOT, ProviderFilters
-from providers.selectors.fit import RequestGroup
+from providers.selectors.resource_providers import RequestGroup
 
 NAME_RE = re.compile(r"^[A-Z0-9_]+$")
 MAX_AMOUNT = 2147483647
@@ -163,14 +163,14 @@ class RequestGroupForm(forms.Form):
                 )
         return data
 
-    def request_group(self, suffix=""):
+    def request_group(self):
+        """The group as the provider filter engine takes it (each required trait on its own)."""
         data = self.cleaned_data
         required, also_forbidden = data["required"]
         member_of, forbidden_aggregates = data["member_of"]
         return RequestGroup(
-            suffix=suffix,
             resources=data["resources"],
-            required_traits=frozenset(required),
+            required_traits=tuple(frozenset({name}) for name in sorted(required)),
             forbidden_traits=frozenset(data["forbidden"] | also_forbidden),
             member_of=member_of,
             forbidden_aggregates=forbidden_aggregates,

@@ -215,15 +215,14 @@ def try_request(request):
     error = None
     results = None
     if submitted and unnumbered.is_valid() and all(form.is_valid() for form in numbered):
-        groups = [unnumbered.request_group("")] + [
-            form.request_group(str(number)) for number, form in enumerate(numbered, start=1)
-        ]
-        parsed = fit.ParsedRequest(tuple(group for group in groups if not group.is_empty))
-        if not parsed.groups:
+        groups = {"": unnumbered.request_group()} | {
+            str(number): form.request_group() for number, form in enumerate(numbered, start=1)
+        }
+        if not any(fit.asks_something(group) for group in groups.values()):
             error = "Ask for something: resources, traits or aggregates in at least one group."
         else:
             try:
-                results = fit.fit_report(parsed, shown=FIT_ROWS_SHOWN)
+                results = fit.fit_report(groups, shown=FIT_ROWS_SHOWN)
                 for report in results:
                     report.reason_counts = [
                         (REASON_LABELS.get(kind, kind), count)
