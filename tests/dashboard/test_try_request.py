@@ -188,3 +188,127 @@ def test_over_capacity_provider_reports_nothing_free(db, staff):
     rp.inventories.update(total=2)
     _, reasons = group(evaluate(staff, resources="VCPU:1"))
     assert reasons["over"] == ["short of VCPU by 3 (only 0 free)"]
+
+
+# --- one engine: the page agrees with the provider filters, counts cover every provider -----
+
+
+def verdict(response, suffix="unnumbered"):
+    html = response.content.decode()
+    section = html.split(f'id="group-{suffix}"', 1)[1].split("</section>", 1)[0]
+    fit = re.search(r'class="fit-count">([^<]+)<', section).group(1)
+    out = re.search(r'class="out-count">([^<]+)<', section).group(1)
+    return int(fit.replace(",", "")), int(out.replace(",", ""))
+
+
+def reason_summary(response, suffix="unnumbered"):
+    html = response.content.decode()
+    section = html.split(f'id="group-{suffix}"', 1)[1].split("</section>", 1)[0]
+    summary = section.split('class="reason-summary"')[1].split("</p>")[0]
+    return dict(re.findall(r'<span class="chip chip-bad">([^<]+) <b>([^<]+)</b>', summary))
+
+
+@pytest.fixture
+def one_row_shown(monkeypatch):
+    monkeypatch.setattr("placementsite.dashboard.views.FIT_ROWS_SHOWN", 1)
+
+
+@pytest.mark.parametrize(
+    "fields, query",
+    [
+        ({"resources": "VCPU:3"}, "resources=VCPU:3"),
+        ({"resources": "MEMORY_MB:1024"}, "resources=MEMORY_MB:1024"),
+        (
+            {"resources": "VCPU:1", "required": "HW_CPU_X86_AVX2"},
+            "resources=VCPU:1&required=HW_CPU_X86_AVX2",
+        ),
+        ({"required": "!CUSTOM_MAINT"}, "required=!CUSTOM_MAINT"),
+        ({"member_of": f"in:{AGG_A},{AGG_B}"}, f"member_of=in:{AGG_A},{AGG_B}"),
+        ({"member_of": f"!{AGG_A}"}, f"member_of=!{AGG_A}"),
+    ],
+)
+def test_providers_that_fit_are_those_the_provider_list_api_returns(
+    cloud, staff, api, fields, query
+):
+    fitting, _ = group(evaluate(staff, **fields))
+    listed = api.get(f"/resource_providers?{query}").json["resource_providers"]
+    assert fitting == sorted(p["name"] for p in listed)
+
+
+def test_fit_and_left_out_counts_cover_every_provider(cloud, staff):
+    assert verdict(evaluate(staff, resources="VCPU:1")) == (2, 1)
+
+
+def test_counts_include_providers_beyond_the_rows_shown(db, staff, one_row_shown):
+    for name in ("a", "b", "c"):
+        make_provider(name, inventories={"VCPU": 2})
+    make_provider("d", inventories={"VCPU": 8})
+    r = evaluate(staff, resources="VCPU:4")
+    fitting, reasons = group(r)
+    assert verdict(r) == (1, 3)
+    assert list(reasons) == ["a"]
+    assert reason_summary(r) == {"not enough free capacity": "3"}
+
+
+def test_rows_shown_are_the_first_by_name_whatever_else_they_answer(db, staff, one_row_shown):
+    trait("CUSTOM_X")
+    make_provider("b", inventories={"VCPU": 8}, traits=["CUSTOM_X"])
+    make_provider("a", inventories={"VCPU": 8})
+    make_provider("d", inventories={"VCPU": 1}, traits=["CUSTOM_X"])
+    make_provider("c", inventories={"VCPU": 1})
+    # The numbered group gives the providers different answers, the unnumbered one not.
+    r = evaluate(staff, resources="VCPU:2", **{"g1-required": "CUSTOM_X"})
+    fitting, reasons = group(r)
+    assert fitting == ["a"]
+    assert list(reasons) == ["c"]
+
+
+def test_provider_short_of_two_classes_is_counted_once_per_kind(db, staff):
+    make_provider("small", inventories={"VCPU": 1, "MEMORY_MB": 512})
+    r = evaluate(staff, resources="VCPU:2,MEMORY_MB:1024")
+    _, reasons = group(r)
+    assert reasons["small"] == [
+        "short of VCPU by 1 (only 1 free)",
+        "short of MEMORY_MB by 512 (only 512 free)",
+    ]
+    assert reason_summary(r) == {"not enough free capacity": "1"}
+
+
+def test_each_forbidden_trait_held_is_named(db, staff):
+    for name in ("CUSTOM_A", "CUSTOM_B", "CUSTOM_C"):
+        trait(name)
+    make_provider("tagged", inventories={"VCPU": 4}, traits=["CUSTOM_B", "CUSTOM_A"])
+    _, reasons = group(evaluate(staff, forbidden="CUSTOM_C,CUSTOM_B,CUSTOM_A"))
+    assert reasons["tagged"] == ["has forbidden trait CUSTOM_A", "has forbidden trait CUSTOM_B"]
+
+
+def test_only_the_forbidden_aggregates_held_are_named(cloud, staff):
+    _, reasons = group(evaluate(staff, member_of=f"!{AGG_A}; !{AGG_B}"))
+    assert reasons["cn1"] == [f"in forbidden aggregate {AGG_A}"]
+    assert reasons["cn2"] == [f"in forbidden aggregate {AGG_B}"]
+    assert "cn1-numa0" not in reasons
+
+
+def test_unknown_aggregate_in_member_of_leaves_every_provider_out(cloud, staff):
+    unknown = "dddddddd-0000-4000-8000-000000000004"
+    r = evaluate(staff, member_of=unknown)
+    _, reasons = group(r)
+    assert verdict(r) == (0, 3)
+    assert reasons["cn2"] == [f"not in aggregate {unknown}"]
+
+
+def test_unknown_trait_in_a_numbered_group_is_an_error_message(cloud, staff):
+    r = evaluate(staff, resources="VCPU:1", **{"g2-required": "CUSTOM_NOPE"})
+    assert error_of(r) == "No such trait: CUSTOM_NOPE"
+    assert 'id="group-unnumbered"' not in r.content.decode()
+
+
+def test_several_unknown_classes_are_named_together(cloud, staff):
+    r = evaluate(staff, resources="CUSTOM_B:1", **{"g1-resources": "CUSTOM_A:1"})
+    assert error_of(r) == "No such resource class: CUSTOM_A, CUSTOM_B"
+
+
+def test_reasons_of_a_group_are_counted_for_that_group_only(cloud, staff):
+    r = evaluate(staff, resources="PCPU:1", **{"g1-resources": "VCPU:1"})
+    assert reason_summary(r) == {"no inventory of a requested class": "2"}
+    assert reason_summary(r, "1") == {"no inventory of a requested class": "1"}
