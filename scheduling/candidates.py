@@ -32,9 +32,10 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import CharField
+from django.db.models import CharField, Sum
 from django.db.models.functions import Cast
 
+from allocations.models import Allocation
 from providers.capacity import Capacity, usable_units
 from providers.models import (
     CUSTOM_PREFIX,
@@ -50,7 +51,6 @@ from providers.selectors.resource_providers import (
     UnknownResourceClass,
     UnknownTrait,
     has_any_trait,
-    usage_expression,
 )
 
 SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
@@ -486,23 +486,33 @@ def _summaries(root_ids):
     ids = [row[0] for row in providers]
     uuids = {row[0]: row[1] for row in providers}
     resources = {provider_id: {} for provider_id in ids}
+    # Usage summed in its own query: one aggregate over the allocations of these providers
+    # instead of a correlated subquery per inventory row.
+    used = {
+        (provider_id, class_id): total
+        for provider_id, class_id, total in _rows(
+            _where_id_in(Allocation.objects.all(), "resource_provider_id", ids)
+            .order_by()
+            .values_list("resource_provider_id", "resource_class_id")
+            .annotate(total=Sum("used"))
+        )
+    }
     inventories = _rows(
         _where_id_in(Inventory.objects.all(), "resource_provider_id", ids)
-        .annotate(used=usage_expression())
         .order_by("resource_provider_id", "resource_class_id")
         .values_list(
             "resource_provider_id",
+            "resource_class_id",
             "resource_class__name",
             "total",
             "reserved",
             "allocation_ratio",
-            "used",
         )
     )
-    for provider_id, name, total, reserved, ratio, used in inventories:
+    for provider_id, class_id, name, total, reserved, ratio in inventories:
         resources[provider_id][name] = {
             "capacity": usable_units(total, reserved, ratio),
-            "used": used,
+            "used": used.get((provider_id, class_id), 0),
         }
     # Stable trait order (providers.selectors.traits): standard ones, then custom ones, each
     # in id order.
