@@ -26,7 +26,11 @@ from django.db import connection
 from allocations.models import Allocation
 from tests.factories import make_provider
 
-pytestmark = [pytest.mark.live, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.live,
+    pytest.mark.postgresql,
+    pytest.mark.django_db(transaction=True),
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENTS = 24

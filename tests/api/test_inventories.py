@@ -614,6 +614,7 @@ def test_error_codes_only_from_1_23(api_at):
 # --- concurrency ----------------------------------------------------------------
 
 
+@pytest.mark.postgresql
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_replaces_with_one_generation_let_exactly_one_win():
     rp = make_provider(inventories={"VCPU": 8})

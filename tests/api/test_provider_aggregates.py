@@ -256,6 +256,7 @@ def test_put_has_caching_headers_from_1_15(api_at):
 # --- concurrency ----------------------------------------------------------------------
 
 
+@pytest.mark.postgresql
 @pytest.mark.django_db(transaction=True)
 def test_only_one_of_concurrent_puts_with_the_same_generation_wins():
     provider = make_provider()
@@ -273,6 +274,7 @@ def test_only_one_of_concurrent_puts_with_the_same_generation_wins():
     assert aggregates_of(provider) == set(winner.json["aggregates"])
 
 
+@pytest.mark.postgresql
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_first_use_of_one_aggregate_creates_it_once():
     providers = [make_provider() for _ in range(4)]

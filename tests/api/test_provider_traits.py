@@ -291,6 +291,7 @@ def run_concurrently(count, action):
     return results
 
 
+@pytest.mark.postgresql
 @pytest.mark.django_db(transaction=True)
 def test_only_one_of_concurrent_puts_with_the_same_generation_wins():
     provider = make_provider()
@@ -309,6 +310,7 @@ def test_only_one_of_concurrent_puts_with_the_same_generation_wins():
     assert trait_names_of(provider) == set(winner.json["traits"])
 
 
+@pytest.mark.postgresql
 @pytest.mark.django_db(transaction=True)
 def test_deleting_a_trait_while_providers_take_it_never_fails_with_500():
     gold = trait("CUSTOM_GOLD")

@@ -9,7 +9,7 @@ from providers.models import ResourceProvider
 from tests.conftest import PlacementClient
 from tests.factories import make_provider
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.postgresql, pytest.mark.django_db(transaction=True)]
 
 
 def run_together(*calls):
