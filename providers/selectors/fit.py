@@ -30,13 +30,11 @@ own line with its own verdict.
 """
 
 from collections import defaultdict
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from heapq import merge
 from itertools import islice
 from typing import NamedTuple
 
-from django.db import connection, transaction
 from django.db.models import BooleanField, ExpressionWrapper, Q
 
 from ..capacity import EXCEEDS_CAPACITY, Capacity
@@ -176,11 +174,10 @@ def fit_report(groups, shown=100):
         )
         for class_id in class_ids
     }
-    with _planned_without_jit():
-        rules, rows = engine.rule_verdicts(
-            list(resolved.values()), ResourceProvider.objects.order_by("name"), **has_inventory
-        )
-        rows = list(rows)
+    rules, rows = engine.rule_verdicts(
+        list(resolved.values()), ResourceProvider.objects.order_by("name"), **has_inventory
+    )
+    rows = list(rows)
 
     # Providers with the same answers (which classes they have inventory of, which
     # rules they meet) get the same verdict: judge each such pattern once.
@@ -265,24 +262,6 @@ def fit_report(groups, shown=100):
         )
         for suffix, tally, (fitting, left_out) in zip(resolved, tallies, picked, strict=True)
     ]
-
-
-@contextmanager
-def _planned_without_jit():
-    """Run the one read over every provider without PostgreSQL's JIT compiler.
-
-    The query holds one hashed subplan per rule; their estimates add up past
-    ``jit_above_cost``, and compiling them takes longer (about 0.3 s at
-    10,000 providers) than running them. ``SET LOCAL`` ends with the
-    transaction; other databases need nothing.
-    """
-    if connection.vendor != "postgresql":
-        yield
-        return
-    with transaction.atomic(savepoint=False):
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL jit = off")
-        yield
 
 
 class _CapacityJudge:
