@@ -27,6 +27,7 @@ when no two slots ask for the same class and ``group_policy`` is not
 
 import itertools
 import random
+import uuid as uuidlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -483,6 +484,9 @@ def _summaries(root_ids):
         .order_by("id")
         .values_list("id", "uuid_text", "parent_id", "root_id")
     )
+    if connection.vendor != "postgresql":
+        # SQLite stores uuids as 32 hex digits; the API speaks the dashed form.
+        providers = [(pk, str(uuidlib.UUID(text)), *rest) for pk, text, *rest in providers]
     ids = [row[0] for row in providers]
     uuids = {row[0]: row[1] for row in providers}
     resources = {provider_id: {} for provider_id in ids}
