@@ -177,6 +177,20 @@ class RequestGroupForm(forms.Form):
         )
 
 
+class CandidateOptionsForm(forms.Form):
+    """How numbered groups may share providers (Placement's ``group_policy``)."""
+
+    group_policy = forms.ChoiceField(
+        choices=[("none", "none: groups may share a provider"), ("isolate", "isolate")],
+        required=False,
+        initial="none",
+        label="Group policy",
+    )
+
+    def clean_group_policy(self):
+        return self.cleaned_data["group_policy"] or "none"
+
+
 def request_forms(data=None):
     """The unnumbered group's form and the numbered groups' forms (prefixes g1, g2, ...)."""
     unnumbered = RequestGroupForm(data)

@@ -17,11 +17,14 @@ from allocations import selectors_dashboard as allocation_reads
 from providers import capacity
 from providers.selectors import dashboard as provider_reads
 from providers.selectors import fit
+from scheduling.selectors import candidates_preview
 
-from .forms import ConsumerFilterForm, ProviderFilterForm, request_forms
+from .forms import CandidateOptionsForm, ConsumerFilterForm, ProviderFilterForm, request_forms
 
 # How many providers the "try a request" page lists per group in each table.
 FIT_ROWS_SHOWN = 100
+# How many allocation candidates the page shows (the engine stops there).
+CANDIDATES_SHOWN = 20
 
 REASON_LABELS = {
     capacity.EXCEEDS_CAPACITY: "not enough free capacity",
@@ -212,9 +215,13 @@ def aggregate_detail(request, uuid):
 def try_request(request):
     submitted = "submit" in request.GET
     unnumbered, numbered = request_forms(request.GET if submitted else None)
+    options = CandidateOptionsForm(request.GET if submitted else None)
     error = None
     results = None
-    if submitted and unnumbered.is_valid() and all(form.is_valid() for form in numbered):
+    candidates = None
+    candidates_note = None
+    forms_valid = unnumbered.is_valid() and all(form.is_valid() for form in numbered)
+    if submitted and forms_valid and options.is_valid():
         groups = {"": unnumbered.request_group()} | {
             str(number): form.request_group() for number, form in enumerate(numbered, start=1)
         }
@@ -230,6 +237,8 @@ def try_request(request):
                     ]
             except fit.FitRequestError as exc:
                 error = str(exc)
+            else:
+                candidates, candidates_note = _candidates(groups, options)
     elif submitted:
         error = "Some fields are not valid; see below."
     return _render(
@@ -239,9 +248,24 @@ def try_request(request):
         {
             "unnumbered": unnumbered,
             "numbered": list(enumerate(numbered, start=1)),
+            "options": options,
             "submitted": submitted,
             "error": error,
             "results": results,
             "rows_shown": FIT_ROWS_SHOWN,
+            "candidates": candidates,
+            "candidates_note": candidates_note,
+            "candidates_shown": CANDIDATES_SHOWN,
         },
     )
+
+
+def _candidates(groups, options):
+    """The allocation candidates engine's answer, as GET /allocation_candidates gives it."""
+    asked = {suffix: group for suffix, group in groups.items() if fit.asks_something(group)}
+    if not all(group.resources for group in asked.values()):
+        # Placement refuses such a request ("All request groups must specify resources").
+        return None, "Allocation candidates need resources in every group that asks something."
+    numbered = [suffix for suffix in asked if suffix]
+    policy = options.cleaned_data["group_policy"] if len(numbered) > 1 else None
+    return candidates_preview(groups=asked, group_policy=policy, limit=CANDIDATES_SHOWN), None

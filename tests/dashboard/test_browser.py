@@ -183,6 +183,18 @@ def test_operator_tries_a_request_and_reads_why_providers_do_not_fit(browser, lo
     shot(browser, "try-a-request")
 
 
+def test_operator_sees_candidates_spread_over_a_tree(browser, logged_in):
+    browser.get(f"{logged_in}/dashboard/try/")
+    browser.find_element(By.NAME, "resources").send_keys("VCPU:2,PCPU:2")
+    browser.find_element(By.CSS_SELECTOR, "button[name=submit]").click()
+    wait_for(browser, "#candidates")
+    rows = browser.find_elements(By.CSS_SELECTOR, "#candidates table.candidates tbody tr")
+    assert len(rows) == 1
+    assert "cn1" in rows[0].text and "cn1-numa0" in rows[0].text
+    assert "VCPU 2" in rows[0].text and "PCPU 2" in rows[0].text
+    shot(browser, "try-a-request-candidates")
+
+
 def test_operator_sees_an_error_for_an_unknown_class(browser, logged_in):
     browser.get(f"{logged_in}/dashboard/try/")
     browser.find_element(By.NAME, "resources").send_keys("CUSTOM_NOPE:1")

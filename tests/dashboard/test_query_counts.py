@@ -22,7 +22,7 @@ BUDGET = {
     "resource_classes": 3,
     "aggregates": 4,
     "aggregate": 7,
-    "try": 11,
+    "try": 18,  # 11 for the fit report + 7 for the allocation candidates engine
 }
 
 

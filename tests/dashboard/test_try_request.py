@@ -46,7 +46,49 @@ def test_page_states_that_providers_are_judged_one_by_one(cloud, staff):
     html = staff.get("/dashboard/try/").content.decode()
     note = html.split('id="scope-note"')[1].split("</aside>")[0]
     assert "one by one" in note
-    assert "sharing providers are not combined" in note
+    assert "GET /allocation_candidates" in note
+
+
+def candidates_of(response):
+    """Each candidate as a sorted list of "provider CLASS amount ..." strings."""
+    html = response.content.decode()
+    table = html.split('class="grid compact candidates"', 1)[1].split("</table>", 1)[0]
+    found = []
+    for row in table.split("<tr>")[2:]:
+        parts = row.split('<span class="candidate-part">')[1:]
+        if not parts:  # the "no allocation candidate" row
+            continue
+        found.append(
+            sorted(
+                " ".join(
+                    [re.search(r'class="strong" href="[^"]+">([^<]+)<', part).group(1)]
+                    + [f"{rc} {n}" for rc, n in re.findall(r"<b>(\w+)</b> ([\d,]+)", part)]
+                )
+                for part in parts
+            )
+        )
+    return found
+
+
+def test_candidates_combine_a_tree_where_no_single_provider_fits(cloud, staff):
+    r = evaluate(staff, resources="VCPU:2,PCPU:2")
+    fitting, _ = group(r)
+    assert fitting == []  # no provider has both classes on its own
+    assert candidates_of(r) == [["cn1 VCPU 2", "cn1-numa0 PCPU 2"]]
+
+
+def test_candidates_follow_the_group_policy(cloud, staff):
+    asked = {"g1-resources": "VCPU:1", "g2-resources": "VCPU:1"}
+    shared = candidates_of(evaluate(staff, group_policy="none", **asked))
+    assert shared == [["cn1 VCPU 2"], ["cn2 VCPU 2"]]
+    assert candidates_of(evaluate(staff, group_policy="isolate", **asked)) == []
+
+
+def test_candidates_need_resources_in_every_group(cloud, staff):
+    r = evaluate(staff, resources="VCPU:1", **{"g1-required": "HW_CPU_X86_AVX2"})
+    html = r.content.decode()
+    assert "Allocation candidates need resources in every group" in html
+    assert 'class="grid compact candidates"' not in html
 
 
 def test_providers_with_room_fit(cloud, staff):
