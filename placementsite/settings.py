@@ -137,8 +137,11 @@ PLACEMENT_NON_API_PREFIXES = ("/admin/", "/dashboard/", "/static/", "/accounts/"
 PLACEMENT_RANDOMIZE_ALLOCATION_CANDIDATES = env_bool(
     "PLACEMENT_RANDOMIZE_ALLOCATION_CANDIDATES", False
 )
+# At most this many allocation candidates are generated per request, whatever `limit` says:
+# Placement has the same option ([placement]max_allocation_candidates) for the same reason, so
+# that a wide tree cannot exhaust a worker's time or memory.
 PLACEMENT_MAX_ALLOCATION_CANDIDATES = int(
-    os.environ.get("PLACEMENT_MAX_ALLOCATION_CANDIDATES", "100000")
+    os.environ.get("PLACEMENT_MAX_ALLOCATION_CANDIDATES", "10000")
 )
 
 # --- CORS ---------------------------------------------------------------

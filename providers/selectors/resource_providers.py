@@ -22,10 +22,12 @@ several groups and every provider in one query (the dashboard's "why not"). Capa
 from dataclasses import dataclass, field
 
 from django.db.models import (
+    BigIntegerField,
     BooleanField,
     Exists,
     ExpressionWrapper,
     F,
+    FilteredRelation,
     IntegerField,
     OuterRef,
     Q,
@@ -468,7 +470,10 @@ def fitting_inventories(resolved, providers):
     """Inventory rows of ``providers`` (a queryset) that can take the group's amount
     of their class, each as a dict with the capacity fields and ``used``.
 
-    One query; the capacity rule is :func:`~providers.capacity.can_provide_q`.
+    One query; the capacity rule is :func:`~providers.capacity.can_provide_q`, given the
+    usage as ``SUM`` over the allocations of the row's provider and class, LEFT JOINed and
+    grouped per inventory row: each row's usage is computed once (a correlated subquery
+    would be evaluated twice, once for the column and once for the condition).
     """
     fits = Q()
     for class_id, amount in resolved.resources.items():
@@ -476,19 +481,31 @@ def fitting_inventories(resolved, providers):
     inventories = Inventory.objects.filter(resource_class_id__in=list(resolved.resources))
     if providers.query.where:  # no condition on providers: no semi-join
         inventories = inventories.filter(resource_provider_id__in=providers.values("id"))
+    columns = (
+        "resource_provider_id",
+        "root_id",
+        "resource_class_id",
+        "total",
+        "reserved",
+        "min_unit",
+        "max_unit",
+        "step_size",
+        "allocation_ratio",
+    )
     return (
-        inventories.annotate(used=usage_expression(), root_id=F("resource_provider__root_id"))
-        .filter(fits)
-        .values(
-            "resource_provider_id",
-            "root_id",
-            "resource_class_id",
-            "total",
-            "reserved",
-            "min_unit",
-            "max_unit",
-            "step_size",
-            "allocation_ratio",
-            "used",
+        inventories.annotate(
+            root_id=F("resource_provider__root_id"),
+            class_allocations=FilteredRelation(
+                "resource_provider__allocations",
+                condition=Q(
+                    resource_provider__allocations__resource_class_id=F("resource_class_id")
+                ),
+            ),
         )
+        .values("id", *columns)  # GROUP BY the inventory row
+        .annotate(
+            used=Coalesce(Sum("class_allocations__used"), Value(0), output_field=BigIntegerField())
+        )
+        .filter(fits)  # HAVING: the aggregate is computed once per row
+        .values(*columns, "used")
     )

@@ -1,5 +1,10 @@
 """``GET /allocation_candidates``: parse the query, ask the engine, render per microversion."""
 
+import gc
+from contextlib import contextmanager
+
+import orjson
+
 from placementsite.api.errors import BadRequest
 from placementsite.api.microversion import since
 from placementsite.api.views import PlacementView
@@ -179,9 +184,32 @@ def provider_summaries_repr(summaries, version, requested):
     return found
 
 
+@contextmanager
+def cyclic_gc_paused():
+    """Pause Python's cyclic garbage collector for the duration of the block.
+
+    A large answer allocates hundreds of thousands of small containers, none of them in a
+    reference cycle (reference counting frees them all); the collector would otherwise walk
+    every live object of the process several times per request (a fifth of the time on
+    1,000 providers). The number of candidates is capped (PLACEMENT_MAX_ALLOCATION_CANDIDATES),
+    so what is allocated in the meantime is bounded too.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 class AllocationCandidatesView(PlacementView):
     @since("1.10")
     def get(self, request):
+        with cyclic_gc_paused():
+            return self._get(request)
+
+    def _get(self, request):
         self.authorize(request, "placement:allocation_candidates:list")
         version = request.microversion
         query = request.GET
@@ -193,12 +221,17 @@ class AllocationCandidatesView(PlacementView):
             raise BadRequest(f"Invalid resource class in resources parameter: {exc}") from None
         except engine.UnknownTrait as exc:
             raise BadRequest(str(exc)) from None
-        return self.respond(
-            request,
+        body = orjson.dumps(
             {
                 "allocation_requests": allocation_requests_repr(found.allocation_requests, version),
                 "provider_summaries": provider_summaries_repr(
                     found.provider_summaries, version, found.requested_classes
                 ),
-            },
+            }
         )
+        # The body is rendered here (orjson, compact, UTF-8: the same JSON as the default
+        # renderer's) and put into the bodiless response of respond(), which adds the headers.
+        response = self.respond(request)
+        response["Content-Type"] = "application/json"
+        response.content = body
+        return response
