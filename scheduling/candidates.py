@@ -298,6 +298,7 @@ class _Assembler:
         self.traits_of = traits_of
         self.anchors = {p: roots for p, roots in anchors.items() if p in root_of}
         self.parent_of = {}
+        self._lineages = {}
         self._shared_cache = {}
         self.isolate = request.group_policy == "isolate"
         unsuffixed = resolved.get("")
@@ -360,19 +361,27 @@ class _Assembler:
             return {key: rg.resources[key]}
         return rg.resources
 
-    def _is_ancestor_or_self(self, ancestor, provider_id):
-        while provider_id is not None:
-            if provider_id == ancestor:
-                return True
-            provider_id = self.parent_of.get(provider_id)
-        return False
+    def _lineage(self, provider_id):
+        """The provider and its ancestors, as a frozenset (computed once per provider)."""
+        found = self._lineages.get(provider_id)
+        if found is None:
+            chain = []
+            current = provider_id
+            while current is not None:
+                chain.append(current)
+                current = self.parent_of.get(current)
+            found = self._lineages[provider_id] = frozenset(chain)
+        return found
 
     def _same_subtree_ok(self, chosen):
+        lineage = self._lineage
         for suffixes in self.request.same_subtree:
             members = {chosen[s] for s in suffixes}
-            if not any(
-                all(self._is_ancestor_or_self(top, other) for other in members) for top in members
-            ):
+            if len(members) == 1:
+                continue
+            lineages = [lineage(other) for other in members]
+            # One of the members is an ancestor (or self) of every member.
+            if not any(all(top in line for line in lineages) for top in members):
                 return False
         return True
 
