@@ -420,14 +420,11 @@ def in_any_aggregate_via_root(aggregate_uuids):
     For the unsuffixed group of allocation candidates an aggregate on a root
     provider spans its whole tree (an aggregate on a child does not).
     """
-    return Q(
-        Exists(
-            ResourceProviderAggregate.objects.filter(
-                Q(resource_provider_id=OuterRef("pk"))
-                | Q(resource_provider_id=OuterRef("root_id")),
-                aggregate__uuid__in=list(aggregate_uuids),
-            )
-        )
+    # Two EXISTS rather than one with an OR inside: each is an index lookup (PostgreSQL
+    # cannot use an index for "provider = pk OR provider = root" and scans the pairs).
+    members = ResourceProviderAggregate.objects.filter(aggregate__uuid__in=list(aggregate_uuids))
+    return Q(Exists(members.filter(resource_provider_id=OuterRef("pk")))) | Q(
+        Exists(members.filter(resource_provider_id=OuterRef("root_id")))
     )
 
 
