@@ -190,10 +190,15 @@ _FIT_COLUMNS = (
 def _select(request, resolved):
     """One query per group: the providers (and their inventory) that fit it."""
     fits = {}
-    # (provider id, class id) -> the inventory row as _FIT_COLUMNS (see _capacity)
+    # (provider id, class id) -> the inventory row as _FIT_COLUMNS (see _capacity), or its
+    # first three columns when no class is asked twice
     capacities = {}
     root_of = {}
     required_traits_of = {}  # provider id -> set of trait ids (unsuffixed group's asked ones)
+    # Capacity fields are only read when two slots may land on the same inventory (a class
+    # asked by two groups); otherwise SQL has said all there is to know and three columns do.
+    asked = [class_id for rg in resolved.values() for class_id in rg.resources]
+    columns = _FIT_COLUMNS if len(asked) != len(set(asked)) else _FIT_COLUMNS[:3]
     for suffix, rg in resolved.items():
         unsuffixed = suffix == ""
         providers = rp_selectors.providers_meeting(
@@ -210,7 +215,7 @@ def _select(request, resolved):
         by_provider = defaultdict(set)
         rows = _rows(
             rp_selectors.fitting_inventories(rg, providers)
-            .values_list(*_FIT_COLUMNS)
+            .values_list(*columns)
             .order_by("resource_provider_id", "resource_class_id")
         )
         for row in rows:
