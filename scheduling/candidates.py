@@ -509,13 +509,17 @@ def _tree_members(root_ids):
 
 
 def _summaries(root_ids, members=None):
-    """Summaries of every provider of the trees ``root_ids`` (three queries, four without
-    ``members``: the :func:`_tree_members` of a superset of those trees), in id order, and
-    ``{provider id: uuid}`` of those providers."""
+    """Summaries of every provider of the trees ``root_ids`` (four queries, or three with
+    ``members``: the :func:`_tree_members` of candidate trees, read already; trees missing
+    from it are read), in id order, and ``{provider id: uuid}`` of those providers."""
     if members is None:
         providers = _tree_members(root_ids)
     else:
         providers = [row for row in members if row[3] in root_ids]
+        # Trees of sharing providers are not among the candidate (anchor) trees.
+        missing = set(root_ids) - {row[3] for row in providers}
+        if missing:
+            providers = sorted(providers + list(_tree_members(missing)))
     ids = [row[0] for row in providers]
     uuids = {row[0]: row[1] for row in providers}
     resources = {provider_id: {} for provider_id in ids}
