@@ -7,7 +7,7 @@ admin, the dashboard's "why not" explanation and the candidates engine all
 ask this module; none of them re-implements the rules.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from django.db.models import (
     BigIntegerField,
@@ -107,6 +107,11 @@ class Capacity:
         if found:
             raise CapacityExceeded(found)
         return used + amount
+
+
+# The inventory columns a Capacity is made of, in constructor order: ``Capacity(*row)`` builds
+# one from a row selected with ``values_list(*CAPACITY_FIELDS)``.
+CAPACITY_FIELDS = tuple(f.name for f in fields(Capacity))
 
 
 # --- the same rules as SQL ---------------------------------------------------

@@ -5,7 +5,7 @@ import uuid
 
 from django.db import models
 
-from .capacity import Capacity
+from .capacity import CAPACITY_FIELDS, Capacity
 
 CUSTOM_PREFIX = "CUSTOM_"
 CUSTOM_NAME_RE = re.compile(r"^CUSTOM_[A-Z0-9_]+$")
@@ -156,11 +156,4 @@ class Inventory(TimestampedModel):
     @property
     def capacity(self):
         """The capacity model of this inventory (see providers.capacity)."""
-        return Capacity(
-            total=self.total,
-            reserved=self.reserved,
-            min_unit=self.min_unit,
-            max_unit=self.max_unit,
-            step_size=self.step_size,
-            allocation_ratio=self.allocation_ratio,
-        )
+        return Capacity(*(getattr(self, name) for name in CAPACITY_FIELDS))

@@ -37,7 +37,7 @@ from django.db.models import CharField, Sum
 from django.db.models.functions import Cast
 
 from allocations.models import Allocation
-from providers.capacity import Capacity, usable_units
+from providers.capacity import CAPACITY_FIELDS, Capacity, usable_units
 from providers.models import (
     CUSTOM_PREFIX,
     Inventory,
@@ -177,18 +177,7 @@ class _GroupFit:
     providers: dict = field(default_factory=lambda: defaultdict(list))
 
 
-_FIT_COLUMNS = (
-    "resource_provider_id",
-    "root_id",
-    "resource_class_id",
-    "total",
-    "reserved",
-    "min_unit",
-    "max_unit",
-    "step_size",
-    "allocation_ratio",
-    "used",
-)
+_FIT_COLUMNS = ("resource_provider_id", "root_id", "resource_class_id", *CAPACITY_FIELDS, "used")
 
 
 def _select(request, resolved):
@@ -248,16 +237,7 @@ def _select(request, resolved):
 
 def _capacity(row):
     """``(Capacity, used)`` of an inventory row selected as _FIT_COLUMNS."""
-    _p, _r, _c, total, reserved, min_unit, max_unit, step_size, ratio, used = row
-    capacity = Capacity(
-        total=total,
-        reserved=reserved,
-        min_unit=min_unit,
-        max_unit=max_unit,
-        step_size=step_size,
-        allocation_ratio=ratio,
-    )
-    return capacity, used
+    return Capacity(*row[3:-1]), row[-1]
 
 
 def _sharing_anchors():

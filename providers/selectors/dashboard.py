@@ -25,7 +25,7 @@ from django.db.models.functions import Coalesce
 
 from allocations.models import Allocation
 
-from ..capacity import Capacity
+from ..capacity import CAPACITY_FIELDS, Capacity, usable_units
 from ..models import (
     Aggregate,
     Inventory,
@@ -114,47 +114,25 @@ class InventoryUsage:
         return utilisation(self.used, self.capacity)
 
 
-def _capacity(total, reserved, min_unit=1, max_unit=2147483647, step_size=1, ratio=1.0):
-    return Capacity(
-        total=total,
-        reserved=reserved,
-        min_unit=min_unit,
-        max_unit=max_unit,
-        step_size=step_size,
-        allocation_ratio=ratio,
-    )
-
-
 def inventory_usages_by_provider(provider_ids):
     """{provider_id: [InventoryUsage, ...]} in resource class order; two queries."""
-    used = dict(
-        (
-            (rp, rc),
-            total,
-        )
+    used = {
+        (rp, rc): total
         for rp, rc, total in Allocation.objects.filter(resource_provider_id__in=provider_ids)
         .values("resource_provider_id", "resource_class_id")
         .annotate(used=Sum("used"))
         .values_list("resource_provider_id", "resource_class_id", "used")
-    )
+    }
     rows = (
         Inventory.objects.filter(resource_provider_id__in=provider_ids)
         .order_by("resource_provider_id", "resource_class_id")
         .values_list(
-            "resource_provider_id",
-            "resource_class_id",
-            "resource_class__name",
-            "total",
-            "reserved",
-            "min_unit",
-            "max_unit",
-            "step_size",
-            "allocation_ratio",
+            "resource_provider_id", "resource_class_id", "resource_class__name", *CAPACITY_FIELDS
         )
     )
     found = defaultdict(list)
     for rp, rc, rc_name, *fields in rows:
-        found[rp].append(InventoryUsage(rc_name, _capacity(*fields), used.get((rp, rc), 0)))
+        found[rp].append(InventoryUsage(rc_name, Capacity(*fields), used.get((rp, rc), 0)))
     return found
 
 
@@ -183,7 +161,7 @@ def class_usage_summary():
     sums = {}
     for row in shapes:
         rc = row["resource_class_id"]
-        usable = _capacity(row["total"], row["reserved"], ratio=row["allocation_ratio"]).usable
+        usable = usable_units(row["total"], row["reserved"], row["allocation_ratio"])
         acc = sums.setdefault(rc, [row["resource_class__name"], 0, 0, 0, 0])
         acc[1] += row["n"]
         acc[2] += row["total"] * row["n"]
@@ -252,7 +230,7 @@ def fullest_providers(limit=10):
         shape = (total, reserved, ratio)
         usable = usable_of.get(shape)
         if usable is None:
-            usable = usable_of[shape] = _capacity(total, reserved, ratio=ratio).usable
+            usable = usable_of[shape] = usable_units(total, reserved, ratio)
         percent = utilisation(amount, usable)
         if rp not in peaks or percent > peaks[rp]:
             peaks[rp] = percent

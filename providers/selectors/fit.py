@@ -37,7 +37,7 @@ from typing import NamedTuple
 
 from django.db.models import BooleanField, ExpressionWrapper, Q
 
-from ..capacity import EXCEEDS_CAPACITY, Capacity
+from ..capacity import CAPACITY_FIELDS, EXCEEDS_CAPACITY, Capacity
 from ..models import (
     Inventory,
     ResourceProvider,
@@ -282,32 +282,14 @@ class _CapacityJudge:
         rows = (
             Inventory.objects.filter(which)
             .annotate(used=engine.usage_expression())
-            .values_list(
-                "resource_provider_id",
-                "resource_class_id",
-                "total",
-                "reserved",
-                "min_unit",
-                "max_unit",
-                "step_size",
-                "allocation_ratio",
-                "used",
-            )
+            .values_list("resource_provider_id", "resource_class_id", *CAPACITY_FIELDS, "used")
         )
         shapes = {}  # identical inventories share one (immutable) Capacity
         for provider_id, class_id, *shape, used in rows:
             shape = tuple(shape)
             capacity = shapes.get(shape)
             if capacity is None:
-                total, reserved, min_unit, max_unit, step_size, ratio = shape
-                capacity = shapes[shape] = Capacity(
-                    total=total,
-                    reserved=reserved,
-                    min_unit=min_unit,
-                    max_unit=max_unit,
-                    step_size=step_size,
-                    allocation_ratio=ratio,
-                )
+                capacity = shapes[shape] = Capacity(*shape)
             self.rows[provider_id, class_id] = (capacity, used)
 
     def has(self, provider_id, class_id):

@@ -39,7 +39,7 @@ from django.db.models.functions import Coalesce
 
 from allocations.models import Allocation
 
-from ..capacity import can_provide_q, usable_expression
+from ..capacity import CAPACITY_FIELDS, can_provide_q, usable_expression
 from ..models import (
     Inventory,
     ResourceClass,
@@ -478,17 +478,7 @@ def fitting_inventories(resolved, providers):
     inventories = Inventory.objects.filter(resource_class_id__in=list(resolved.resources))
     if providers.query.where:  # no condition on providers: no semi-join
         inventories = inventories.filter(resource_provider_id__in=providers.values("id"))
-    columns = (
-        "resource_provider_id",
-        "root_id",
-        "resource_class_id",
-        "total",
-        "reserved",
-        "min_unit",
-        "max_unit",
-        "step_size",
-        "allocation_ratio",
-    )
+    columns = ("resource_provider_id", "root_id", "resource_class_id", *CAPACITY_FIELDS)
     return (
         inventories.annotate(
             root_id=F("resource_provider__root_id"),
