@@ -139,7 +139,8 @@ PLACEMENT_RANDOMIZE_ALLOCATION_CANDIDATES = env_bool(
 )
 # At most this many allocation candidates are generated per request, whatever `limit` says:
 # Placement has the same option ([placement]max_allocation_candidates) for the same reason, so
-# that a wide tree cannot exhaust a worker's time or memory.
+# that a wide tree cannot exhaust a worker's time or memory. -1 (any negative number) means no
+# cap, Placement's default.
 PLACEMENT_MAX_ALLOCATION_CANDIDATES = int(
     os.environ.get("PLACEMENT_MAX_ALLOCATION_CANDIDATES", "10000")
 )

@@ -587,6 +587,7 @@ def candidates_for_request(request):
         assembler.parent_of = {row[0]: row[2] for row in members}
 
     cap = settings.PLACEMENT_MAX_ALLOCATION_CANDIDATES
+    cap = None if cap < 0 else cap
     generated = assembler.candidates(roots)
     if settings.PLACEMENT_RANDOMIZE_ALLOCATION_CANDIDATES:
         found = list(itertools.islice(generated, cap))
@@ -594,8 +595,8 @@ def candidates_for_request(request):
         if request.limit is not None:
             found = found[: request.limit]
     else:
-        wanted = cap if request.limit is None else min(cap, request.limit)
-        found = list(itertools.islice(generated, wanted))
+        bounds = [n for n in (cap, request.limit) if n is not None]
+        found = list(itertools.islice(generated, min(bounds) if bounds else None))
     if not found:
         return Candidates(requested_classes=requested)
 

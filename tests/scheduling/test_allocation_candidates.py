@@ -206,6 +206,18 @@ def test_max_allocation_candidates_setting_caps_the_answer(api, cloud, settings)
     assert len(get(api, FLAVOR).json["allocation_requests"]) == 2
 
 
+@pytest.mark.parametrize("randomize", [False, True])
+def test_negative_max_allocation_candidates_means_no_cap(api, cloud, settings, randomize):
+    """As Placement's max_allocation_candidates = -1."""
+    settings.PLACEMENT_RANDOMIZE_ALLOCATION_CANDIDATES = randomize
+    settings.PLACEMENT_MAX_ALLOCATION_CANDIDATES = 1000
+    every = len(get(api, FLAVOR).json["allocation_requests"])
+    assert every > 2
+    settings.PLACEMENT_MAX_ALLOCATION_CANDIDATES = -1
+    assert len(get(api, FLAVOR).json["allocation_requests"]) == every
+    assert len(get(api, FLAVOR + "&limit=2").json["allocation_requests"]) == 2
+
+
 # --- traits -----------------------------------------------------------------
 
 
