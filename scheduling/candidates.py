@@ -15,7 +15,8 @@ keyed by suffix (``""`` is the unsuffixed group) plus request-wide options
    capacity when several groups share a provider are checked while the
    combination is built, so that a wide tree stops as soon as ``limit``
    candidates exist (when order is not randomised).
-3. **Summarise** the trees of the chosen candidates in three queries.
+3. **Summarise** the trees of the chosen candidates in three queries
+   (scheduling.queries: fixed-shape SQL, like the sharing providers' query).
 
 The number of queries does not depend on the number of providers. The hot
 loops work on plain ids and tuples: a Capacity is only built when two slots
@@ -27,24 +28,14 @@ when no two slots ask for the same class and ``group_policy`` is not
 
 import itertools
 import random
-import uuid as uuidlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import CharField, Sum
-from django.db.models.functions import Cast
 
-from allocations.models import Allocation
 from providers.capacity import CAPACITY_FIELDS, Capacity, usable_units
-from providers.models import (
-    CUSTOM_PREFIX,
-    Inventory,
-    ResourceProvider,
-    ResourceProviderAggregate,
-    ResourceProviderTrait,
-)
+from providers.models import CUSTOM_PREFIX, ResourceProvider
 from providers.selectors import resource_providers as rp_selectors
 from providers.selectors.resource_providers import (
     RequestGroup,
@@ -54,7 +45,7 @@ from providers.selectors.resource_providers import (
     has_any_trait,
 )
 
-SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
+from . import queries
 
 __all__ = [
     "CandidateRequest",
@@ -106,23 +97,6 @@ def _rows(queryset):
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
-
-
-def _where_id_in(queryset, column, ids):
-    """``queryset`` filtered on its own ``column`` being one of ``ids``.
-
-    On PostgreSQL the ids travel as one array parameter (``= ANY(%s)``): an
-    ``IN`` list of thousands of ids costs Django one parameter object each. The
-    array is sent as one text literal (``'{1,2,3}'::bigint[]``): psycopg2 would
-    send a list as ``ARRAY[1,2,3]``, one expression per id for PostgreSQL to parse
-    (three quarters of the time of such a query over 5,000 providers).
-    """
-    ids = list(ids)
-    if connection.vendor != "postgresql":
-        return queryset.filter(**{f"{column}__in": ids})
-    table = queryset.model._meta.db_table
-    literal = "{" + ",".join(str(int(pk)) for pk in ids) + "}"
-    return queryset.extra(where=[f'"{table}"."{column}" = ANY(%s::bigint[])'], params=[literal])
 
 
 # --- step 1: select ---------------------------------------------------------
@@ -227,10 +201,7 @@ def _select(request, resolved):
                 fit.providers[None].append(provider_id)
         if unsuffixed and rg.required_traits and by_provider:
             asked = set().union(*rg.required_traits)
-            rows = ResourceProvider.traits.through.objects.filter(
-                resource_provider_id__in=list(by_provider), trait_id__in=asked
-            ).values_list("resource_provider_id", "trait_id")
-            for provider_id, trait_id in rows:
+            for provider_id, trait_id in queries.provider_traits(by_provider, asked):
                 required_traits_of.setdefault(provider_id, set()).add(trait_id)
     return fits, capacities, root_of, required_traits_of
 
@@ -241,23 +212,9 @@ def _capacity(row):
 
 
 def _sharing_anchors():
-    """``{sharing provider id: {root ids of the trees it is shared with}}`` in one query.
-
-    A tree is shared with when any of its providers is in an aggregate of the
-    sharing provider (a provider with MISC_SHARES_VIA_AGGREGATE).
-    """
-    rows = (
-        ResourceProviderAggregate.objects.filter(
-            aggregate__resourceprovideraggregate__resource_provider__traits__name=SHARING_TRAIT
-        )
-        .values_list(
-            "aggregate__resourceprovideraggregate__resource_provider_id",
-            "resource_provider__root_id",
-        )
-        .distinct()
-    )
+    """``{sharing provider id: {root ids of the trees it is shared with}}`` in one query."""
     anchors = defaultdict(set)
-    for sharing_id, root_id in rows:
+    for sharing_id, root_id in queries.sharing_anchors():
         anchors[sharing_id].add(root_id)
     return anchors
 
@@ -473,74 +430,32 @@ class _Assembler:
 # --- step 3: summarise ------------------------------------------------------
 
 
-def _tree_members(root_ids):
-    """``(id, uuid, parent id, root id)`` of every provider of the trees ``root_ids``, in id
-    order (one query)."""
-    providers = _rows(
-        _where_id_in(ResourceProvider.objects.all(), "root_id", root_ids)
-        .annotate(uuid_text=Cast("uuid", CharField()))
-        .order_by("id")
-        .values_list("id", "uuid_text", "parent_id", "root_id")
-    )
-    if connection.vendor != "postgresql":
-        # SQLite stores uuids as 32 hex digits; the API speaks the dashed form.
-        providers = [(pk, str(uuidlib.UUID(text)), *rest) for pk, text, *rest in providers]
-    return providers
-
-
 def _summaries(root_ids, members=None):
-    """Summaries of every provider of the trees ``root_ids`` (four queries, or three with
-    ``members``: the :func:`_tree_members` of candidate trees, read already; trees missing
-    from it are read), in id order, and ``{provider id: uuid}`` of those providers."""
+    """Summaries of every provider of the trees ``root_ids``, in id order, and ``{provider id:
+    uuid}`` of those providers: three queries, or two with ``members`` (the
+    :func:`~scheduling.queries.tree_members` of the candidate trees, read already; trees
+    missing from it are read)."""
     if members is None:
-        providers = _tree_members(root_ids)
+        providers = queries.tree_members(root_ids)
     else:
         providers = [row for row in members if row[3] in root_ids]
         # Trees of sharing providers are not among the candidate (anchor) trees.
         missing = set(root_ids) - {row[3] for row in providers}
         if missing:
-            providers = sorted(providers + list(_tree_members(missing)))
+            providers = sorted(providers + list(queries.tree_members(missing)))
     ids = [row[0] for row in providers]
     uuids = {row[0]: row[1] for row in providers}
     resources = {provider_id: {} for provider_id in ids}
-    # Usage summed in its own query: one aggregate over the allocations of these providers
-    # instead of a correlated subquery per inventory row.
-    used = {
-        (provider_id, class_id): total
-        for provider_id, class_id, total in _rows(
-            _where_id_in(Allocation.objects.all(), "resource_provider_id", ids)
-            .order_by()
-            .values_list("resource_provider_id", "resource_class_id")
-            .annotate(total=Sum("used"))
-        )
-    }
-    inventories = _rows(
-        _where_id_in(Inventory.objects.all(), "resource_provider_id", ids)
-        .order_by("resource_provider_id", "resource_class_id")
-        .values_list(
-            "resource_provider_id",
-            "resource_class_id",
-            "resource_class__name",
-            "total",
-            "reserved",
-            "allocation_ratio",
-        )
-    )
-    for provider_id, class_id, name, total, reserved, ratio in inventories:
+    for provider_id, name, total, reserved, ratio, used in queries.inventories_with_usage(ids):
         resources[provider_id][name] = {
             "capacity": usable_units(total, reserved, ratio),
-            "used": used.get((provider_id, class_id), 0),
+            "used": used,
         }
     # Stable trait order (providers.selectors.traits): standard ones, then custom ones, each
     # in id order.
     standard = defaultdict(list)
     custom = defaultdict(list)
-    rows = _rows(
-        _where_id_in(ResourceProviderTrait.objects.all(), "resource_provider_id", ids)
-        .order_by("trait_id")
-        .values_list("resource_provider_id", "trait__name")
-    )
-    for provider_id, name in rows:
+    for provider_id, name in queries.trait_names(ids):
         (custom if name.startswith(CUSTOM_PREFIX) else standard)[provider_id].append(name)
     summaries = []
     for provider_id, uuid, parent_id, root_id in providers:
@@ -583,7 +498,7 @@ def candidates_for_request(request):
     if request.same_subtree:
         # The providers of the candidate trees, read once: their parents for same_subtree
         # and, later, their uuids for the summaries.
-        members = _tree_members(roots)
+        members = queries.tree_members(roots)
         assembler.parent_of = {row[0]: row[2] for row in members}
 
     cap = settings.PLACEMENT_MAX_ALLOCATION_CANDIDATES

@@ -452,15 +452,13 @@ def providers_meeting(resolved, *, aggregates_via_root=False, traits_on_provider
         forbidden_traits=resolved.forbidden_traits,
         trait_names=resolved.trait_names,
     )
-    providers = ResourceProvider.objects.all()
-    for _reason, condition in provider_conditions(without_resources):
-        providers = providers.filter(condition)
+    conditions = [condition for _reason, condition in provider_conditions(without_resources)]
     if aggregates_via_root:
-        for any_of in group.member_of:
-            providers = providers.filter(in_any_aggregate_via_root(any_of))
+        conditions += [in_any_aggregate_via_root(any_of) for any_of in group.member_of]
         if group.forbidden_aggregates:
-            providers = providers.filter(~in_any_aggregate_via_root(group.forbidden_aggregates))
-    return providers
+            conditions.append(~in_any_aggregate_via_root(group.forbidden_aggregates))
+    # One filter() with every condition: each filter() call copies the whole query.
+    return ResourceProvider.objects.filter(*conditions)
 
 
 def fitting_inventories(resolved, providers):

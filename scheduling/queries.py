@@ -1,0 +1,155 @@
+"""The fixed-shape queries of the allocation candidates engine, written as SQL.
+
+Whatever a request asks, every ``GET /allocation_candidates`` runs these (sharing providers and
+the trees they serve, then the summaries of the trees chosen). Their shape never changes, so
+they are SQL text built once from the models' table names: building and compiling the same
+querysets through the ORM on every request cost more than running them. The request-shaped
+selection stays in the ORM (providers.selectors.resource_providers).
+
+Plain SQL that PostgreSQL and SQLite both speak; lists of ids are one parameter (see
+:func:`_id_in`).
+"""
+
+import json
+import uuid as uuidlib
+
+from django.db import connection
+
+from allocations.models import Allocation
+from providers.models import (
+    Inventory,
+    ResourceClass,
+    ResourceProvider,
+    ResourceProviderAggregate,
+    ResourceProviderTrait,
+    Trait,
+)
+
+SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
+
+_PROVIDERS = ResourceProvider._meta.db_table
+_INVENTORIES = Inventory._meta.db_table
+_CLASSES = ResourceClass._meta.db_table
+_ALLOCATIONS = Allocation._meta.db_table
+_PROVIDER_TRAITS = ResourceProviderTrait._meta.db_table
+_TRAITS = Trait._meta.db_table
+_PROVIDER_AGGREGATES = ResourceProviderAggregate._meta.db_table
+
+_SHARING_ANCHORS = f"""
+    SELECT DISTINCT sharing.resource_provider_id, member.root_id
+    FROM {_PROVIDER_AGGREGATES} sharing
+    JOIN {_PROVIDER_AGGREGATES} membership ON membership.aggregate_id = sharing.aggregate_id
+    JOIN {_PROVIDERS} member ON member.id = membership.resource_provider_id
+    WHERE sharing.resource_provider_id IN (
+        SELECT pt.resource_provider_id
+        FROM {_PROVIDER_TRAITS} pt JOIN {_TRAITS} t ON t.id = pt.trait_id
+        WHERE t.name = %s
+    )
+"""
+
+_TREE_MEMBERS = f"""
+    SELECT id, CAST(uuid AS varchar), parent_id, root_id
+    FROM {_PROVIDERS}
+    WHERE {{root_in}}
+    ORDER BY id
+"""
+
+# Usage summed per provider and class in a derived table, joined to the inventory rows: one
+# aggregate over the allocations of these providers, not a subquery per inventory row.
+_INVENTORIES_WITH_USAGE = f"""
+    SELECT i.resource_provider_id, c.name, i.total, i.reserved, i.allocation_ratio,
+           COALESCE(u.used, 0)
+    FROM {_INVENTORIES} i
+    JOIN {_CLASSES} c ON c.id = i.resource_class_id
+    LEFT JOIN (
+        SELECT a.resource_provider_id, a.resource_class_id, SUM(a.used) AS used
+        FROM {_ALLOCATIONS} a
+        WHERE {{allocation_provider_in}}
+        GROUP BY a.resource_provider_id, a.resource_class_id
+    ) u ON u.resource_provider_id = i.resource_provider_id
+       AND u.resource_class_id = i.resource_class_id
+    WHERE {{inventory_provider_in}}
+    ORDER BY i.resource_provider_id, i.resource_class_id
+"""
+
+_PROVIDER_TRAITS_AMONG = f"""
+    SELECT resource_provider_id, trait_id
+    FROM {_PROVIDER_TRAITS}
+    WHERE {{provider_in}} AND {{trait_in}}
+"""
+
+# In trait id order: the stable order of providers.selectors.traits (the caller puts custom
+# traits last).
+_TRAIT_NAMES = f"""
+    SELECT pt.resource_provider_id, t.name
+    FROM {_PROVIDER_TRAITS} pt JOIN {_TRAITS} t ON t.id = pt.trait_id
+    WHERE {{provider_in}}
+    ORDER BY pt.trait_id
+"""
+
+
+def _id_in(column, ids):
+    """``(condition, params)``: ``column`` is one of ``ids``, the ids as one parameter.
+
+    PostgreSQL gets one array literal (``'{1,2,3}'::bigint[]``): psycopg2 would send a list
+    as ``ARRAY[1,2,3]``, one expression per id for the server to parse, and an ``IN`` list
+    one placeholder each. SQLite gets a JSON array.
+    """
+    ids = [int(pk) for pk in ids]
+    if connection.vendor == "postgresql":
+        return f"{column} = ANY(%s::bigint[])", ["{" + ",".join(map(str, ids)) + "}"]
+    if connection.vendor == "sqlite":
+        return f"{column} IN (SELECT value FROM json_each(%s))", [json.dumps(ids)]
+    return f"{column} IN ({', '.join(['%s'] * len(ids)) or 'NULL'})", ids
+
+
+def _fetch(sql, params):
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def sharing_anchors():
+    """``[(sharing provider id, root id of a tree it is shared with), ...]``.
+
+    A tree is shared with when any of its providers is in an aggregate of the sharing
+    provider (a provider with MISC_SHARES_VIA_AGGREGATE).
+    """
+    return _fetch(_SHARING_ANCHORS, [SHARING_TRAIT])
+
+
+def tree_members(root_ids):
+    """``[(id, uuid, parent id, root id), ...]`` of every provider of the trees ``root_ids``,
+    in id order."""
+    condition, params = _id_in("root_id", root_ids)
+    rows = _fetch(_TREE_MEMBERS.format(root_in=condition), params)
+    if connection.vendor != "postgresql":
+        # SQLite stores uuids as 32 hex digits; the API speaks the dashed form.
+        rows = [(pk, str(uuidlib.UUID(text)), *rest) for pk, text, *rest in rows]
+    return rows
+
+
+def inventories_with_usage(provider_ids):
+    """``[(provider id, class name, total, reserved, allocation_ratio, used), ...]`` of the
+    providers, in provider and class id order."""
+    provider_ids = list(provider_ids)
+    allocation_in, allocation_params = _id_in("a.resource_provider_id", provider_ids)
+    inventory_in, inventory_params = _id_in("i.resource_provider_id", provider_ids)
+    sql = _INVENTORIES_WITH_USAGE.format(
+        allocation_provider_in=allocation_in, inventory_provider_in=inventory_in
+    )
+    return _fetch(sql, allocation_params + inventory_params)
+
+
+def provider_traits(provider_ids, trait_ids):
+    """``[(provider id, trait id), ...]``: which of ``trait_ids`` each provider has."""
+    provider_in, provider_params = _id_in("resource_provider_id", provider_ids)
+    trait_in, trait_params = _id_in("trait_id", trait_ids)
+    sql = _PROVIDER_TRAITS_AMONG.format(provider_in=provider_in, trait_in=trait_in)
+    return _fetch(sql, provider_params + trait_params)
+
+
+def trait_names(provider_ids):
+    """``[(provider id, trait name), ...]`` in trait id order."""
+    condition, params = _id_in("pt.resource_provider_id", provider_ids)
+    return _fetch(_TRAIT_NAMES.format(provider_in=condition), params)
