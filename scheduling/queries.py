@@ -88,16 +88,24 @@ _TRAIT_NAMES = f"""
 """
 
 
+_SHORT_ARRAY = 100
+
+
 def _id_in(column, ids):
     """``(condition, params)``: ``column`` is one of ``ids``, the ids as one parameter.
 
     PostgreSQL gets one array literal (``'{1,2,3}'::bigint[]``): psycopg2 would send a list
     as ``ARRAY[1,2,3]``, one expression per id for the server to parse, and an ``IN`` list
-    one placeholder each. SQLite gets a JSON array.
+    one placeholder each. A long array is unnested in a subquery: against ``= ANY(array)``
+    the planner estimates the selectivity of every element, 7 ms of planning for 5,000 ids,
+    more than running the query. SQLite gets a JSON array.
     """
     ids = [int(pk) for pk in ids]
     if connection.vendor == "postgresql":
-        return f"{column} = ANY(%s::bigint[])", ["{" + ",".join(map(str, ids)) + "}"]
+        literal = "{" + ",".join(map(str, ids)) + "}"
+        if len(ids) > _SHORT_ARRAY:
+            return f"{column} IN (SELECT unnest(%s::bigint[]))", [literal]
+        return f"{column} = ANY(%s::bigint[])", [literal]
     if connection.vendor == "sqlite":
         return f"{column} IN (SELECT value FROM json_each(%s))", [json.dumps(ids)]
     return f"{column} IN ({', '.join(['%s'] * len(ids)) or 'NULL'})", ids
