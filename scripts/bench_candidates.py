@@ -8,7 +8,8 @@ One command prints the table (see docs/performance.md)::
 For every topology the script starts each server under gunicorn on a fresh PostgreSQL database
 (``bench_project``: migrated, noauth2; ``bench_reference``: openstack-placement from PyPI served
 by scripts/reference-placement), with the same worker count, loads the same topology into both
-over the HTTP API, then times the same requests against both: median and p95 latency over
+over the HTTP API, analyzes both databases (``VACUUM ANALYZE``, as autovacuum would), then
+times the same requests against both: median and p95 latency over
 sequential requests, throughput at concurrency 10, and the peak resident memory of the gunicorn
 master and workers (read from /proc). ``--project-url``/``--reference-url`` reuse running servers
 on 127.0.0.1 instead (their providers are deleted first only with ``--wipe``).
@@ -206,10 +207,12 @@ def cpu_ticks(pids):
 class Server:
     """One server under test: started here on a fresh database, or reused at a given URL."""
 
-    def __init__(self, name, url, owned, args):
+    def __init__(self, name, url, owned, args, database=None):
         self.name = name
         self.owned = owned
         self.args = args
+        # The server's PostgreSQL database, when known: analyzed after each load.
+        self.database = database
         self.client = Client(url, args.timeout)
         self.process = None
         self.log_path = BENCH_DIR / f"{name}-{self.client.port}.log"
@@ -221,15 +224,16 @@ class Server:
     def rss(self):
         return rss_bytes(self.pids)
 
-    def start(self, expected=None):
+    def start(self, topology):
         """Start (or empty) the server; True if a reused server already holds the topology."""
+        expected = topology.names()
         if not self.owned:
             return self._empty(expected)
         if listening_pids(self.client.port):
             raise ServerError(f"port {self.client.port} is in use; pick another or pass a URL")
         BENCH_DIR.mkdir(parents=True, exist_ok=True)
         try:
-            command, env = self._prepare()
+            command, env = self._prepare(topology)
         except subprocess.CalledProcessError as error:
             raise ServerError(f"{self.name}: {' '.join(error.cmd)} failed") from error
         log_file = self.log_path.open("ab")
@@ -315,7 +319,13 @@ class Server:
                     )
                 )
 
-    def _prepare(self):
+    def analyze(self):
+        """Planner statistics, as autovacuum would gather them in production (it may be off on
+        a test machine): both servers' databases get the same."""
+        if self.database is not None:
+            analyze_database(self.database)
+
+    def _prepare(self, topology):
         workers = str(self.args.workers)
         # The server's worker timeout a little above the client's, so that a worker stuck on a
         # request the client gave up on is recycled soon after.
@@ -331,6 +341,7 @@ class Server:
             DATABASE_URL=f"{PG_URL}/bench_project",
             PLACEMENT_AUTH_STRATEGY="noauth2",
             PLACEMENT_RANDOMIZE_ALLOCATION_CANDIDATES="false",
+            PLACEMENT_MAX_ALLOCATION_CANDIDATES=str(topology.max_candidates),
             DJANGO_DEBUG="false",
             DJANGO_SETTINGS_MODULE="placementsite.settings",
         )
@@ -348,6 +359,16 @@ class Server:
         # gunicorn's control socket has one default path per user: two servers would collide.
         command += ["--no-control-socket"]
         return command, env
+
+
+def analyze_database(name):
+    import psycopg2  # in the project's requirements
+
+    connection = psycopg2.connect(f"{PG_URL}/{name}")
+    connection.autocommit = True
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE")
+    connection.close()
 
 
 def recreate_database(name):
@@ -483,6 +504,10 @@ class Topology:
     loader: object
     size: int
     queries: list
+    # The project's PLACEMENT_MAX_ALLOCATION_CANDIDATES for this topology: -1 (no cap, the
+    # reference's default) where both must return every candidate to be compared; the wide
+    # topology keeps the project's default cap, as the reference cannot answer it anyway.
+    max_candidates: int = -1
 
     def names(self):
         """The names of the providers this topology loads (to recognise a loaded server)."""
@@ -561,6 +586,7 @@ def topologies(args):
                     Query(f"wide {count}x8 limit=10", groups + [("limit", "10")]),
                     Query(f"wide {count}x8", groups),
                 ],
+                max_candidates=10000,
             )
         )
     return result
@@ -859,6 +885,14 @@ def parse_args(argv=None):
     parser.add_argument("--project-url", help="reuse a running project server (127.0.0.1)")
     parser.add_argument("--reference-url", help="reuse a running reference server (127.0.0.1)")
     parser.add_argument(
+        "--project-database",
+        help="with --project-url: its PostgreSQL database, analyzed after loading",
+    )
+    parser.add_argument(
+        "--reference-database",
+        help="with --reference-url: its PostgreSQL database, analyzed after loading",
+    )
+    parser.add_argument(
         "--wipe",
         action="store_true",
         help="with --*-url: delete the server's providers before each topology",
@@ -886,10 +920,16 @@ def main(argv=None):
     servers = []
     if not args.skip_project:
         url = args.project_url or f"http://127.0.0.1:{args.project_port}"
-        servers.append(Server("project", url, owned=not args.project_url, args=args))
+        database = args.project_database or (None if args.project_url else "bench_project")
+        servers.append(
+            Server("project", url, owned=not args.project_url, args=args, database=database)
+        )
     if not args.skip_reference:
         url = args.reference_url or f"http://127.0.0.1:{args.reference_port}"
-        servers.append(Server("reference", url, owned=not args.reference_url, args=args))
+        database = args.reference_database or (None if args.reference_url else "bench_reference")
+        servers.append(
+            Server("reference", url, owned=not args.reference_url, args=args, database=database)
+        )
 
     rows = []
     raw = []
@@ -902,9 +942,10 @@ def main(argv=None):
                     "providers"
                 )
                 try:
-                    if not server.start(topology.names()):
+                    if not server.start(topology):
                         seconds = load(server, topology, args.load_threads)
                         log(f"{server.name}: {topology.key}: loaded in {seconds:.1f} s")
+                    server.analyze()
                     for query in topology.queries:
                         results[(server.name, query.label)] = measure(server, query, args)
                 except (
