@@ -492,23 +492,24 @@ def provider_detail(uuid):
 
 
 def resource_classes_with_counts():
-    """Every resource class with how many providers have inventory of it and how much is used."""
-    return list(
-        ResourceClass.objects.annotate(
-            provider_count=_count_of(Inventory, "resource_class_id"),
-            used=Coalesce(
-                Subquery(
-                    Allocation.objects.filter(resource_class_id=OuterRef("pk"))
-                    .order_by()
-                    .values("resource_class_id")
-                    .annotate(s=Sum("used"))
-                    .values("s")[:1],
-                    output_field=IntegerField(),
-                ),
-                0,
-            ),
-        ).order_by("id")
+    """Every resource class with how many providers have inventory of it and how much is used.
+
+    Three queries, each counting or summing a whole table in one pass grouped by class (a
+    subquery per class scans the inventories and allocations once per class).
+    """
+    providers = dict(
+        Inventory.objects.order_by()
+        .values_list("resource_class_id")
+        .annotate(n=Count("resource_provider_id", distinct=True))
     )
+    used = dict(
+        Allocation.objects.order_by().values_list("resource_class_id").annotate(s=Sum("used"))
+    )
+    classes = list(ResourceClass.objects.order_by("id"))
+    for rc in classes:
+        rc.provider_count = providers.get(rc.id, 0)
+        rc.used = used.get(rc.id, 0)
+    return classes
 
 
 def traits_with_counts(*, in_use_only=True, q="", page_number=1, per_page=100):

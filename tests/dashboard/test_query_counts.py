@@ -19,7 +19,7 @@ BUDGET = {
     "consumer": 4,
     "projects": 5,
     "traits": 4,
-    "resource_classes": 3,
+    "resource_classes": 5,  # three grouped reads: classes, providers per class, usage
     "aggregates": 4,
     "aggregate": 7,
     "try": 18,  # 11 for the fit report + 7 for the allocation candidates engine

@@ -1,6 +1,7 @@
 """The "try a request" page: which providers fit, and why the others do not."""
 
 import re
+import threading
 
 import pytest
 
@@ -354,3 +355,33 @@ def test_reasons_of_a_group_are_counted_for_that_group_only(cloud, staff):
     r = evaluate(staff, resources="PCPU:1", **{"g1-resources": "VCPU:1"})
     assert reason_summary(r) == {"no inventory of a requested class": "2"}
     assert reason_summary(r, "1") == {"no inventory of a requested class": "1"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_report_and_candidates_are_read_side_by_side_outside_a_transaction(
+    cloud, staff, monkeypatch
+):
+    """In production (no transaction around the request) the candidates are read in a thread
+    on a connection of their own while the why-not report is read; the page is the same."""
+    from placementsite.dashboard import views
+
+    threads = []
+    preview = views.candidates_preview
+
+    def spy(**kwargs):
+        threads.append(threading.get_ident())
+        return preview(**kwargs)
+
+    monkeypatch.setattr(views, "candidates_preview", spy)
+    r = evaluate(staff, resources="VCPU:2,PCPU:2")
+    fitting, _ = group(r)
+    assert fitting == []
+    assert candidates_of(r) == [["cn1 VCPU 2", "cn1-numa0 PCPU 2"]]
+    assert threads and threads[0] != threading.get_ident()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_unknown_names_are_reported_once_when_read_side_by_side(cloud, staff):
+    r = evaluate(staff, resources="VCPU:1,CUSTOM_NOPE:1")
+    assert "CUSTOM_NOPE" in error_of(r)
+    assert 'class="grid compact candidates"' not in r.content.decode()

@@ -78,6 +78,10 @@ class Command(BaseCommand):
                     f"{Allocation.objects.count()} allocations "
                     f"in {time.perf_counter() - started:.1f} s"
                 )
+                # Planner statistics for the bulk-loaded tables, as autovacuum would gather
+                # them on a production database.
+                with connection.cursor() as cursor:
+                    cursor.execute("ANALYZE")
             self.time_pages(options["repeat"])
         finally:
             if scratch and not options["keep"]:
