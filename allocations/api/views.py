@@ -8,6 +8,7 @@ microversion. The rules live in :mod:`allocations.services` and
 
 import jsonschema
 
+from placementsite.api import validation
 from placementsite.api.errors import BadRequest, NotFound
 from placementsite.api.microversion import since
 from placementsite.api.views import PlacementView, latest
@@ -82,7 +83,7 @@ def query_params(request, schema):
     """The query string as a dict, checked against ``schema`` (last value wins)."""
     params = {key: request.GET.get(key) for key in request.GET}
     try:
-        jsonschema.validate(params, schema)
+        validation.validate(params, schema)
     except jsonschema.ValidationError as exc:
         raise BadRequest(f"Invalid query string parameters: {exc.message}") from None
     return params

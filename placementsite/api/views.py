@@ -9,7 +9,7 @@ from django.utils.http import http_date
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from . import microversion, policy
+from . import microversion, policy, validation
 from .errors import BadRequest
 from .parsers import parse_json, require_json
 
@@ -60,7 +60,7 @@ class PlacementView(APIView):
 def validate(data, schema):
     """JSON-schema validation with Placement's message."""
     try:
-        jsonschema.validate(data, schema, format_checker=jsonschema.FormatChecker())
+        validation.validate(data, schema, format_checker=validation.FORMAT_CHECKER)
     except jsonschema.ValidationError as exc:
         raise BadRequest(f"JSON does not validate: {exc.message}") from None
 

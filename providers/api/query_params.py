@@ -12,6 +12,7 @@ import uuid as uuidlib
 
 import jsonschema
 
+from placementsite.api import validation
 from placementsite.api.errors import BadRequest
 
 RESOURCES_FORM = "?resources=VCPU:2,MEMORY_MB:1024"
@@ -58,7 +59,7 @@ def schema_for(version, params):
 def validate_query(query, schema):
     """Check the query string (last value of each key) against ``schema``."""
     try:
-        jsonschema.validate(query.dict(), schema, format_checker=FORMAT_CHECKER)
+        validation.validate(query.dict(), schema, format_checker=FORMAT_CHECKER)
     except jsonschema.ValidationError as exc:
         raise BadRequest(f"Invalid query string parameters: {exc.message}") from None
 
@@ -66,7 +67,7 @@ def validate_query(query, schema):
 def validate_body(data, schema):
     """JSON body validation with the same lenient uuid format."""
     try:
-        jsonschema.validate(data, schema, format_checker=FORMAT_CHECKER)
+        validation.validate(data, schema, format_checker=FORMAT_CHECKER)
     except jsonschema.ValidationError as exc:
         raise BadRequest(f"JSON does not validate: {exc.message}") from None
 
