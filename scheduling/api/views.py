@@ -4,7 +4,6 @@ import functools
 import gc
 from contextlib import contextmanager
 
-import jsonschema
 import orjson
 
 from placementsite.api.errors import BadRequest
@@ -37,34 +36,13 @@ GRANULAR_PARAMETERS = [
 NO_GROUP = "At least one request group (`resources` or `resources{$S}`) must be specified."
 
 
+@functools.lru_cache(maxsize=64)
 def query_schema(version):
+    """The query-string schema of a microversion (a ``(major, minor)`` tuple), built once."""
     schema = qp.granular_schema(version, PARAMETERS, GRANULAR_PARAMETERS)
     if version < (1, 25):
         schema["required"] = ["resources"]
     return schema
-
-
-@functools.lru_cache(maxsize=64)
-def query_validator(version):
-    """The checked, compiled query schema of a microversion (a ``(major, minor)`` tuple).
-
-    ``jsonschema.validate`` checks the schema itself against its metaschema on every call,
-    which cost more than answering a small request; the schema of a version never changes.
-    """
-    schema = query_schema(version)
-    cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
-    return cls(schema, format_checker=qp.FORMAT_CHECKER)
-
-
-def validate_query(query, version):
-    """:func:`providers.api.query_params.validate_query` with the validator of ``version``:
-    the same error (jsonschema's best match) and message."""
-    error = jsonschema.exceptions.best_match(
-        query_validator(tuple(version)).iter_errors(query.dict())
-    )
-    if error is not None:
-        raise BadRequest(f"Invalid query string parameters: {error.message}")
 
 
 def request_group(query, version, suffix, prefixes):
@@ -238,7 +216,7 @@ class AllocationCandidatesView(PlacementView):
         self.authorize(request, "placement:allocation_candidates:list")
         version = request.microversion
         query = request.GET
-        validate_query(query, version)
+        qp.validate_query(query, query_schema(tuple(version)))
         candidate_request = candidate_request_from_query(query, version)
         try:
             found = engine.candidates_for_request(candidate_request)
