@@ -500,7 +500,7 @@ def resource_classes_with_counts():
     providers = dict(
         Inventory.objects.order_by()
         .values_list("resource_class_id")
-        .annotate(n=Count("resource_provider_id", distinct=True))
+        .annotate(n=Count("id"))  # one inventory per provider and class
     )
     used = dict(
         Allocation.objects.order_by().values_list("resource_class_id").annotate(s=Sum("used"))
