@@ -361,27 +361,28 @@ class Server:
         return command, env
 
 
-def analyze_database(name):
+def run_sql(database, *statements):
+    """Run statements outside a transaction (VACUUM and CREATE DATABASE need that)."""
     import psycopg2  # in the project's requirements
 
-    connection = psycopg2.connect(f"{PG_URL}/{name}")
+    connection = psycopg2.connect(f"{PG_URL}/{database}")
     connection.autocommit = True
     with connection.cursor() as cursor:
-        cursor.execute("VACUUM ANALYZE")
+        for statement in statements:
+            cursor.execute(statement)
     connection.close()
+
+
+def analyze_database(name):
+    run_sql(name, "VACUUM ANALYZE")
 
 
 def recreate_database(name):
-    import psycopg2  # in the project's requirements
-
     if not name.startswith("bench_"):
         raise SystemExit(f"refusing to recreate {name!r}: only bench_* databases")
-    connection = psycopg2.connect(f"{PG_URL}/postgres")
-    connection.autocommit = True
-    with connection.cursor() as cursor:
-        cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        cursor.execute(f'CREATE DATABASE "{name}"')
-    connection.close()
+    run_sql(
+        "postgres", f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', f'CREATE DATABASE "{name}"'
+    )
 
 
 # --- Topologies --------------------------------------------------------------------------------
