@@ -89,8 +89,9 @@ class Response:
 
 
 def pytest_collection_modifyitems(config, items):
-    """Concurrency tests need PostgreSQL: SQLite, the embedded default, has no row locks
-    and serialises writers by locking the whole file."""
+    """Tests marked ``postgresql`` need it: SQLite, the embedded default, has no row locks
+    and serialises writers by locking the whole file, and its test database lives in memory,
+    out of reach of another process (a Celery worker)."""
     from django.conf import settings
 
     if settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):

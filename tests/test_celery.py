@@ -91,6 +91,7 @@ def _purge(queue):
         conn.default_channel.queue_delete(queue)
 
 
+@pytest.mark.postgresql
 def test_worker_runs_heartbeat_and_records_it(celery_worker_queue):
     queue, log_path = celery_worker_queue
     sender = Celery("test-sender")
