@@ -32,7 +32,6 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import connection
 
 from providers.capacity import CAPACITY_FIELDS, Capacity, usable_units
 from providers.models import CUSTOM_PREFIX, ResourceProvider
@@ -93,10 +92,7 @@ def _rows(queryset):
     The ORM builds the SQL; the rows skip Django's per-row converters (every column read
     this way is an int, a float or a string already).
     """
-    sql, params = queryset.query.sql_with_params()
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
+    return queries.fetch(*queryset.query.sql_with_params())
 
 
 # --- step 1: select ---------------------------------------------------------

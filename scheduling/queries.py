@@ -111,7 +111,8 @@ def _id_in(column, ids):
     return f"{column} IN ({', '.join(['%s'] * len(ids)) or 'NULL'})", ids
 
 
-def _fetch(sql, params):
+def fetch(sql, params):
+    """The rows of ``sql`` as plain tuples, straight from the cursor."""
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
@@ -123,14 +124,14 @@ def sharing_anchors():
     A tree is shared with when any of its providers is in an aggregate of the sharing
     provider (a provider with MISC_SHARES_VIA_AGGREGATE).
     """
-    return _fetch(_SHARING_ANCHORS, [SHARING_TRAIT])
+    return fetch(_SHARING_ANCHORS, [SHARING_TRAIT])
 
 
 def tree_members(root_ids):
     """``[(id, uuid, parent id, root id), ...]`` of every provider of the trees ``root_ids``,
     in id order."""
     condition, params = _id_in("root_id", root_ids)
-    rows = _fetch(_TREE_MEMBERS.format(root_in=condition), params)
+    rows = fetch(_TREE_MEMBERS.format(root_in=condition), params)
     if connection.vendor != "postgresql":
         # SQLite stores uuids as 32 hex digits; the API speaks the dashed form.
         rows = [(pk, str(uuidlib.UUID(text)), *rest) for pk, text, *rest in rows]
@@ -146,7 +147,7 @@ def inventories_with_usage(provider_ids):
     sql = _INVENTORIES_WITH_USAGE.format(
         allocation_provider_in=allocation_in, inventory_provider_in=inventory_in
     )
-    return _fetch(sql, allocation_params + inventory_params)
+    return fetch(sql, allocation_params + inventory_params)
 
 
 def provider_traits(provider_ids, trait_ids):
@@ -154,10 +155,10 @@ def provider_traits(provider_ids, trait_ids):
     provider_in, provider_params = _id_in("resource_provider_id", provider_ids)
     trait_in, trait_params = _id_in("trait_id", trait_ids)
     sql = _PROVIDER_TRAITS_AMONG.format(provider_in=provider_in, trait_in=trait_in)
-    return _fetch(sql, provider_params + trait_params)
+    return fetch(sql, provider_params + trait_params)
 
 
 def trait_names(provider_ids):
     """``[(provider id, trait name), ...]`` in trait id order."""
     condition, params = _id_in("pt.resource_provider_id", provider_ids)
-    return _fetch(_TRAIT_NAMES.format(provider_in=condition), params)
+    return fetch(_TRAIT_NAMES.format(provider_in=condition), params)
