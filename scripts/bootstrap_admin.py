@@ -27,7 +27,10 @@ def main():
         "PLACEMENT_PUBLIC_URL", f"http://127.0.0.1:{os.environ.get('PORT', '8000')}"
     )
     if user_model.objects.exists():
-        print(f"Users exist already; log in at {base_url}/admin/ with your account.")
+        print(
+            f"Users exist already; log in at {base_url}/dashboard/ (or {base_url}/admin/)"
+            " with your account."
+        )
         return
     username = os.environ.get("PLACEMENT_ADMIN_USERNAME", "admin")
     password = secrets.token_urlsafe(15)
@@ -41,7 +44,8 @@ def main():
                 "Created the first admin user (shown only this once):",
                 f"  username:  {username}",
                 f"  password:  {password}",
-                f"  log in at: {base_url}/admin/",
+                f"  dashboard: {base_url}/dashboard/",
+                f"  admin:     {base_url}/admin/",
                 f"  API token: {token.key}",
                 f"  try:       curl -H 'X-Auth-Token: {token.key}' {base_url}/resource_providers",
                 "=" * 72,

@@ -1,6 +1,8 @@
 """Fixtures shared by every test: an API client speaking Placement's dialect."""
 
 import json
+import shutil
+import socket
 import uuid
 
 import pytest
@@ -88,18 +90,41 @@ class Response:
         return f"<Response {self.status} {self.content[:300]!r}>"
 
 
+def _redis_reachable(host="127.0.0.1", port=6379):
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
 def pytest_collection_modifyitems(config, items):
-    """Tests marked ``postgresql`` need it: SQLite, the embedded default, has no row locks
-    and serialises writers by locking the whole file, and its test database lives in memory,
-    out of reach of another process (a Celery worker)."""
+    """Tests that need a tool this machine lacks skip, saying what to install.
+
+    ``postgresql``: SQLite, the embedded default, has no row locks and serialises writers by
+    locking the whole file, and its test database lives in memory, out of reach of another
+    process (a Celery worker). ``redis``: a real Celery worker's broker. ``browser``: Debian's
+    chromium and chromium-driver (``./scripts/test`` installs them when it can).
+    """
     from django.conf import settings
 
-    if settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
-        return
-    skip = pytest.mark.skip(reason="needs PostgreSQL (set DATABASE_URL); CI runs it there")
+    missing = {}
+    if not settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        missing["postgresql"] = (
+            "needs PostgreSQL: set DATABASE_URL (apt-get install postgresql; .ci/run sets it up)"
+        )
+    if not _redis_reachable():
+        missing["redis"] = "needs Redis on 127.0.0.1:6379 (apt-get install redis-server)"
+    absent = [name for name in ("chromium", "chromedriver") if shutil.which(name) is None]
+    if absent:
+        missing["browser"] = (
+            f"needs {' and '.join(absent)} (apt-get install chromium chromium-driver)"
+        )
     for item in items:
-        if item.get_closest_marker("postgresql"):
-            item.add_marker(skip)
+        for marker, reason in missing.items():
+            if item.get_closest_marker(marker):
+                item.add_marker(pytest.mark.skip(reason=reason))
+                break
 
 
 @pytest.fixture(autouse=True)

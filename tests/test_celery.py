@@ -22,7 +22,7 @@ PROJECT_DIR = Path(__file__).resolve().parent.parent
 def test_database_url():
     """The URL of the test database, for a process outside this one."""
     db = connection.settings_dict
-    if db["ENGINE"] != "django.db.backends.postgresql":
+    if connection.vendor != "postgresql":
         pytest.fail("the Celery worker test needs PostgreSQL (set DATABASE_URL)")
     user = db["USER"] or "postgres"
     password = f":{db['PASSWORD']}" if db["PASSWORD"] else ""
@@ -92,6 +92,7 @@ def _purge(queue):
 
 
 @pytest.mark.postgresql
+@pytest.mark.redis
 def test_worker_runs_heartbeat_and_records_it(celery_worker_queue):
     queue, log_path = celery_worker_queue
     sender = Celery("test-sender")
