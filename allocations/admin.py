@@ -2,52 +2,18 @@
 
 These rows are written by allocation requests (the API's ``PUT
 /allocations/{consumer}``, ``POST /allocations``, the reshaper): the admin
-shows them and can remove a consumer's allocations, which goes through the
-allocation service's rules (providers locked, their generations bumped).
+shows them and can remove a consumer's allocations through the same service
+as ``DELETE /allocations/{consumer}`` (provider generations left alone).
 """
 
-import importlib
-
 from django.contrib import admin, messages
-from django.db import transaction
 from django.db.models import Count
 from django.http import HttpResponseRedirect
 
 from placementsite.api.errors import PlacementError
-from providers.services import generations
 
 from .models import Allocation, Consumer, ConsumerType, Project, User
-
-
-def optional_service(module, name):
-    try:
-        found = importlib.import_module(f"allocations.{module}")
-    except ImportError:
-        return None
-    return getattr(found, name, None)
-
-
-def consumer_allocations_delete(*, consumer_uuid):
-    """Remove a consumer and its allocations, as ``DELETE /allocations/{consumer}``."""
-    service = optional_service("services", "allocations_delete") or optional_service(
-        "services.allocations", "allocations_delete"
-    )
-    if service is not None:
-        return service(consumer_uuid=consumer_uuid)
-    with transaction.atomic():
-        consumer = Consumer.objects.select_for_update().filter(uuid=consumer_uuid).first()
-        if consumer is None:
-            return
-        provider_uuids = {
-            str(u)
-            for u in Allocation.objects.filter(consumer=consumer).values_list(
-                "resource_provider__uuid", flat=True
-            )
-        }
-        providers = generations.providers_for_update(provider_uuids)
-        consumer.delete()
-        for provider in providers.values():
-            generations.bump_generation(provider)
+from .services import allocation_delete
 
 
 class ViewOnlyAdmin(admin.ModelAdmin):
@@ -144,11 +110,14 @@ class ConsumerAdmin(admin.ModelAdmin):
         return deleted, model_count, set(), protected
 
     def delete_model(self, request, obj):
-        consumer_allocations_delete(consumer_uuid=obj.uuid)
+        allocation_delete(consumer_uuid=str(obj.uuid))
 
     def delete_queryset(self, request, queryset):
         for consumer in queryset:
-            consumer_allocations_delete(consumer_uuid=consumer.uuid)
+            try:
+                allocation_delete(consumer_uuid=str(consumer.uuid))
+            except PlacementError as exc:
+                self.message_user(request, exc.detail, messages.ERROR)
 
     def delete_view(self, request, object_id, extra_context=None):
         try:

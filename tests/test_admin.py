@@ -343,12 +343,16 @@ def test_leaf_provider_without_allocations_is_deleted(admin_client, world):
     assert not ResourceProvider.objects.filter(pk=child.pk).exists()
 
 
-def test_deleting_a_consumer_removes_allocations_and_bumps_generations(admin_client, world):
+def test_deleting_a_consumer_goes_through_the_allocation_delete_service(admin_client, world):
+    # Same result as DELETE /allocations/{consumer}: allocations and consumer
+    # gone, provider generations left alone.
     consumer = world["consumer"]
+    before = ResourceProvider.objects.get(pk=world["parent"].pk).generation
     response = admin_client.post(url_of(Consumer, "delete", consumer.pk), {"post": "yes"})
     assert response.status_code == 302
     assert not Allocation.objects.filter(consumer_id=consumer.pk).exists()
-    assert ResourceProvider.objects.get(pk=world["parent"].pk).generation == 1
+    assert not Consumer.objects.filter(pk=consumer.pk).exists()
+    assert ResourceProvider.objects.get(pk=world["parent"].pk).generation == before
 
 
 def test_allocations_are_view_only(admin_client, world):
