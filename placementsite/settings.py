@@ -10,6 +10,8 @@ from pathlib import Path
 
 import dj_database_url
 
+from placementsite import secret_key
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("PLACEMENT_VAR_DIR", BASE_DIR / "var"))
 
@@ -25,7 +27,11 @@ def env_list(name):
     return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
 
 
-SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "placement-insecure-development-key")
+# Never a fixed fallback: without the variable, a random key generated on the first start into
+# a file only the service user can read (placementsite/secret_key.py).
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY") or secret_key.load_or_create(
+    VAR_DIR / "secret_key"
+)
 DEBUG = env_bool("DJANGO_DEBUG", False)
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS") or ["*"]
 
@@ -143,6 +149,17 @@ PLACEMENT_RANDOMIZE_ALLOCATION_CANDIDATES = env_bool(
 # cap, Placement's default.
 PLACEMENT_MAX_ALLOCATION_CANDIDATES = int(
     os.environ.get("PLACEMENT_MAX_ALLOCATION_CANDIDATES", "10000")
+)
+# The work one request may do on allocation candidates, counted whether a combination is kept
+# or rejected (capacity, isolation, same_subtree, traits, duplicates): at most this many
+# combinations examined and this many seconds (well under gunicorn's 30 s worker timeout).
+# Past either, the request answers with what it found so far and logs that it was cut.
+# -1: no bound.
+PLACEMENT_ALLOCATION_CANDIDATES_MAX_EXAMINED = int(
+    os.environ.get("PLACEMENT_ALLOCATION_CANDIDATES_MAX_EXAMINED", "2000000")
+)
+PLACEMENT_ALLOCATION_CANDIDATES_TIME_BUDGET = float(
+    os.environ.get("PLACEMENT_ALLOCATION_CANDIDATES_TIME_BUDGET", "5")
 )
 
 # --- CORS ---------------------------------------------------------------
