@@ -13,8 +13,12 @@ keyed by suffix (``""`` is the unsuffixed group) plus request-wide options
    anchored to it (one provider per class), each granular group lands on one
    provider; ``group_policy=isolate``, ``same_subtree``, ``root_required`` and
    capacity when several groups share a provider are checked while the
-   combination is built, so that a wide tree stops as soon as ``limit``
-   candidates exist (when order is not randomised).
+   combination is built, as each group is added (a partial combination that
+   can no longer meet ``same_subtree`` is not extended), so that a wide tree
+   stops as soon as ``limit`` candidates exist (when order is not randomised).
+   A work budget bounds the combinations examined, accepted or not, and the
+   time spent: past either, the request is answered with what was found so
+   far, as with the candidate cap, and the cut is logged.
 3. **Summarise** the trees of the chosen candidates in three queries
    (scheduling.queries: fixed-shape SQL, like the sharing providers' query).
 
@@ -27,7 +31,9 @@ when no two slots ask for the same class and ``group_policy`` is not
 """
 
 import itertools
+import logging
 import random
+import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -45,6 +51,8 @@ from providers.selectors.resource_providers import (
 )
 
 from . import queries
+
+logger = logging.getLogger("placement.candidates")
 
 __all__ = [
     "CandidateRequest",
@@ -228,11 +236,44 @@ def _roots_meeting(root_required, root_forbidden):
 # --- step 2: assemble -------------------------------------------------------
 
 
+class _BudgetExhausted(Exception):
+    pass
+
+
+class _Budget:
+    """Bounds the work of one request: steps (combinations examined, partial or whole,
+    accepted or not) and seconds. ``None`` for no bound."""
+
+    CLOCK_EVERY = 1024  # steps between two reads of the clock
+
+    def __init__(self, max_steps, seconds):
+        self.max_steps = max_steps
+        self.deadline = None if seconds is None else time.monotonic() + seconds
+        self.steps = 0
+        self.reason = None
+
+    def spend(self):
+        self.steps += 1
+        if self.max_steps is not None and self.steps > self.max_steps:
+            self.reason = f"{self.max_steps} combinations examined"
+            raise _BudgetExhausted
+        if (
+            self.deadline is not None
+            and self.steps % self.CLOCK_EVERY == 0
+            and time.monotonic() > self.deadline
+        ):
+            self.reason = "time budget spent"
+            raise _BudgetExhausted
+
+
 class _Assembler:
     """Builds candidates tree by tree, lazily, from what :func:`_select` found."""
 
-    def __init__(self, request, resolved, fits, capacities, root_of, traits_of, anchors):
+    def __init__(
+        self, request, resolved, fits, capacities, root_of, traits_of, anchors, budget=None
+    ):
         self.request = request
+        self.budget = budget or _Budget(None, None)
         self.resolved = resolved
         self.fits = fits
         self.capacities = capacities
@@ -257,9 +298,22 @@ class _Assembler:
         classes = [class_id for amounts in self.slot_amounts for class_id, _a in amounts]
         # No two slots can land on the same inventory and every slot takes something:
         # every combination of options is valid capacity-wise and distinct.
+        # same_subtree is pruned while combining (the product would build every combination
+        # of a wide tree first), so it needs the general path.
         self.simple = (
-            not self.isolate and len(classes) == len(set(classes)) and not self.resourceless
+            not self.isolate
+            and len(classes) == len(set(classes))
+            and not self.resourceless
+            and not request.same_subtree
         )
+        # Index of the last slot of the unsuffixed group: its required traits are checked there.
+        self.last_unsuffixed = max(
+            (i for i, (suffix, _key) in enumerate(self.slots) if suffix == ""), default=None
+        )
+        # same_subtree as slot indexes, and per slot the constraints that include it.
+        slot_of = {suffix: i for i, (suffix, _key) in enumerate(self.slots) if suffix}
+        constraints = [tuple(sorted(slot_of[s] for s in sfx)) for sfx in request.same_subtree]
+        self.subtree_at = [[c for c in constraints if i in c] for i in range(len(self.slots))]
 
     def _roots_for(self, suffix, key):
         fit = self.fits[suffix]
@@ -315,15 +369,19 @@ class _Assembler:
             found = self._lineages[provider_id] = frozenset(chain)
         return found
 
-    def _same_subtree_ok(self, chosen):
+    def _subtree_possible(self, index, picked, option_sets):
+        """Whether the combination ``picked`` (slots up to ``index`` filled) can still meet
+        every same_subtree constraint including slot ``index``: some provider, among those
+        picked or the options left to the constraint's later slots, must be an ancestor (or
+        self) of every provider picked so far. With every slot filled, this is the rule itself.
+        """
         lineage = self._lineage
-        for suffixes in self.request.same_subtree:
-            members = {chosen[s] for s in suffixes}
-            if len(members) == 1:
+        for constraint in self.subtree_at[index]:
+            members = {picked[i] for i in constraint if i <= index}
+            common = frozenset.intersection(*(lineage(p) for p in members))
+            if common & members:
                 continue
-            lineages = [lineage(other) for other in members]
-            # One of the members is an ancestor (or self) of every member.
-            if not any(all(top in line for line in lineages) for top in members):
+            if not any(common & option_sets[i] for i in constraint if i > index):
                 return False
         return True
 
@@ -340,15 +398,20 @@ class _Assembler:
             return iter(())
         if self.simple:
             return itertools.product(*options)
-        return self._fill(0, options, [], {}, set())
+        option_sets = [frozenset(o) for o in options] if self.request.same_subtree else None
+        return self._fill(0, options, option_sets, [], {}, set())
 
-    def _fill(self, index, options, picked, usage, granular_used):
+    def _fill(self, index, options, option_sets, picked, usage, granular_used):
         if index == len(self.slots):
             yield tuple(picked)
             return
         suffix, key = self.slots[index]
         amounts = self._amounts(suffix, key)
+        spend = self.budget.spend
+        check_subtree = bool(self.subtree_at[index])
+        check_traits = index == self.last_unsuffixed and self.unsuffixed_required
         for provider_id in options[index]:
+            spend()
             isolated = self.isolate and suffix and suffix not in self.resourceless
             if isolated and provider_id in granular_used:
                 continue
@@ -366,9 +429,19 @@ class _Assembler:
                 usage[slot] = total
             if ok:
                 picked.append(provider_id)
+                if (check_subtree and not self._subtree_possible(index, picked, option_sets)) or (
+                    check_traits and not self._traits_ok(picked)
+                ):
+                    picked.pop()
+                    for slot, before in reversed(added):
+                        if before is None:
+                            del usage[slot]
+                        else:
+                            usage[slot] = before
+                    continue
                 if isolated:
                     granular_used.add(provider_id)
-                yield from self._fill(index + 1, options, picked, usage, granular_used)
+                yield from self._fill(index + 1, options, option_sets, picked, usage, granular_used)
                 picked.pop()
                 if isolated:
                     granular_used.discard(provider_id)
@@ -384,11 +457,13 @@ class _Assembler:
         seen_shared = set()
         anchors = self.anchors
         distinct_mappings = self.request.distinct_mappings
-        check_traits = bool(self.unsuffixed_required)
-        same_subtree = bool(self.request.same_subtree)
+        # The general path (_fill) has checked both while combining.
+        check_traits = self.simple and bool(self.unsuffixed_required)
         suffixes, slot_amounts = self.slot_suffixes, self.slot_amounts
+        spend = self.budget.spend
         for root_id in roots:
             for picked in self.for_root(root_id):
+                spend()
                 usage = {}
                 chosen = {}
                 for suffix, amounts, provider_id in zip(
@@ -403,10 +478,6 @@ class _Assembler:
                     elif provider_id not in providers:
                         providers.append(provider_id)
                 if check_traits and not self._traits_ok(chosen.get("", ())):
-                    continue
-                if same_subtree and not self._same_subtree_ok(
-                    {s: ps[0] for s, ps in chosen.items() if s}
-                ):
                     continue
                 allocations = sorted(usage.items())
                 mappings = sorted(chosen.items())
@@ -473,6 +544,30 @@ def _summaries(root_ids, members=None):
 # --- the selector -----------------------------------------------------------
 
 
+def _bound(value):
+    """A setting where a negative number means "no bound"."""
+    return None if value is None or value < 0 else value
+
+
+def _take(generated, most, budget):
+    """Up to ``most`` candidates (None: all), or those found when the budget ran out."""
+    found = []
+    if most == 0:
+        return found
+    try:
+        for candidate in generated:
+            found.append(candidate)
+            if most is not None and len(found) >= most:
+                break
+    except _BudgetExhausted:
+        logger.warning(
+            "Allocation candidates cut short (%s): answering with the %d found so far",
+            budget.reason,
+            len(found),
+        )
+    return found
+
+
 def candidates_for_request(request):
     """The allocation candidates and provider summaries answering ``request``.
 
@@ -480,9 +575,13 @@ def candidates_for_request(request):
     """
     resolved, root_required, root_forbidden = _resolve_all(request)
     requested = frozenset(name for group in request.groups.values() for name in group.resources)
+    budget = _Budget(
+        _bound(settings.PLACEMENT_ALLOCATION_CANDIDATES_MAX_EXAMINED),
+        _bound(settings.PLACEMENT_ALLOCATION_CANDIDATES_TIME_BUDGET),
+    )
     fits, capacities, root_of, traits_of = _select(request, resolved)
     assembler = _Assembler(
-        request, resolved, fits, capacities, root_of, traits_of, _sharing_anchors()
+        request, resolved, fits, capacities, root_of, traits_of, _sharing_anchors(), budget
     )
     allowed = (
         _roots_meeting(root_required, root_forbidden) if (root_required or root_forbidden) else None
@@ -497,17 +596,14 @@ def candidates_for_request(request):
         members = queries.tree_members(roots)
         assembler.parent_of = {row[0]: row[2] for row in members}
 
-    cap = settings.PLACEMENT_MAX_ALLOCATION_CANDIDATES
-    cap = None if cap < 0 else cap
-    generated = assembler.candidates(roots)
-    if settings.PLACEMENT_RANDOMIZE_ALLOCATION_CANDIDATES:
-        found = list(itertools.islice(generated, cap))
+    cap = _bound(settings.PLACEMENT_MAX_ALLOCATION_CANDIDATES)
+    randomize = settings.PLACEMENT_RANDOMIZE_ALLOCATION_CANDIDATES
+    bounds = [n for n in (cap, None if randomize else request.limit) if n is not None]
+    found = _take(assembler.candidates(roots), min(bounds) if bounds else None, budget)
+    if randomize:
         random.shuffle(found)
         if request.limit is not None:
             found = found[: request.limit]
-    else:
-        bounds = [n for n in (cap, request.limit) if n is not None]
-        found = list(itertools.islice(generated, min(bounds) if bounds else None))
     if not found:
         return Candidates(requested_classes=requested)
 
