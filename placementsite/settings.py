@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "django_filters",
+    "drf_spectacular",
     "django_celery_beat",
     "corsheaders",
     "placementsite",
@@ -131,6 +132,24 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": [],
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "placementsite.api.negotiation.PlacementNegotiation",
     "EXCEPTION_HANDLER": "placementsite.api.errors.exception_handler",
+    # /api/ views (placementsite.rest) bring their own classes; only the schema is global.
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+
+# --- The project's own REST API (/api/) -----------------------------------------
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Placement service API",
+    "DESCRIPTION": "Hosts, flavors, servers, migrations and capacity: everything the "
+    "OpenStack Placement API (served at the root) does not define. Authenticate with "
+    "X-Auth-Token; errors come in Placement's error format, always with a code.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "PREPROCESSING_HOOKS": ["placementsite.rest.schema.only_rest_api"],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "placementsite.rest.schema.document_errors",
+    ],
 }
 
 # --- Placement API -------------------------------------------------------
@@ -139,6 +158,9 @@ PLACEMENT_POLICY_DEFAULTS = os.environ.get("PLACEMENT_POLICY_DEFAULTS", "legacy"
 PLACEMENT_POLICY_FILE = os.environ.get("PLACEMENT_POLICY_FILE", "")
 # Paths served by Django itself rather than the Placement API plumbing.
 PLACEMENT_NON_API_PREFIXES = ("/admin/", "/dashboard/", "/static/", "/accounts/")
+# The project's own REST API (DRF, placementsite.rest): request ids and error bodies as the
+# Placement API, but its own authentication class and no microversions.
+PLACEMENT_REST_API_PREFIX = "/api/"
 # Placement's [placement]randomize_allocation_candidates and a safety cap.
 PLACEMENT_RANDOMIZE_ALLOCATION_CANDIDATES = env_bool(
     "PLACEMENT_RANDOMIZE_ALLOCATION_CANDIDATES", False

@@ -4,11 +4,15 @@ In order: a request id, input sanity (NUL bytes), authentication (all but
 ``GET /``), the microversion, then the view; on the way out the version and
 request-id headers, ``Cache-Control`` from 1.15, and Placement-format bodies
 for errors Django itself produced (unknown URLs, unexpected exceptions).
+The project's own API under /api/ gets the request ids and the error format,
+but authenticates in DRF (placementsite.rest) and has no microversions.
 """
 
 import logging
 
 from django.conf import settings
+
+from placementsite.rest.errors import error_response as rest_error_response
 
 from . import auth, microversion, request_id
 from .errors import PlacementError, error_response, response_for
@@ -17,7 +21,13 @@ logger = logging.getLogger("placement.api")
 
 
 def is_api_path(path):
+    """Served by an API (Placement's at the root, or the project's own under /api/)."""
     return not path.startswith(settings.PLACEMENT_NON_API_PREFIXES)
+
+
+def is_rest_api_path(path):
+    """The project's own API: DRF authenticates it, no microversion applies."""
+    return path.startswith(settings.PLACEMENT_REST_API_PREFIX)
 
 
 def _has_nul(request):
@@ -40,7 +50,10 @@ class PlacementApiMiddleware:
             request_id.current_global_request_id.set(request.global_request_id or "-"),
         )
         try:
-            response = self._handle(request)
+            if is_rest_api_path(request.path):
+                response = self._handle_rest_api(request)
+            else:
+                response = self._handle(request)
             response[request_id.RESPONSE_HEADER] = request.request_id
             self._log_request(request, response)
         finally:
@@ -64,6 +77,19 @@ class PlacementApiMiddleware:
                 "global_request_id": request.global_request_id or "-",
             },
         )
+
+    def _handle_rest_api(self, request):
+        request.context = None  # set by the DRF authentication class once it has run
+        if _has_nul(request):
+            return rest_error_response(request, 400, "NUL characters are not allowed in URLs.")
+        response = self.get_response(request)
+        if response.status_code >= 400 and not response.get("Content-Type", "").startswith(
+            "application/json"
+        ):
+            # Django's own 404/405 pages for URLs no view answers.
+            detail = {404: "The resource could not be found."}.get(response.status_code, "")
+            response = rest_error_response(request, response.status_code, detail)
+        return response
 
     def _handle(self, request):
         try:
@@ -114,6 +140,10 @@ class PlacementApiMiddleware:
         if isinstance(exception, PlacementError):
             return response_for(request, exception)
         logger.exception("Unexpected error serving %s %s", request.method, request.path)
+        if is_rest_api_path(request.path):
+            return rest_error_response(
+                request, 500, "An unexpected error occurred; see the service log for details."
+            )
         return error_response(
             request, 500, "An unexpected error occurred; see the service log for details."
         )

@@ -66,14 +66,25 @@ RULES = {
 }
 
 
+# Rules of the project's own API under /api/ (placementsite.rest), which Placement does not
+# define: rule name -> (secure default, legacy default, description). Placement's legacy
+# defaults are admin-only; these say so explicitly where a service (a host agent) must write.
+API_RULES = {
+    "placement:api:root": ("@", "@", "GET /api/: links to the collections"),
+    "placement:api:schema": ("@", "@", "GET /api/schema/: the OpenAPI document"),
+}
+
+
 def default_rules(flavour):
     if flavour == "secure":
         rules = {name: check for name, (check, _doc) in RULES.items()}
+        rules.update({name: secure for name, (secure, _legacy, _doc) in API_RULES.items()})
     elif flavour == "open":
-        rules = {name: "@" for name in RULES}
+        rules = {name: "@" for name in [*RULES, *API_RULES]}
     elif flavour == "legacy":
         rules = {name: "rule:admin_api" for name in RULES}
         rules["placement:root"] = "@"
+        rules.update({name: legacy for name, (_secure, legacy, _doc) in API_RULES.items()})
     else:
         raise RuntimeError(f"Unknown PLACEMENT_POLICY_DEFAULTS {flavour!r}")
     rules["admin_api"] = ADMIN
