@@ -12,6 +12,7 @@ the message.
 
 import logging
 
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.http import JsonResponse
 from rest_framework import exceptions as drf_exceptions
 
@@ -102,6 +103,10 @@ class Conflict(PlacementError):
     status = 409
 
 
+class RequestTooLarge(PlacementError):
+    status = 413
+
+
 class UnsupportedMediaType(PlacementError):
     status = 415
 
@@ -135,11 +140,21 @@ def response_for(request, exc):
     return error_response(request, exc.status, exc.detail, exc.code, exc.headers)
 
 
+def placement_error_for(exc):
+    """The PlacementError for Django's own refusals of an oversized request, else None."""
+    if isinstance(exc, RequestDataTooBig):
+        return RequestTooLarge("The request body is larger than the service accepts.")
+    if isinstance(exc, TooManyFieldsSent):
+        return BadRequest("The request has more query parameters than the service accepts.")
+    return None
+
+
 def exception_handler(exc, context):
     """DRF exception handler: every error leaves in Placement's format."""
     request = context.get("request")
     # DRF wraps the Django request; the plumbing's attributes live on the original.
     django_request = getattr(request, "_request", request)
+    exc = placement_error_for(exc) or exc
     if isinstance(exc, PlacementError):
         return response_for(django_request, exc)
     if isinstance(exc, drf_exceptions.MethodNotAllowed):

@@ -11,11 +11,18 @@ but authenticates in DRF (placementsite.rest) and has no microversions.
 import logging
 
 from django.conf import settings
+from django.core.exceptions import TooManyFieldsSent
 
 from placementsite.rest.errors import error_response as rest_error_response
 
 from . import auth, microversion, request_id
-from .errors import PlacementError, error_response, response_for
+from .errors import (
+    PlacementError,
+    RequestTooLarge,
+    error_response,
+    placement_error_for,
+    response_for,
+)
 
 logger = logging.getLogger("placement.api")
 
@@ -28,6 +35,18 @@ def is_api_path(path):
 def is_rest_api_path(path):
     """The project's own API: DRF authenticates it, no microversion applies."""
     return path.startswith(settings.PLACEMENT_REST_API_PREFIX)
+
+
+def _check_size(request):
+    """Refuse a declared body over DATA_UPLOAD_MAX_MEMORY_SIZE before anything reads it (a
+    body without a length is refused by Django when read, see placement_error_for)."""
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        length = 0
+    if limit is not None and length > limit:
+        raise RequestTooLarge(f"The request body is larger than {limit} bytes.")
 
 
 def _has_nul(request):
@@ -80,7 +99,15 @@ class PlacementApiMiddleware:
 
     def _handle_rest_api(self, request):
         request.context = None  # set by the DRF authentication class once it has run
-        if _has_nul(request):
+        try:
+            _check_size(request)
+            has_nul = _has_nul(request)
+        except TooManyFieldsSent as exc:
+            error = placement_error_for(exc)
+            return rest_error_response(request, error.status, error.detail)
+        except RequestTooLarge as exc:
+            return rest_error_response(request, exc.status, exc.detail)
+        if has_nul:
             return rest_error_response(request, 400, "NUL characters are not allowed in URLs.")
         response = self.get_response(request)
         if response.status_code >= 400 and not response.get("Content-Type", "").startswith(
@@ -93,7 +120,12 @@ class PlacementApiMiddleware:
 
     def _handle(self, request):
         try:
-            if _has_nul(request):
+            _check_size(request)
+            try:
+                has_nul = _has_nul(request)  # the first read of the query string
+            except TooManyFieldsSent as exc:
+                raise placement_error_for(exc) from None
+            if has_nul:
                 raise PlacementError("NUL characters are not allowed in URLs.")
             if request.path != "/":
                 request.context = auth.authenticate(request)
@@ -137,6 +169,7 @@ class PlacementApiMiddleware:
     def process_exception(self, request, exception):
         if not is_api_path(request.path):
             return None
+        exception = placement_error_for(exception) or exception
         if isinstance(exception, PlacementError):
             return response_for(request, exception)
         logger.exception("Unexpected error serving %s %s", request.method, request.path)
