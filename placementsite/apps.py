@@ -7,7 +7,10 @@ class PlacementSiteConfig(AppConfig):
     verbose_name = "Placement service"
 
     def ready(self):
+        from .api.configuration import check_configuration
         from .tasks import sync_beat_schedule_after_migrate
+
+        check_configuration()
 
         post_migrate.connect(
             sync_beat_schedule_after_migrate, sender=self, dispatch_uid="sync_beat_schedule"

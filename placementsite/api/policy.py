@@ -94,7 +94,10 @@ def default_rules(flavour):
 def load_policy_file(path):
     import yaml
 
-    data = yaml.safe_load(Path(path).read_text()) or {}
+    try:
+        data = yaml.safe_load(Path(path).read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise RuntimeError(f"Policy file {path} is not valid YAML or JSON: {exc}") from None
     if not isinstance(data, dict):
         raise RuntimeError(f"Policy file {path} must map rule names to check strings")
     return {str(name): str(check) for name, check in data.items()}

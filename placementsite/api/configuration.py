@@ -1,0 +1,47 @@
+"""Refuse to start with a configuration every request would fail on.
+
+Called once per process (placementsite.apps) so that gunicorn, Celery and ``manage.py`` stop at
+once with a clear message rather than answering every request with a 500.
+"""
+
+import logging
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from . import auth, policy
+
+logger = logging.getLogger("placement.api")
+
+
+def check_configuration():
+    strategy = settings.PLACEMENT_AUTH_STRATEGY
+    if strategy not in auth.STRATEGIES:
+        known = ", ".join(sorted(auth.STRATEGIES))
+        if strategy == "keystone":
+            raise ImproperlyConfigured(
+                "PLACEMENT_AUTH_STRATEGY=keystone is not supported yet: it would validate "
+                f"nothing against Keystone. Use one of: {known}."
+            )
+        raise ImproperlyConfigured(
+            f"Unknown PLACEMENT_AUTH_STRATEGY {strategy!r}: use one of {known}."
+        )
+    if strategy == "noauth2":
+        logger.warning(
+            "PLACEMENT_AUTH_STRATEGY=noauth2: any caller may claim any user, project and role "
+            "(development and tests only)"
+        )
+    try:
+        policy.default_rules(settings.PLACEMENT_POLICY_DEFAULTS)
+    except RuntimeError as exc:
+        raise ImproperlyConfigured(f"{exc}: use legacy, secure or open.") from None
+    policy_file = settings.PLACEMENT_POLICY_FILE
+    if policy_file:
+        try:
+            policy.load_policy_file(policy_file)
+        except OSError as exc:
+            raise ImproperlyConfigured(
+                f"PLACEMENT_POLICY_FILE {policy_file} cannot be read: {exc.strerror}"
+            ) from None
+        except (RuntimeError, ValueError) as exc:
+            raise ImproperlyConfigured(f"PLACEMENT_POLICY_FILE {policy_file}: {exc}") from None
