@@ -184,6 +184,53 @@ PLACEMENT_ALLOCATION_CANDIDATES_TIME_BUDGET = float(
     os.environ.get("PLACEMENT_ALLOCATION_CANDIDATES_TIME_BUDGET", "5")
 )
 
+# --- compute hosts and their sync -----------------------------------------
+
+
+def env_map(name, default, cast=float):
+    """``CLASS=value,CLASS=value`` from the environment over ``default``."""
+    values = dict(default)
+    for item in env_list(name):
+        key, _, value = item.partition("=")
+        values[key.strip()] = cast(value)
+    return values
+
+
+# Resource plugins turning host reports into inventories: entry point names (group
+# placement.resource_plugins) or dotted paths, in order.
+PLACEMENT_RESOURCE_PLUGINS = env_list("PLACEMENT_RESOURCE_PLUGINS") or [
+    "vcpu",
+    "memory",
+    "disk",
+    "numa",
+    "pci",
+]
+# Defaults a sync gives new inventories, per class (an operator's value on the inventory wins).
+PLACEMENT_ALLOCATION_RATIOS = env_map(
+    "PLACEMENT_ALLOCATION_RATIOS",
+    {
+        "VCPU": float(os.environ.get("PLACEMENT_CPU_ALLOCATION_RATIO", "16.0")),
+        "MEMORY_MB": float(os.environ.get("PLACEMENT_RAM_ALLOCATION_RATIO", "1.5")),
+        "DISK_GB": float(os.environ.get("PLACEMENT_DISK_ALLOCATION_RATIO", "1.0")),
+    },
+)
+PLACEMENT_RESERVED = env_map(
+    "PLACEMENT_RESERVED",
+    {
+        "VCPU": int(os.environ.get("PLACEMENT_RESERVED_HOST_CPUS", "0")),
+        "MEMORY_MB": int(os.environ.get("PLACEMENT_RESERVED_HOST_MEMORY_MB", "512")),
+        "DISK_GB": int(os.environ.get("PLACEMENT_RESERVED_HOST_DISK_GB", "0")),
+    },
+    cast=int,
+)
+# Compute units per vCPU by CPU model (cpu_info["model"]), for the compute_units plugin.
+PLACEMENT_CPU_MODEL_RATINGS = env_map("PLACEMENT_CPU_MODEL_RATINGS", {})
+PLACEMENT_DEFAULT_CPU_RATING = float(os.environ.get("PLACEMENT_DEFAULT_CPU_RATING", "100"))
+# A host silent for longer is stale (shown, and skipped by the scheduler), never deleted.
+PLACEMENT_HOST_STALE_SECONDS = int(os.environ.get("PLACEMENT_HOST_STALE_SECONDS", "600"))
+# How long usage samples and inventory change history are kept.
+PLACEMENT_HISTORY_RETENTION_DAYS = int(os.environ.get("PLACEMENT_HISTORY_RETENTION_DAYS", "30"))
+
 # --- CORS ---------------------------------------------------------------
 # The middleware is always installed; with no allowed origins it is disabled
 # for every URL (no preflight answers, no ``Vary: origin``), as if absent.

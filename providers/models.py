@@ -26,9 +26,27 @@ class TimestampedModel(models.Model):
 
 
 class ResourceClass(TimestampedModel):
-    """A kind of resource: standard (os-resource-classes) or CUSTOM_*."""
+    """A kind of resource: standard (os-resource-classes) or CUSTOM_*.
+
+    ``kind``, ``unit`` and ``description`` are the human side (seeded for the
+    standard classes, see standards.py); Placement's wire format never shows them.
+    """
+
+    class Kind(models.TextChoices):
+        COMPUTE = "compute", "compute"
+        MEMORY = "memory", "memory"
+        STORAGE = "storage", "storage"
+        NETWORK = "network", "network"
+        ACCELERATOR = "accelerator", "accelerator"
+        OTHER = "other", "other"
 
     name = models.CharField(max_length=255, unique=True)
+    kind = models.CharField(
+        "type", max_length=20, choices=Kind.choices, default=Kind.OTHER, blank=True
+    )
+    # The unit one amount of this class counts: "MB", "GB", "vCPU", "compute unit", ...
+    unit = models.CharField(max_length=40, blank=True, default="")
+    description = models.TextField(blank=True, default="")
 
     class Meta:
         ordering = ["id"]
@@ -157,3 +175,117 @@ class Inventory(TimestampedModel):
     def capacity(self):
         """The capacity model of this inventory (see providers.capacity)."""
         return Capacity(*(getattr(self, name) for name in CAPACITY_FIELDS))
+
+
+class ComputeNode(TimestampedModel):
+    """A host's last report of what it has, and how far the sync turned it into providers.
+
+    The report fields follow a classic compute-node record. ``report_hash`` is a
+    digest of the report; the sync records the digest and plugin list it last
+    applied, so "changed since the last sync" is a comparison in SQL.
+    """
+
+    class SyncStatus(models.TextChoices):
+        PENDING = "pending", "pending"
+        OK = "ok", "synced"
+        PARTIAL = "partial", "synced, a plugin failed"
+        CONFLICT = "conflict", "generation conflict, retried next run"
+        FAILED = "failed", "failed"
+
+    hostname = models.CharField(max_length=200, unique=True)
+    provider = models.OneToOneField(
+        ResourceProvider,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="compute_node",
+    )
+    # An operator clears it to take the host out of scheduling; the sync still runs.
+    enabled = models.BooleanField(default=True)
+
+    vcpus = models.PositiveIntegerField(default=0)
+    memory_mb = models.PositiveBigIntegerField(default=0)
+    local_gb = models.PositiveBigIntegerField(default=0)
+    cpu_info = models.JSONField(default=dict, blank=True)
+    hypervisor_type = models.CharField(max_length=64, blank=True, default="")
+    stats = models.JSONField(default=dict, blank=True)
+    # {"cells": [{"id": 0, "cpus": [0, 1], "memory_mb": 4096}, ...]} or null.
+    numa_topology = models.JSONField(null=True, blank=True)
+    # [{"address", "vendor_id", "product_id", "resource_class", "count", "numa_node"}, ...]
+    pci_devices = models.JSONField(default=list, blank=True)
+
+    reported_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    report_hash = models.CharField(max_length=64, blank=True, default="")
+
+    synced_at = models.DateTimeField(null=True, blank=True)
+    synced_hash = models.CharField(max_length=64, blank=True, default="")
+    synced_plugins = models.CharField(max_length=500, blank=True, default="")
+    sync_status = models.CharField(
+        max_length=20, choices=SyncStatus.choices, default=SyncStatus.PENDING
+    )
+    sync_error = models.TextField(blank=True, default="")
+    # {plugin name: error message} of the last sync.
+    plugin_errors = models.JSONField(default=dict, blank=True)
+    # What the last sync wrote, so that an operator's later change is recognised and kept:
+    # {provider uuid: {"name", "classes": {class: {field: value}}, "traits": [...]}}.
+    synced_state = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["hostname"]
+        indexes = [models.Index(fields=["sync_status"])]
+
+    def __str__(self):
+        return self.hostname
+
+
+class InventoryChange(models.Model):
+    """One change a sync made to an inventory: the drift history of a provider."""
+
+    provider = models.ForeignKey(
+        ResourceProvider, on_delete=models.CASCADE, related_name="inventory_changes"
+    )
+    resource_class = models.ForeignKey(
+        ResourceClass, on_delete=models.CASCADE, related_name="inventory_changes"
+    )
+    compute_node = models.ForeignKey(
+        ComputeNode, null=True, blank=True, on_delete=models.SET_NULL, related_name="changes"
+    )
+    changed_at = models.DateTimeField(db_index=True)
+    # None on the "old" side: the class was added; on the "new" side: it was removed.
+    old_total = models.IntegerField(null=True, blank=True)
+    new_total = models.IntegerField(null=True, blank=True)
+    old_reserved = models.IntegerField(null=True, blank=True)
+    new_reserved = models.IntegerField(null=True, blank=True)
+    old_allocation_ratio = models.FloatField(null=True, blank=True)
+    new_allocation_ratio = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-changed_at", "-id"]
+        indexes = [models.Index(fields=["provider", "changed_at"])]
+
+    def __str__(self):
+        return (
+            f"{self.resource_class_id} on {self.provider_id}: {self.old_total} -> {self.new_total}"
+        )
+
+
+class UsageSample(models.Model):
+    """Capacity and usage of one provider and class at one time (for history charts)."""
+
+    provider = models.ForeignKey(
+        ResourceProvider, on_delete=models.CASCADE, related_name="usage_samples"
+    )
+    resource_class = models.ForeignKey(
+        ResourceClass, on_delete=models.CASCADE, related_name="usage_samples"
+    )
+    sampled_at = models.DateTimeField(db_index=True)
+    total = models.IntegerField()
+    capacity = models.BigIntegerField()
+    used = models.BigIntegerField()
+
+    class Meta:
+        ordering = ["sampled_at", "id"]
+        indexes = [models.Index(fields=["provider", "sampled_at"])]
+
+    def __str__(self):
+        return f"{self.resource_class_id} on {self.provider_id} at {self.sampled_at}"

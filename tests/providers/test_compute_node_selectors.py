@@ -1,0 +1,57 @@
+"""Which hosts are disabled or stale, as the scheduler asks (providers.selectors.compute_nodes)."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from providers.models import ComputeNode, ResourceClass
+from providers.selectors.compute_nodes import host_states, unavailable_root_ids
+from tests.factories import make_provider
+
+pytestmark = pytest.mark.django_db
+
+
+def _host(name, *, enabled=True, silent_for=timedelta(0), child=False):
+    root = make_provider(name)
+    provider = make_provider(f"{name}_child", parent=root) if child else root
+    ComputeNode.objects.create(
+        hostname=name,
+        provider=root,
+        enabled=enabled,
+        reported_at=timezone.now() - silent_for,
+    )
+    return root, provider
+
+
+def test_disabled_and_stale_hosts_are_unavailable_and_fresh_enabled_ones_are_not(settings):
+    settings.PLACEMENT_HOST_STALE_SECONDS = 600
+    fresh, _ = _host("fresh")
+    disabled, _ = _host("disabled", enabled=False)
+    stale, _ = _host("stale", silent_for=timedelta(minutes=11))
+    almost, _ = _host("almost", silent_for=timedelta(minutes=9))
+    hand_made = make_provider("no-host-reports-for-me")
+
+    ids = set(unavailable_root_ids())
+
+    assert ids == {disabled.id, stale.id}
+    assert fresh.id not in ids and almost.id not in ids and hand_made.id not in ids
+
+
+def test_stale_limit_comes_from_the_setting(settings):
+    root, _ = _host("slow", silent_for=timedelta(minutes=3))
+    settings.PLACEMENT_HOST_STALE_SECONDS = 60
+    assert set(unavailable_root_ids()) == {root.id}
+
+
+def test_host_states_answer_for_a_child_through_its_root():
+    root, child = _host("h1", child=True, enabled=False)
+    states = host_states(provider_ids=[root.id])
+    assert states == {root.id: {"hostname": "h1", "enabled": False, "stale": False}}
+
+
+def test_standard_classes_carry_a_unit_type_and_description():
+    memory = ResourceClass.objects.get(name="MEMORY_MB")
+    vcpu = ResourceClass.objects.get(name="VCPU")
+    assert (memory.unit, memory.kind) == ("MB", "memory")
+    assert vcpu.unit == "vCPU" and vcpu.description
