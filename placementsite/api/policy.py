@@ -195,6 +195,7 @@ class _Evaluator:
                 return False
             return _Evaluator(self.rules, self.target, self.creds, self.depth + 1).evaluate(sub)
         if kind == "role":
+            # Role names, as in oslo.policy, are the one case-insensitive comparison.
             return match.lower() in [r.lower() for r in self.creds.get("roles", [])]
         try:
             expected = match % self.target
@@ -203,16 +204,21 @@ class _Evaluator:
         value = self.creds.get(kind)
         if value is None:
             return False
-        return str(value).lower() == expected.lower()
+        # Exactly, as oslo.policy: project "P1" is not project "p1".
+        return str(value) == expected
 
 
 def check(rule, context, target=None):
-    """True when the caller's context satisfies ``rule``."""
+    """True when the caller's context satisfies ``rule``.
+
+    Without a target the caller's own project and user are the target (as Placement's
+    ``context.can``); an explicit target is used as given, never filled in, so a check on a
+    key it lacks (``user_id:%(user_id)s`` for project usages) fails.
+    """
     rules = current_rules()
     check_string = rules.get(rule, "rule:admin_api")
-    target = dict(target or {})
-    target.setdefault("project_id", context.project_id)
-    target.setdefault("user_id", context.user_id)
+    if target is None:
+        target = {"project_id": context.project_id, "user_id": context.user_id}
     return _Evaluator(rules, target, context.credentials()).evaluate(check_string)
 
 
