@@ -286,3 +286,19 @@ LOGGING = {
         }
     },
 }
+
+# The scheduler (scheduling/plugins): filters and weighers by name, NAME[:ARG...][=MULTIPLIER].
+PLACEMENT_SCHEDULER_FILTERS = os.environ.get(
+    "PLACEMENT_SCHEDULER_FILTERS",
+    "host_enabled,availability_zone,aggregate_extra_specs,same_host,different_host,"
+    "target_host,ignore_hosts",
+)
+PLACEMENT_SCHEDULER_WEIGHERS = os.environ.get(
+    "PLACEMENT_SCHEDULER_WEIGHERS", "ram=1.0,cpu=1.0,disk=1.0"
+)
+# A random pick among the best N hosts (Nova's host_subset_size), and how many hosts each
+# server keeps: the chosen one and max_attempts - 1 alternates.
+PLACEMENT_SCHEDULER_HOST_SUBSET_SIZE = int(
+    os.environ.get("PLACEMENT_SCHEDULER_HOST_SUBSET_SIZE", "1")
+)
+PLACEMENT_SCHEDULER_MAX_ATTEMPTS = int(os.environ.get("PLACEMENT_SCHEDULER_MAX_ATTEMPTS", "3"))

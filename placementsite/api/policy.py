@@ -72,6 +72,33 @@ RULES = {
 API_RULES = {
     "placement:api:root": ("@", "@", "GET /api/: links to the collections"),
     "placement:api:schema": ("@", "@", "GET /api/schema/: the OpenAPI document"),
+    "placement:api:flavors:list": ("@", "@", "GET /api/flavors/: list flavors"),
+    "placement:api:flavors:show": ("@", "@", "GET /api/flavors/{id}/: show a flavor"),
+    "placement:api:flavors:create": (ADMIN, "rule:admin_api", "POST /api/flavors/"),
+    "placement:api:flavors:update": (ADMIN, "rule:admin_api", "PUT/PATCH /api/flavors/{id}/"),
+    "placement:api:flavors:delete": (ADMIN, "rule:admin_api", "DELETE /api/flavors/{id}/"),
+    "placement:api:servers:list": (ADMIN_OR_SERVICE, "rule:admin_api", "GET /api/servers/"),
+    "placement:api:servers:show": (ADMIN_OR_SERVICE, "rule:admin_api", "GET /api/servers/{id}/"),
+    "placement:api:servers:create": (
+        ADMIN_OR_SERVICE,
+        "rule:admin_api",
+        "POST /api/servers/: schedule and claim servers",
+    ),
+    "placement:api:servers:delete": (
+        ADMIN_OR_SERVICE,
+        "rule:admin_api",
+        "DELETE /api/servers/{id}/: free a server's allocations",
+    ),
+    "placement:api:scheduler:explain": (
+        ADMIN_OR_SERVICE,
+        "rule:admin_api",
+        "POST /api/scheduler/explain/: the scheduler's funnel, claiming nothing",
+    ),
+    "placement:api:capacity:list": (
+        ADMIN_OR_SERVICE,
+        "rule:admin_api",
+        "GET /api/capacity/?flavor=: how many more instances fit",
+    ),
 }
 
 

@@ -2,7 +2,7 @@
 
 from providers.models import ResourceProvider
 
-from .candidates import CandidateRequest, candidates_for_request
+from ..candidates import CandidateRequest, candidates_for_request
 
 
 def candidates_preview(*, groups, group_policy=None, limit=20):

@@ -1,0 +1,259 @@
+"""Flavor extra specs in Nova's syntax, and the one translator from a flavor to the request the
+allocation candidates engine takes.
+
+Accepted keys (values are strings or integers):
+
+* ``resources:CLASS=N`` sets the unsuffixed group's amount of a class (``0`` drops one of the
+  standard amounts the flavor's vcpus, ram and disk give); ``resourcesN:CLASS=N`` puts it in
+  the granular group ``N``;
+* ``trait:NAME=required|forbidden`` and ``traitN:NAME=...``;
+* ``member_of`` / ``member_ofN``: an aggregate uuid, ``in:uuid1,uuid2`` (any of them) or
+  ``!uuid`` / ``!in:...`` (none of them), as Placement's query;
+* ``group_policy=none|isolate``;
+* ``hw:numa_nodes=N`` splits the flavor's CPUs and memory evenly into N granular groups
+  (``_NUMA0``...), one per NUMA node provider, isolated unless ``group_policy`` says otherwise;
+  ``hw:cpu_policy=dedicated`` asks for ``PCPU`` instead of ``VCPU``;
+* ``aggregate_instance_extra_specs:KEY=VALUE`` is not sent to the engine: the aggregate
+  extra-spec filter matches it against aggregate metadata.
+
+The translator writes the request as Placement's query string and hands it to the API's own
+query parser, so a flavor means exactly what ``GET /allocation_candidates`` would with the same
+words: there is no second parser of the request language.
+"""
+
+import re
+from dataclasses import dataclass, field
+
+from django.http import QueryDict
+
+from placementsite.api.errors import BadRequest
+from placementsite.api.microversion import MAXIMUM
+from providers.api import query_params as qp
+from providers.models import MAX_INT, ResourceClass, Trait
+
+# The query parser of GET /allocation_candidates (the request language's one home).
+from scheduling.api.views import candidate_request_from_query, query_schema
+
+SUFFIX = r"([A-Za-z0-9_-]{0,64})"
+RESOURCE_KEY = re.compile(rf"^resources{SUFFIX}:([A-Z0-9_]+)$")
+TRAIT_KEY = re.compile(rf"^trait{SUFFIX}:([A-Z0-9_]+)$")
+MEMBER_OF_KEY = re.compile(rf"^member_of{SUFFIX}$")
+AGGREGATE_SPEC_PREFIX = "aggregate_instance_extra_specs:"
+NUMA_NODES = "hw:numa_nodes"
+CPU_POLICY = "hw:cpu_policy"
+GROUP_POLICY = "group_policy"
+MAX_NUMA_NODES = 8
+INVALID_EXTRA_SPEC = "scheduler.invalid_extra_spec"
+
+
+class InvalidExtraSpec(BadRequest):
+    """An extra spec that cannot be understood; ``key`` names it."""
+
+    def __init__(self, key, detail):
+        super().__init__(f"Invalid extra spec {key}: {detail}", code=INVALID_EXTRA_SPEC)
+        self.key = key
+
+
+@dataclass
+class _Group:
+    resources: dict = field(default_factory=dict)
+    required: list = field(default_factory=list)  # trait names, "!NAME" when forbidden
+    member_of: list = field(default_factory=list)  # Placement member_of values
+
+
+def _amount(key, value, *, minimum=0, maximum=MAX_INT):
+    text = str(value).strip()
+    if isinstance(value, bool) or not re.fullmatch(r"\d+", text):
+        raise InvalidExtraSpec(key, f"expected an integer, got {value!r}")
+    number = int(text)
+    if not minimum <= number <= maximum:
+        raise InvalidExtraSpec(key, f"expected {minimum} to {maximum}, got {number}")
+    return number
+
+
+def _choice(key, value, choices):
+    if not isinstance(value, str) or value not in choices:
+        raise InvalidExtraSpec(key, f"expected one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
+def standard_amounts(*, vcpus, ram, disk, ephemeral=0, swap=0):
+    """What a flavor's standard fields ask for, as Nova computes it (swap counts in GB,
+    rounded up)."""
+    return {
+        "VCPU": vcpus,
+        "MEMORY_MB": ram,
+        "DISK_GB": disk + ephemeral + (swap + 1023) // 1024,
+    }
+
+
+def _groups_from_specs(extra_specs, amounts):
+    """``({suffix: _Group}, group_policy, aggregate specs)`` with every key checked."""
+    if not isinstance(extra_specs, dict):
+        raise InvalidExtraSpec("extra_specs", "expected an object of key: value")
+    groups = {"": _Group(resources={k: v for k, v in amounts.items() if v})}
+    group_policy = None
+    aggregate_specs = {}
+    numa_nodes = None
+    dedicated = False
+    for key in sorted(extra_specs):
+        value = extra_specs[key]
+        if not isinstance(key, str) or not key:
+            raise InvalidExtraSpec(repr(key), "keys must be non-empty strings")
+        if isinstance(value, (dict, list)) or value is None:
+            raise InvalidExtraSpec(key, "values must be strings or integers")
+        if match := RESOURCE_KEY.match(key):
+            suffix, name = match.groups()
+            amount = _amount(key, value)
+            group = groups.setdefault(suffix, _Group())
+            if amount:
+                group.resources[name] = amount
+            else:
+                group.resources.pop(name, None)
+        elif match := TRAIT_KEY.match(key):
+            suffix, name = match.groups()
+            how = _choice(key, value, ("required", "forbidden"))
+            groups.setdefault(suffix, _Group()).required.append(
+                name if how == "required" else f"!{name}"
+            )
+        elif match := MEMBER_OF_KEY.match(key):
+            _check_member_of(key, value)
+            groups.setdefault(match.group(1), _Group()).member_of.append(str(value))
+        elif key == GROUP_POLICY:
+            group_policy = _choice(key, value, ("none", "isolate"))
+        elif key == NUMA_NODES:
+            numa_nodes = _amount(key, value, minimum=1, maximum=MAX_NUMA_NODES)
+        elif key == CPU_POLICY:
+            dedicated = _choice(key, value, ("shared", "dedicated")) == "dedicated"
+        elif key.startswith(AGGREGATE_SPEC_PREFIX) and len(key) > len(AGGREGATE_SPEC_PREFIX):
+            if not isinstance(value, str):
+                raise InvalidExtraSpec(key, "expected a string")
+            aggregate_specs[key[len(AGGREGATE_SPEC_PREFIX) :]] = value
+        else:
+            raise InvalidExtraSpec(key, "unknown extra spec")
+    unsuffixed = groups[""].resources
+    if dedicated and "VCPU" in unsuffixed:
+        unsuffixed["PCPU"] = unsuffixed.pop("VCPU")
+    if numa_nodes:
+        _split_numa(groups, numa_nodes)
+        group_policy = group_policy or "isolate"
+    return groups, group_policy, aggregate_specs
+
+
+def _split_numa(groups, nodes):
+    """Move the unsuffixed CPUs and memory into one granular group per NUMA node."""
+    unsuffixed = groups[""].resources
+    split = {
+        name: unsuffixed.pop(name) for name in ("VCPU", "PCPU", "MEMORY_MB") if name in unsuffixed
+    }
+    for name, amount in split.items():
+        if amount % nodes:
+            raise InvalidExtraSpec(
+                NUMA_NODES, f"{name} {amount} cannot be split evenly over {nodes} NUMA nodes"
+            )
+    for index in range(nodes):
+        group = groups.setdefault(f"_NUMA{index}", _Group())
+        for name, amount in split.items():
+            group.resources[name] = amount // nodes
+
+
+def _check_member_of(key, value):
+    if not isinstance(value, str):
+        raise InvalidExtraSpec(key, "expected an aggregate uuid or in:uuid,uuid")
+    try:
+        query = QueryDict(mutable=True)
+        query["member_of"] = value
+        qp.parse_member_of(query, MAXIMUM)
+    except BadRequest as exc:
+        raise InvalidExtraSpec(key, exc.detail) from None
+
+
+def _query(groups, group_policy):
+    """The request as Placement's allocation candidates query string."""
+    query = QueryDict(mutable=True)
+    for suffix, group in groups.items():
+        if group.resources:
+            query["resources" + suffix] = ",".join(
+                f"{name}:{amount}" for name, amount in sorted(group.resources.items())
+            )
+        if group.required:
+            query["required" + suffix] = ",".join(group.required)
+        for value in group.member_of:
+            query.appendlist("member_of" + suffix, value)
+    if group_policy:
+        query["group_policy"] = group_policy
+    return query
+
+
+@dataclass(frozen=True)
+class FlavorRequest:
+    """A flavor translated: the engine's request and what the filters read."""
+
+    candidate_request: object  # scheduling.candidates.CandidateRequest
+    aggregate_specs: dict  # aggregate_instance_extra_specs: key -> value
+    resources: dict  # class -> amount, summed over every group (one instance)
+
+
+def translate(*, vcpus, ram, disk, ephemeral=0, swap=0, extra_specs=None, traits=(), aggregates=()):
+    """One flavor's request, plus a request's own required ``traits`` and ``aggregates`` (each
+    aggregate a uuid the host must be in, e.g. the availability zone's)."""
+    amounts = standard_amounts(vcpus=vcpus, ram=ram, disk=disk, ephemeral=ephemeral, swap=swap)
+    groups, group_policy, aggregate_specs = _groups_from_specs(extra_specs or {}, amounts)
+    groups[""].required.extend(traits)
+    if aggregates:
+        groups[""].member_of.append("in:" + ",".join(sorted(aggregates)))
+    if not groups[""].resources and not groups[""].required and not groups[""].member_of:
+        del groups[""]
+    if len([s for s in groups if s]) > 1 and group_policy is None:
+        group_policy = "none"
+    query = _query(groups, group_policy)
+    try:
+        qp.validate_query(query, query_schema(tuple(MAXIMUM)))
+        request = candidate_request_from_query(query, MAXIMUM)
+    except BadRequest as exc:
+        raise InvalidExtraSpec("extra_specs", exc.detail) from None
+    resources = {}
+    for group in request.groups.values():
+        for name, amount in group.resources.items():
+            resources[name] = resources.get(name, 0) + amount
+    return FlavorRequest(
+        candidate_request=request, aggregate_specs=aggregate_specs, resources=resources
+    )
+
+
+def translate_flavor(flavor, *, traits=(), aggregates=()):
+    return translate(
+        vcpus=flavor.vcpus,
+        ram=flavor.ram,
+        disk=flavor.disk,
+        ephemeral=flavor.ephemeral,
+        swap=flavor.swap,
+        extra_specs=flavor.extra_specs,
+        traits=traits,
+        aggregates=aggregates,
+    )
+
+
+def validate(*, vcpus, ram, disk, ephemeral=0, swap=0, extra_specs=None):
+    """Check a flavor before it is written: the syntax, then that every resource class and
+    trait it names exists. Raises InvalidExtraSpec naming the first bad key."""
+    translated = translate(
+        vcpus=vcpus, ram=ram, disk=disk, ephemeral=ephemeral, swap=swap, extra_specs=extra_specs
+    )
+    classes = set(translated.resources)
+    known = set(ResourceClass.objects.filter(name__in=classes).values_list("name", flat=True))
+    for key in sorted(extra_specs or {}):
+        match = RESOURCE_KEY.match(key)
+        if match and match.group(2) not in known and match.group(2) in classes:
+            raise InvalidExtraSpec(key, f"no such resource class {match.group(2)}")
+    missing = classes - known
+    if missing:
+        raise InvalidExtraSpec(
+            "extra_specs", f"no such resource class {', '.join(sorted(missing))}"
+        )
+    names = {key.split(":", 1)[1]: key for key in (extra_specs or {}) if TRAIT_KEY.match(key)}
+    found = set(Trait.objects.filter(name__in=list(names)).values_list("name", flat=True))
+    for name, key in sorted(names.items(), key=lambda item: item[1]):
+        if name not in found:
+            raise InvalidExtraSpec(key, f"no such trait {name}")
+    return translated

@@ -1,0 +1,110 @@
+"""What a filter or weigher sees, and the classes plugins derive from.
+
+A plugin implements one extension point (kube-scheduler's shape): a filter says why a host is
+refused (or None), a weigher gives a raw score; scores are normalised over the hosts of the
+request before the configured multiplier applies, so multipliers compare like with like.
+"""
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class HostState:
+    """One host (a root provider) as the scheduler sees it for one request.
+
+    ``inventories`` maps each provider of the tree to ``{class: {"capacity", "used"}}``
+    (capacity after reserved and allocation ratio), ``traits`` each provider to its trait
+    names. ``aggregates`` are the aggregate uuids of the root; ``aggregate_metadata`` the
+    :class:`~scheduling.models.AggregateMetadata` of those aggregates as dicts (``name``,
+    ``availability_zone``, ``metadata``). ``report`` is the host's latest compute report when
+    one exists (providers made through the Placement API alone have none and count as enabled
+    hosts). ``candidates`` are the engine's allocation requests that land on this host.
+    """
+
+    uuid: str
+    name: str
+    id: int
+    providers: list = field(default_factory=list)  # [(uuid, parent uuid)], root first
+    inventories: dict = field(default_factory=dict)
+    traits: dict = field(default_factory=dict)
+    aggregates: frozenset = frozenset()
+    aggregate_metadata: list = field(default_factory=list)
+    report: object = None
+    enabled: bool = True
+    stale: bool = False
+    disabled_reason: str = ""
+    candidates: list = field(default_factory=list)
+
+    def capacity(self, resource_class):
+        """Usable units of a class over the whole tree."""
+        return sum(
+            inv[resource_class]["capacity"]
+            for inv in self.inventories.values()
+            if resource_class in inv
+        )
+
+    def used(self, resource_class):
+        return sum(
+            inv[resource_class]["used"]
+            for inv in self.inventories.values()
+            if resource_class in inv
+        )
+
+    def free(self, resource_class):
+        """Free units of a class over the whole tree (0 when the host has none)."""
+        return self.capacity(resource_class) - self.used(resource_class)
+
+    @property
+    def resource_classes(self):
+        return sorted({name for inv in self.inventories.values() for name in inv})
+
+    @property
+    def extended_resources(self):
+        """Free units of every custom class (compute units and the like)."""
+        return {
+            name: self.free(name) for name in self.resource_classes if name.startswith("CUSTOM_")
+        }
+
+    @property
+    def all_traits(self):
+        return frozenset(name for names in self.traits.values() for name in names)
+
+
+class BaseFilter:
+    """Refuses hosts. ``args`` are the ``:``-separated words after the name in
+    PLACEMENT_SCHEDULER_FILTERS (``extended_resource:CUSTOM_CU:100``)."""
+
+    name = ""  # the name it was configured by, set by the loader
+
+    def __init__(self, *args):
+        if args:
+            raise ValueError(f"takes no arguments, got {':'.join(args)}")
+
+    def check(self, host, spec):
+        """``None`` when ``host`` may take the instance ``spec`` describes, else why not."""
+        raise NotImplementedError
+
+
+class BaseWeigher:
+    """Scores hosts: higher is preferred once multiplied (a negative multiplier inverts it)."""
+
+    name = ""
+    multiplier = 1.0
+
+    def __init__(self, *args):
+        if args:
+            raise ValueError(f"takes no arguments, got {':'.join(args)}")
+
+    def weigh(self, host, spec):
+        """A raw score; normalised to 0..1 over the request's hosts before the multiplier."""
+        raise NotImplementedError
+
+
+def normalise(values):
+    """Min-max normalisation to 0..1 (all equal: all 0), as Nova's weighers do."""
+    if not values:
+        return []
+    low, high = min(values), max(values)
+    if high == low:
+        return [0.0 for _ in values]
+    return [(v - low) / (high - low) for v in values]

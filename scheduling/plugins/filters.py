@@ -1,0 +1,122 @@
+"""The built-in filters."""
+
+from .base import BaseFilter
+
+
+class HostEnabledFilter(BaseFilter):
+    """Refuses hosts an operator disabled and hosts whose report is stale."""
+
+    def check(self, host, spec):
+        if not host.enabled:
+            return "disabled by the operator" + (
+                f" ({host.disabled_reason})" if host.disabled_reason else ""
+            )
+        if host.stale:
+            return "its compute report is stale"
+        return None
+
+
+class SameHostFilter(BaseFilter):
+    """Hint ``same_host``: only a host running one of the given servers."""
+
+    def check(self, host, spec):
+        wanted = spec.hint_list("same_host")
+        if not wanted:
+            return None
+        if host.uuid in spec.hosts_of(wanted):
+            return None
+        return "runs none of the same_host servers"
+
+
+class DifferentHostFilter(BaseFilter):
+    """Hint ``different_host``: no host running any of the given servers."""
+
+    def check(self, host, spec):
+        avoided = spec.hint_list("different_host")
+        if avoided and host.uuid in spec.hosts_of(avoided):
+            return "runs a different_host server"
+        return None
+
+
+class TargetHostFilter(BaseFilter):
+    """Hint ``target_host``: only the host of that name or uuid."""
+
+    def check(self, host, spec):
+        target = spec.hints.get("target_host")
+        if target and target not in (host.name, host.uuid):
+            return f"is not the target host {target}"
+        return None
+
+
+class IgnoreHostsFilter(BaseFilter):
+    """Hint ``ignore_hosts``: none of the hosts named (names or uuids)."""
+
+    def check(self, host, spec):
+        ignored = set(spec.hint_list("ignore_hosts"))
+        if ignored and (host.name in ignored or host.uuid in ignored):
+            return "is in ignore_hosts"
+        return None
+
+
+class AvailabilityZoneFilter(BaseFilter):
+    """The request's availability zone: an aggregate (by uuid or name) or a zone name set in
+    aggregate metadata; the host must be in it."""
+
+    def check(self, host, spec):
+        zone = spec.availability_zone
+        if not zone:
+            return None
+        if zone in host.aggregates:
+            return None
+        for meta in host.aggregate_metadata:
+            if zone in (meta["availability_zone"], meta["name"]):
+                return None
+        return f"is not in availability zone {zone}"
+
+
+class AggregateExtraSpecsFilter(BaseFilter):
+    """Flavor ``aggregate_instance_extra_specs:KEY=VALUE``: the host must be in an aggregate
+    whose metadata has KEY set to VALUE (or to a comma-separated list holding it)."""
+
+    def check(self, host, spec):
+        for key, value in sorted(spec.aggregate_specs.items()):
+            if not any(
+                _matches(meta["metadata"].get(key), value) for meta in host.aggregate_metadata
+            ):
+                return f"no aggregate of the host has {key}={value}"
+        return None
+
+
+def _matches(have, wanted):
+    if have is None:
+        return False
+    return wanted in [part.strip() for part in str(have).split(",")]
+
+
+class ExtendedResourceFilter(BaseFilter):
+    """``extended_resource:CLASS:MIN``: the host must have at least MIN units of CLASS free
+    (any class: compute units, accelerators...)."""
+
+    def __init__(self, resource_class=None, minimum=None, *rest):
+        if resource_class is None or minimum is None or rest:
+            raise ValueError("expects extended_resource:CLASS:MINIMUM")
+        self.resource_class = resource_class
+        self.minimum = int(minimum)
+
+    def check(self, host, spec):
+        free = host.free(self.resource_class)
+        if free < self.minimum:
+            return f"has {free} {self.resource_class} free, below {self.minimum}"
+        return None
+
+
+BUILTIN = {
+    "host_enabled": HostEnabledFilter,
+    "availability_zone": AvailabilityZoneFilter,
+    "aggregate_extra_specs": AggregateExtraSpecsFilter,
+    "same_host": SameHostFilter,
+    "different_host": DifferentHostFilter,
+    "target_host": TargetHostFilter,
+    "ignore_hosts": IgnoreHostsFilter,
+    "extended_resource": ExtendedResourceFilter,
+}

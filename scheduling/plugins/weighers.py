@@ -1,0 +1,60 @@
+"""The built-in weighers. Positive multipliers spread (most free first), negative pack."""
+
+from .base import BaseWeigher
+
+
+class ResourceWeigher(BaseWeigher):
+    """``resource:CLASS[:free|ratio]``: the host's free amount of any class, or its free
+    share (free / capacity). Covers compute units: ``resource:CUSTOM_CU:ratio=-1`` packs."""
+
+    resource_class = None
+    mode = "free"
+
+    def __init__(self, resource_class=None, mode=None, *rest):
+        resource_class = resource_class or self.resource_class
+        if resource_class is None or rest or (mode or self.mode) not in ("free", "ratio"):
+            raise ValueError("expects resource:CLASS or resource:CLASS:free|ratio")
+        self.resource_class = resource_class
+        self.mode = mode or self.mode
+
+    def weigh(self, host, spec):
+        free = host.free(self.resource_class)
+        if self.mode == "ratio":
+            capacity = host.capacity(self.resource_class)
+            return free / capacity if capacity else 0.0
+        return float(free)
+
+
+class RAMWeigher(ResourceWeigher):
+    resource_class = "MEMORY_MB"
+
+    def __init__(self, *args):
+        if args:
+            raise ValueError(f"takes no arguments, got {':'.join(args)}")
+        super().__init__()
+
+
+class CPUWeigher(ResourceWeigher):
+    resource_class = "VCPU"
+
+    def __init__(self, *args):
+        if args:
+            raise ValueError(f"takes no arguments, got {':'.join(args)}")
+        super().__init__()
+
+
+class DiskWeigher(ResourceWeigher):
+    resource_class = "DISK_GB"
+
+    def __init__(self, *args):
+        if args:
+            raise ValueError(f"takes no arguments, got {':'.join(args)}")
+        super().__init__()
+
+
+BUILTIN = {
+    "ram": RAMWeigher,
+    "cpu": CPUWeigher,
+    "disk": DiskWeigher,
+    "resource": ResourceWeigher,
+}

@@ -1,0 +1,154 @@
+"""Serializers of /api/flavors/, /api/servers/, /api/scheduler/explain/ and /api/capacity/."""
+
+from rest_framework import serializers
+
+from ..extra_specs import InvalidExtraSpec, validate
+from ..models import Flavor, Server
+
+FLAVOR_FIELDS = ("vcpus", "ram", "disk", "ephemeral", "swap")
+
+
+class FlavorSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Flavor
+        fields = [
+            "id",
+            "name",
+            "vcpus",
+            "ram",
+            "disk",
+            "ephemeral",
+            "swap",
+            "extra_specs",
+            "is_public",
+            "disabled",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = ["created_at", "updated_at"]
+        extra_kwargs = {"vcpus": {"min_value": 1}, "ram": {"min_value": 1}}
+
+    def validate(self, attrs):
+        merged = {f: getattr(self.instance, f) for f in FLAVOR_FIELDS} if self.instance else {}
+        merged.update({f: attrs[f] for f in FLAVOR_FIELDS if f in attrs})
+        extra_specs = attrs.get("extra_specs", self.instance.extra_specs if self.instance else {})
+        if self.partial and self.instance is not None and "extra_specs" in attrs:
+            # PATCH merges extra specs: a key set to null is removed.
+            merged_specs = dict(self.instance.extra_specs)
+            for key, value in (attrs["extra_specs"] or {}).items():
+                if value is None:
+                    merged_specs.pop(key, None)
+                else:
+                    merged_specs[key] = value
+            extra_specs = attrs["extra_specs"] = merged_specs
+        try:
+            validate(
+                vcpus=merged.get("vcpus", 1),
+                ram=merged.get("ram", 1),
+                disk=merged.get("disk", 0),
+                ephemeral=merged.get("ephemeral", 0),
+                swap=merged.get("swap", 0),
+                extra_specs=extra_specs,
+            )
+        except InvalidExtraSpec as exc:
+            raise serializers.ValidationError({"extra_specs": {exc.key: [exc.detail]}}) from None
+        return attrs
+
+
+class HintsSerializer(serializers.Serializer):
+    same_host = serializers.ListField(
+        child=serializers.UUIDField(format="hex_verbose"), required=False
+    )
+    different_host = serializers.ListField(
+        child=serializers.UUIDField(format="hex_verbose"), required=False
+    )
+    target_host = serializers.CharField(max_length=255, required=False)
+    ignore_hosts = serializers.ListField(
+        child=serializers.CharField(max_length=255), required=False
+    )
+
+    def to_internal_value(self, data):
+        # A single server or host may be given as a string, as Nova's hints allow.
+        if isinstance(data, dict):
+            data = {
+                key: [value] if key != "target_host" and isinstance(value, str) else value
+                for key, value in data.items()
+            }
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError(
+                    {name: ["unknown scheduler hint"] for name in unknown}
+                )
+        values = super().to_internal_value(data)
+        return {
+            key: [str(v) for v in value] if isinstance(value, list) else value
+            for key, value in values.items()
+        }
+
+
+class FlavorField(serializers.Field):
+    """A flavor by id or by name."""
+
+    default_error_messages = {
+        "missing": "No flavor {value}.",
+        "disabled": "Flavor {value} is disabled.",
+    }
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, (int, str)) or data == "":
+            self.fail("missing", value=data)
+        found = Flavor.objects.filter(name=str(data)).first()
+        if found is None and (isinstance(data, int) or str(data).isdigit()):
+            found = Flavor.objects.filter(pk=int(data)).first()
+        if found is None:
+            self.fail("missing", value=data)
+        if found.disabled:
+            self.fail("disabled", value=found.name)
+        return found
+
+    def to_representation(self, value):
+        return value.name
+
+
+class ServerRequestSerializer(serializers.Serializer):
+    """The body of a server create (and of an explain)."""
+
+    name = serializers.CharField(max_length=200)
+    flavor = FlavorField()
+    project_id = serializers.CharField(max_length=255)
+    user_id = serializers.CharField(max_length=255)
+    count = serializers.IntegerField(min_value=1, max_value=100, default=1)
+    scheduler_hints = HintsSerializer(required=False, default=dict)
+    availability_zone = serializers.CharField(
+        max_length=255, required=False, allow_blank=True, default=""
+    )
+
+
+class ServerSerializer(serializers.ModelSerializer):
+    id = serializers.UUIDField(source="uuid", read_only=True)
+    flavor = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    host = serializers.CharField(source="host.name", read_only=True, default=None)
+    host_uuid = serializers.UUIDField(source="host.uuid", read_only=True, default=None)
+
+    class Meta:
+        model = Server
+        fields = [
+            "id",
+            "name",
+            "flavor",
+            "project_id",
+            "user_id",
+            "host",
+            "host_uuid",
+            "allocations",
+            "alternates",
+            "availability_zone",
+            "scheduler_hints",
+            "created_at",
+        ]
+        read_only_fields = fields
+
+
+class CapacityQuerySerializer(serializers.Serializer):
+    flavor = FlavorField()
+    aggregate = serializers.UUIDField(format="hex_verbose", required=False)

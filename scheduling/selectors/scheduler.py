@@ -1,0 +1,308 @@
+"""Reads of the scheduler: candidates from the engine (in process), host states, filters and
+weighers, and the explain funnel. Nothing here writes; claims are in scheduling.services.
+
+One selection is a fixed number of queries whatever the number of hosts: the engine's, one for
+the hosts' names, one for their aggregates and one for aggregate metadata. Filters and weighers
+work on the host states in memory.
+"""
+
+import logging
+import random
+import uuid as uuidlib
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+from placementsite.api.errors import BadRequest
+from providers.models import ResourceProvider, ResourceProviderAggregate
+from providers.selectors.fit import FitRequestError, fit_report
+
+from .. import candidates as engine
+from ..models import AggregateMetadata, Server
+from ..plugins import HostState, configured_filters, configured_weighers, normalise
+from ..queries import SHARING_TRAIT
+
+logger = logging.getLogger("placement.scheduler")
+
+# How many names an explain answer lists per step (the counts cover every host).
+EXPLAIN_SHOWN = 50
+
+
+@dataclass
+class SchedulingSpec:
+    """One request for instances of a flavor, as filters and weighers read it."""
+
+    flavor: object  # scheduling.models.Flavor
+    flavor_request: object  # scheduling.extra_specs.FlavorRequest
+    project_id: str = ""
+    user_id: str = ""
+    hints: dict = field(default_factory=dict)
+    availability_zone: str = ""
+    count: int = 1
+    index: int = 0  # which instance of the request is being placed
+    _hosts_of: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def aggregate_specs(self):
+        return self.flavor_request.aggregate_specs
+
+    @property
+    def resources(self):
+        return self.flavor_request.resources
+
+    def hint_list(self, name):
+        value = self.hints.get(name)
+        if not value:
+            return []
+        return [value] if isinstance(value, str) else [str(v) for v in value]
+
+    def hosts_of(self, servers):
+        """Host uuids of the given server uuids (one query per distinct list)."""
+        key = tuple(sorted(servers))
+        if key not in self._hosts_of:
+            self._hosts_of[key] = {
+                str(uuid)
+                for uuid in Server.objects.filter(uuid__in=_valid_uuids(key))
+                .exclude(host=None)
+                .values_list("host__uuid", flat=True)
+            }
+        return self._hosts_of[key]
+
+
+def _valid_uuids(values):
+    found = []
+    for value in values:
+        try:
+            found.append(uuidlib.UUID(str(value)))
+        except ValueError:
+            continue
+    return found
+
+
+@dataclass
+class WeighedHost:
+    host: HostState
+    score: float
+    weights: dict  # weigher name -> {"raw", "normalised", "weighted"}
+
+
+@dataclass
+class FilterStep:
+    name: str
+    passed: int
+    dropped: list  # [(HostState, reason)]
+    error: str = ""
+
+
+@dataclass
+class Selection:
+    """What one scheduling pass found, best host first."""
+
+    candidate_hosts: int
+    filters: list  # [FilterStep]
+    weighed: list  # [WeighedHost], best first
+    chosen: WeighedHost | None = None
+
+    def attempt_order(self):
+        """The chosen host, then every other in weighed order."""
+        if self.chosen is None:
+            return []
+        return [self.chosen] + [w for w in self.weighed if w is not self.chosen]
+
+
+def host_states(found):
+    """``[HostState]`` for the hosts of the engine's answer, each with its candidates."""
+    summaries = {row[0]: row for row in found.provider_summaries}
+    sharing = {uuid for uuid, row in summaries.items() if SHARING_TRAIT in row[4]}
+    by_host = {}
+    for allocations, mappings in found.allocation_requests:
+        roots = [summaries[p][2] for p in allocations if p not in sharing]
+        if not roots:
+            roots = [summaries[p][2] for p in allocations]
+        by_host.setdefault(sorted(roots)[0], []).append((allocations, mappings))
+    if not by_host:
+        return []
+    rows = ResourceProvider.objects.filter(uuid__in=list(by_host)).values_list("uuid", "id", "name")
+    hosts = {}
+    for uuid, provider_id, name in rows:
+        uuid = str(uuid)
+        hosts[provider_id] = HostState(
+            uuid=uuid, name=name, id=provider_id, candidates=by_host[uuid]
+        )
+    by_uuid = {host.uuid: host for host in hosts.values()}
+    for uuid, parent, root, resources, traits in found.provider_summaries:
+        host = by_uuid.get(root)
+        if host is not None:
+            host.providers.append((uuid, parent))
+            host.inventories[uuid] = resources
+            host.traits[uuid] = list(traits)
+    _add_aggregates(hosts)
+    _add_reports(hosts)
+    return sorted(hosts.values(), key=lambda h: h.name)
+
+
+def _add_aggregates(hosts):
+    members = ResourceProviderAggregate.objects.filter(
+        resource_provider_id__in=list(hosts)
+    ).values_list("resource_provider_id", "aggregate_id", "aggregate__uuid")
+    aggregate_ids = {}
+    for provider_id, aggregate_id, uuid in members:
+        aggregate_ids.setdefault(provider_id, set()).add(aggregate_id)
+        hosts[provider_id].aggregates |= {str(uuid)}
+    wanted = set().union(*aggregate_ids.values()) if aggregate_ids else set()
+    metadata = {
+        row["aggregate_id"]: row
+        for row in AggregateMetadata.objects.filter(aggregate_id__in=wanted).values(
+            "aggregate_id", "name", "availability_zone", "metadata"
+        )
+    }
+    for provider_id, ids in aggregate_ids.items():
+        hosts[provider_id].aggregate_metadata = [metadata[i] for i in sorted(ids) if i in metadata]
+
+
+def _add_reports(hosts):
+    """Hosts with a compute report take ``enabled`` and ``stale`` from it; the others (made
+    through the Placement API alone) count as enabled."""
+    return None
+
+
+# --- filtering and weighing ---------------------------------------------------
+
+
+def _filter(hosts, spec):
+    steps = []
+    for plugin in configured_filters():
+        kept, dropped = [], []
+        try:
+            for host in hosts:
+                reason = plugin.check(host, spec)
+                (kept if reason is None else dropped).append((host, reason))
+        except Exception as exc:  # a broken plugin must not break scheduling
+            logger.exception("Scheduler filter %s failed; skipped for this request", plugin.name)
+            steps.append(
+                FilterStep(plugin.name, len(hosts), [], error=f"{type(exc).__name__}: {exc}")
+            )
+            continue
+        hosts = [host for host, _reason in kept]
+        steps.append(FilterStep(plugin.name, len(hosts), dropped))
+    return hosts, steps
+
+
+def _weigh(hosts, spec):
+    weighed = [WeighedHost(host, 0.0, {}) for host in hosts]
+    for plugin in configured_weighers():
+        try:
+            raw = [float(plugin.weigh(host, spec)) for host in hosts]
+        except Exception:
+            logger.exception("Scheduler weigher %s failed; skipped for this request", plugin.name)
+            continue
+        for item, value, norm in zip(weighed, raw, normalise(raw), strict=True):
+            weighted = plugin.multiplier * norm
+            item.score += weighted
+            item.weights[plugin.name] = {"raw": value, "normalised": norm, "weighted": weighted}
+    weighed.sort(key=lambda w: (-w.score, w.host.name))
+    return weighed
+
+
+def candidates_for(spec):
+    """The engine's answer for the spec's flavor; unknown names are a 400."""
+    try:
+        return engine.candidates_for_request(spec.flavor_request.candidate_request)
+    except engine.UnknownResourceClass as exc:
+        raise BadRequest(
+            f"Flavor {spec.flavor.name} asks for {exc}", code="scheduler.invalid_flavor"
+        ) from None
+    except engine.UnknownTrait as exc:
+        raise BadRequest(
+            f"Flavor {spec.flavor.name} asks for {exc}", code="scheduler.invalid_flavor"
+        ) from None
+
+
+def select_hosts(spec):
+    """One scheduling pass: candidates, host states, filters, weighers and the pick (a random
+    one among the best ``PLACEMENT_SCHEDULER_HOST_SUBSET_SIZE``)."""
+    hosts = host_states(candidates_for(spec))
+    candidate_hosts = len(hosts)
+    hosts, steps = _filter(hosts, spec)
+    weighed = _weigh(hosts, spec)
+    selection = Selection(candidate_hosts=candidate_hosts, filters=steps, weighed=weighed)
+    if weighed:
+        subset = max(1, settings.PLACEMENT_SCHEDULER_HOST_SUBSET_SIZE)
+        selection.chosen = random.choice(weighed[:subset])
+    return selection
+
+
+# --- explain --------------------------------------------------------------------
+
+
+def _host_ref(host):
+    return {"host": host.name, "host_uuid": host.uuid}
+
+
+def first_allocations(host):
+    """The allocation request a claim on ``host`` uses: the engine's first for that host."""
+    return host.candidates[0][0]
+
+
+def _group_funnel(spec):
+    groups = spec.flavor_request.candidate_request.groups
+    try:
+        reports = fit_report(groups, shown=EXPLAIN_SHOWN)
+    except FitRequestError as exc:
+        return [{"group": "", "error": str(exc)}]
+    return [
+        {
+            "group": report.suffix,
+            "resources": dict(report.group.resources),
+            "fitting": report.fitting_count,
+            "left_out": report.left_out_count,
+            "reasons": dict(report.reason_counts),
+            "left_out_examples": [
+                {
+                    "provider": ref.name,
+                    "uuid": str(ref.uuid),
+                    "reasons": [reason.text for reason in reasons],
+                }
+                for ref, reasons in report.left_out
+            ],
+        }
+        for report in reports
+    ]
+
+
+def explain(spec, selection=None):
+    """The funnel from every provider to the chosen host, as plain JSON-able data: how many
+    each resource group keeps and why the others fail, then each filter's refusals, then the
+    weighed hosts with each weigher's part of the score."""
+    selection = selection or select_hosts(spec)
+    return {
+        "providers": ResourceProvider.objects.count(),
+        "hosts": ResourceProvider.objects.filter(parent__isnull=True).count(),
+        "groups": _group_funnel(spec),
+        "candidate_hosts": selection.candidate_hosts,
+        "filters": [
+            {
+                "name": step.name,
+                "passed": step.passed,
+                "dropped_count": len(step.dropped),
+                "dropped": [
+                    {**_host_ref(host), "reason": reason}
+                    for host, reason in step.dropped[:EXPLAIN_SHOWN]
+                ],
+                **({"error": step.error} if step.error else {}),
+            }
+            for step in selection.filters
+        ],
+        "weighed": [
+            {**_host_ref(w.host), "score": w.score, "weights": w.weights}
+            for w in selection.weighed[:EXPLAIN_SHOWN]
+        ],
+        "chosen": (
+            {
+                **_host_ref(selection.chosen.host),
+                "allocations": first_allocations(selection.chosen.host),
+            }
+            if selection.chosen
+            else None
+        ),
+    }

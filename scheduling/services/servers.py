@@ -1,0 +1,154 @@
+"""Creating servers (schedule, claim, record) and deleting them (free, forget)."""
+
+import logging
+import uuid as uuidlib
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+
+from allocations.services import allocation_delete
+from placementsite.api.errors import Conflict, NotFound
+
+from ..extra_specs import translate_flavor
+from ..models import Server
+from ..selectors.scheduler import SchedulingSpec, explain, first_allocations, select_hosts
+from .claims import ClaimFailed, allocation_claim
+
+logger = logging.getLogger("placement.scheduler")
+
+NO_VALID_HOST = "scheduler.no_valid_host"
+# A pass whose claims all fail (hosts taken meanwhile) is followed by a fresh one, this often.
+SELECTION_ROUNDS = 3
+
+
+class NoValidHost(Conflict):
+    """No host can take the instance; ``explain`` is the funnel of the last pass."""
+
+    code = NO_VALID_HOST
+
+    def __init__(self, detail, explain=None):
+        super().__init__(detail)
+        self.explain = explain
+
+
+@dataclass
+class BootStats:
+    """What a create cost: claims retried after concurrent updates, hosts given up on."""
+
+    retries: int = 0
+    hosts_tried: int = 0
+
+
+def scheduling_spec(
+    *, flavor, project_id, user_id, count=1, hints=None, availability_zone="", traits=()
+):
+    return SchedulingSpec(
+        flavor=flavor,
+        flavor_request=translate_flavor(flavor, traits=traits),
+        project_id=project_id,
+        user_id=user_id,
+        hints=dict(hints or {}),
+        availability_zone=availability_zone or "",
+        count=count,
+    )
+
+
+def _alternates(selection, claimed):
+    keep = max(0, settings.PLACEMENT_SCHEDULER_MAX_ATTEMPTS - 1)
+    return [
+        {"host": w.host.name, "host_uuid": w.host.uuid, "allocations": first_allocations(w.host)}
+        for w in selection.attempt_order()
+        if w is not claimed
+    ][:keep]
+
+
+def _place_one(spec, name, stats):
+    """Schedule and claim one instance; returns its Server or raises NoValidHost."""
+    server_uuid = uuidlib.uuid4()
+    tries_per_pass = max(1, settings.PLACEMENT_SCHEDULER_MAX_ATTEMPTS)
+    selection = None
+    for _round in range(SELECTION_ROUNDS):
+        selection = select_hosts(spec)
+        if selection.chosen is None:
+            break
+        for weighed in selection.attempt_order()[:tries_per_pass]:
+            host = weighed.host
+            allocations = first_allocations(host)
+            record = Server(
+                uuid=server_uuid,
+                name=name,
+                flavor=spec.flavor,
+                project_id=spec.project_id,
+                user_id=spec.user_id,
+                host_id=host.id,
+                allocations=allocations,
+                alternates=_alternates(selection, weighed),
+                availability_zone=spec.availability_zone,
+                scheduler_hints=spec.hints,
+            )
+            stats.hosts_tried += 1
+            try:
+                stats.retries += allocation_claim(
+                    consumer_uuid=server_uuid,
+                    allocations=allocations,
+                    project_id=spec.project_id,
+                    user_id=spec.user_id,
+                    then=record.save,
+                )
+            except ClaimFailed as exc:
+                stats.retries += exc.retries
+                logger.info("Claim on %s failed (%s); trying the next host", host.name, exc.detail)
+                continue
+            record.host_name = host.name
+            record.host_uuid = host.uuid
+            return record
+    raise NoValidHost(
+        f"No valid host was found for {name} (flavor {spec.flavor.name}).",
+        explain=explain(spec, selection) if selection is not None else None,
+    )
+
+
+def servers_create(
+    *,
+    name,
+    flavor,
+    project_id,
+    user_id,
+    count=1,
+    hints=None,
+    availability_zone="",
+    stats=None,
+):
+    """Place ``count`` instances of ``flavor``, claiming as it goes (instance 2 sees instance
+    1's usage). If one cannot be placed, every one placed so far is released and NoValidHost
+    raised: nothing stays claimed."""
+    stats = stats if stats is not None else BootStats()
+    spec = scheduling_spec(
+        flavor=flavor,
+        project_id=project_id,
+        user_id=user_id,
+        count=count,
+        hints=hints,
+        availability_zone=availability_zone,
+    )
+    placed = []
+    try:
+        for index in range(count):
+            spec.index = index
+            placed.append(_place_one(spec, name if count == 1 else f"{name}-{index + 1}", stats))
+    except BaseException:
+        for server in placed:
+            server_delete(server=server)
+        raise
+    return placed
+
+
+def server_delete(*, server):
+    """Free the server's allocations and forget it, in one transaction."""
+    with transaction.atomic():
+        try:
+            allocation_delete(consumer_uuid=str(server.uuid))
+        except NotFound:
+            pass  # nothing held (already freed)
+        Server.objects.filter(pk=server.pk).delete()
