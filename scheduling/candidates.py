@@ -1,6 +1,6 @@
 """Allocation candidates: the combinations of providers that can satisfy a request.
 
-A request is a set of :class:`~providers.selectors.resource_providers.RequestGroup`
+A request is a set of :class:`~providers.request_groups.RequestGroup`
 keyed by suffix (``""`` is the unsuffixed group) plus request-wide options
 (:class:`CandidateRequest`). The engine works in three steps:
 
@@ -41,41 +41,15 @@ from django.conf import settings
 
 from providers.capacity import CAPACITY_FIELDS, Capacity, usable_units
 from providers.models import CUSTOM_PREFIX, ResourceProvider
+from providers.request_groups import CandidateRequest, resolve_names
 from providers.selectors import resource_providers as rp_selectors
-from providers.selectors.resource_providers import (
-    RequestGroup,
-    ResolvedGroup,
-    UnknownResourceClass,
-    UnknownTrait,
-    has_any_trait,
-)
+from providers.selectors.resource_providers import has_any_trait
 
 from . import queries
 
 logger = logging.getLogger("placement.candidates")
 
-__all__ = [
-    "CandidateRequest",
-    "Candidates",
-    "UnknownResourceClass",
-    "UnknownTrait",
-    "candidates_for_request",
-]
-
-
-@dataclass(frozen=True)
-class CandidateRequest:
-    """Everything ``GET /allocation_candidates`` asks, by name and uuid."""
-
-    groups: dict  # suffix -> RequestGroup; "" is the unsuffixed group
-    group_policy: str | None = None  # "none" | "isolate"
-    limit: int | None = None
-    root_required: tuple = ()  # of frozensets of trait names (each needs one)
-    root_forbidden: frozenset = frozenset()
-    same_subtree: tuple = ()  # of tuples of suffixes
-    # From 1.34 two candidates with the same allocations but different
-    # mappings are different answers; before, they are one.
-    distinct_mappings: bool = False
+__all__ = ["CandidateRequest", "Candidates", "candidates_for_request"]
 
 
 @dataclass
@@ -111,36 +85,13 @@ def _resolve_all(request):
 
     Returns ``({suffix: ResolvedGroup}, root trait ids (any-of sets), root forbidden ids)``.
     """
-    everything = RequestGroup(
-        resources={name: 1 for g in request.groups.values() for name in g.resources},
-        required_traits=tuple(
-            any_of for g in request.groups.values() for any_of in g.required_traits
-        )
-        + tuple(request.root_required),
-        forbidden_traits=frozenset().union(
-            request.root_forbidden, *(g.forbidden_traits for g in request.groups.values())
-        ),
+    names = resolve_names(
+        request.groups.values(),
+        traits=set(request.root_forbidden).union(*request.root_required),
     )
-    resolved_all = rp_selectors.resolve(everything)
-    class_ids = {name: cid for cid, name in resolved_all.class_names.items()}
-    trait_ids = {name: tid for tid, name in resolved_all.trait_names.items()}
-    resolved = {}
-    for suffix, group in request.groups.items():
-        resolved[suffix] = ResolvedGroup(
-            group=group,
-            resources={class_ids[name]: amount for name, amount in group.resources.items()},
-            class_names={class_ids[name]: name for name in group.resources},
-            required_traits=tuple(
-                frozenset(trait_ids[n] for n in any_of) for any_of in group.required_traits
-            ),
-            forbidden_traits=frozenset(trait_ids[n] for n in group.forbidden_traits),
-            trait_names=resolved_all.trait_names,
-        )
-    root_required = tuple(
-        frozenset(trait_ids[n] for n in any_of) for any_of in request.root_required
-    )
-    root_forbidden = frozenset(trait_ids[n] for n in request.root_forbidden)
-    return resolved, root_required, root_forbidden
+    resolved = {suffix: names.resolve(group) for suffix, group in request.groups.items()}
+    root_required = tuple(names.traits(any_of) for any_of in request.root_required)
+    return resolved, root_required, names.traits(request.root_forbidden)
 
 
 @dataclass

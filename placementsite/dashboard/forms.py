@@ -1,15 +1,13 @@
 """Forms of the dashboard: the provider filters and the "try a request" request groups."""
 
-import re
-import uuid as uuidlib
-
 from django import forms
+from django.http import QueryDict
 
+from placementsite.api.errors import BadRequest
+from placementsite.api.microversion import MAX_VERSION
+from providers import request_groups
 from providers.selectors.dashboard import TREE_CHILD, TREE_ROOT, ProviderFilters
-from providers.selectors.resource_providers import RequestGroup
 
-NAME_RE = re.compile(r"^[A-Z0-9_]+$")
-MAX_AMOUNT = 2147483647
 NUMBERED_GROUPS = 3
 
 
@@ -45,74 +43,25 @@ class ConsumerFilterForm(forms.Form):
     consumer_type = forms.CharField(required=False, max_length=255, label="Consumer type")
 
 
-def parse_resources(text):
-    """``"VCPU:2, MEMORY_MB:2048"`` -> ``{"VCPU": 2, "MEMORY_MB": 2048}``."""
-    resources = {}
-    for item in (part.strip() for part in text.split(",")):
-        if not item:
-            continue
-        name, sep, amount = item.partition(":")
-        name = name.strip().upper()
-        amount = amount.strip()
-        if not sep or not NAME_RE.match(name):
-            raise forms.ValidationError(
-                f'"{item}" is not CLASS:AMOUNT (for example VCPU:2,MEMORY_MB:2048).'
-            )
-        if not amount.isdigit() or not 0 < int(amount) <= MAX_AMOUNT:
-            raise forms.ValidationError(f"The amount of {name} must be a positive integer.")
-        if name in resources:
-            raise forms.ValidationError(f"{name} is given twice.")
-        resources[name] = int(amount)
-    return resources
+def _as_query(key, value):
+    query = QueryDict(mutable=True)
+    query[key] = value
+    return query
 
 
-def parse_traits(text):
-    """``"A, !B"`` -> ``({"A"}, {"B"})``: required and forbidden names."""
-    required, forbidden = set(), set()
-    for item in (part.strip() for part in text.split(",")):
-        if not item:
-            continue
-        target = forbidden if item.startswith("!") else required
-        name = item.lstrip("!").strip().upper()
-        if not NAME_RE.match(name):
-            raise forms.ValidationError(f'"{item}" is not a trait name.')
-        target.add(name)
-    return required, forbidden
-
-
-def parse_member_of(text):
-    """``"in:A,B; C; !D"`` -> ``((frozenset{A, B}, frozenset{C}), frozenset{D})``.
-
-    Each ``;``-separated clause is one ``member_of``: ``uuid``, ``in:uuid,uuid``
-    (any of), or the same after ``!`` (none of).
-    """
-    member_of, forbidden = [], set()
-    for clause in (part.strip() for part in text.split(";")):
-        if not clause:
-            continue
-        negate = clause.startswith("!")
-        body = clause.lstrip("!").strip()
-        if body.startswith("in:"):
-            body = body[3:]
-        uuids = set()
-        for item in (part.strip() for part in body.split(",")):
-            if not item:
-                continue
-            try:
-                uuids.add(str(uuidlib.UUID(item)))
-            except ValueError:
-                raise forms.ValidationError(f'"{item}" is not an aggregate uuid.') from None
-        if not uuids:
-            raise forms.ValidationError(f'"{clause}" names no aggregate.')
-        if negate:
-            forbidden |= uuids
-        else:
-            member_of.append(frozenset(uuids))
-    return tuple(member_of), frozenset(forbidden)
+def forbidden_as_required(text):
+    """``"A, B"`` (or ``"!A,!B"``) -> ``"!A,!B"``: forbidden traits in ``required`` syntax."""
+    names = [name.strip().lstrip("!") for name in text.split(",")]
+    return ",".join(f"!{name}" for name in names)
 
 
 class RequestGroupForm(forms.Form):
-    """One request group: what it asks for, in Placement's query syntax."""
+    """One request group, each field written as the query parameter of the same name in
+    ``GET /allocation_candidates`` (``forbidden`` is ``required`` with ``!`` on each trait).
+
+    :meth:`query_items` gives the group as query-string items; the request is parsed by
+    :mod:`providers.request_groups`, like the API's.
+    """
 
     resources = forms.CharField(
         required=False,
@@ -123,7 +72,7 @@ class RequestGroupForm(forms.Form):
         required=False,
         max_length=2000,
         label="Required traits",
-        widget=forms.TextInput(attrs={"placeholder": "HW_CPU_X86_AVX2,CUSTOM_GOLD"}),
+        widget=forms.TextInput(attrs={"placeholder": "HW_CPU_X86_AVX2,!CUSTOM_MAINTENANCE"}),
     )
     forbidden = forms.CharField(
         required=False,
@@ -135,46 +84,86 @@ class RequestGroupForm(forms.Form):
         required=False,
         max_length=4000,
         label="Member of",
-        widget=forms.TextInput(attrs={"placeholder": "in:AGG_UUID,AGG_UUID; !AGG_UUID"}),
+        widget=forms.TextInput(attrs={"placeholder": "in:AGG_UUID,AGG_UUID or !in:AGG_UUID"}),
     )
 
     def clean_resources(self):
-        return parse_resources(self.cleaned_data["resources"])
+        return self._clean("resources", lambda v: request_groups.parse_resources(v))
 
     def clean_required(self):
-        return parse_traits(self.cleaned_data["required"])
+        return self._clean(
+            "required",
+            lambda v: request_groups.parse_required(_as_query("required", v), MAX_VERSION),
+        )
 
     def clean_forbidden(self):
-        required, forbidden = parse_traits(self.cleaned_data["forbidden"])
-        return required | forbidden
+        return self._clean(
+            "forbidden",
+            lambda v: request_groups.parse_required(
+                _as_query("required", forbidden_as_required(v)), MAX_VERSION
+            ),
+        )
 
     def clean_member_of(self):
-        return parse_member_of(self.cleaned_data["member_of"])
+        return self._clean(
+            "member_of",
+            lambda v: request_groups.parse_member_of(_as_query("member_of", v), MAX_VERSION),
+        )
+
+    def _clean(self, name, parse):
+        value = self.cleaned_data[name].strip()
+        if value:
+            try:
+                parse(value)
+            except BadRequest as exc:
+                raise forms.ValidationError(exc.detail) from None
+        return value
 
     def clean(self):
         data = super().clean()
-        if "required" in data and "forbidden" in data:
-            required, also_forbidden = data["required"]
-            forbidden = data["forbidden"] | also_forbidden
-            both = required & forbidden
+        if data.get("required") and data.get("forbidden"):
+            wanted = request_groups.parse_group(
+                _as_query("required", data["required"]), MAX_VERSION
+            )
+            both = set().union(*wanted.required_traits) & {
+                name.strip().lstrip("!") for name in data["forbidden"].split(",")
+            }
             if both:
                 raise forms.ValidationError(
                     f"Traits both required and forbidden: {', '.join(sorted(both))}"
                 )
         return data
 
-    def request_group(self):
-        """The group as the provider filter engine takes it (each required trait on its own)."""
+    def query_items(self, suffix=""):
+        """The group as ``[(key, value), ...]`` of a query string, keys suffixed."""
         data = self.cleaned_data
-        required, also_forbidden = data["required"]
-        member_of, forbidden_aggregates = data["member_of"]
-        return RequestGroup(
-            resources=data["resources"],
-            required_traits=tuple(frozenset({name}) for name in sorted(required)),
-            forbidden_traits=frozenset(data["forbidden"] | also_forbidden),
-            member_of=member_of,
-            forbidden_aggregates=forbidden_aggregates,
-        )
+        items = []
+        if data["resources"]:
+            items.append(("resources" + suffix, data["resources"]))
+        if data["required"]:
+            items.append(("required" + suffix, data["required"]))
+        if data["forbidden"]:
+            items.append(("required" + suffix, forbidden_as_required(data["forbidden"])))
+        if data["member_of"]:
+            items.append(("member_of" + suffix, data["member_of"]))
+        return items
+
+
+def request_query(unnumbered, numbered):
+    """The query string (a QueryDict) the valid group forms write together."""
+    query = QueryDict(mutable=True)
+    forms_by_suffix = [("", unnumbered)] + [
+        (str(number), form) for number, form in enumerate(numbered, start=1)
+    ]
+    for suffix, form in forms_by_suffix:
+        for key, value in form.query_items(suffix):
+            query.appendlist(key, value)
+    return query
+
+
+def request_groups_of(query):
+    """``{suffix: RequestGroup}`` of the groups ``query`` names, as the API parses them."""
+    return request_groups.parse_groups(query, MAX_VERSION)
 
 
 class CandidateOptionsForm(forms.Form):

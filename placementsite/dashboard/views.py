@@ -21,7 +21,14 @@ from providers.selectors import dashboard as provider_reads
 from providers.selectors import fit
 from scheduling.selectors import candidates_preview
 
-from .forms import CandidateOptionsForm, ConsumerFilterForm, ProviderFilterForm, request_forms
+from .forms import (
+    CandidateOptionsForm,
+    ConsumerFilterForm,
+    ProviderFilterForm,
+    request_forms,
+    request_groups_of,
+    request_query,
+)
 
 # How many providers the "try a request" page lists per group in each table.
 FIT_ROWS_SHOWN = 100
@@ -224,10 +231,8 @@ def try_request(request):
     candidates_note = None
     forms_valid = unnumbered.is_valid() and all(form.is_valid() for form in numbered)
     if submitted and forms_valid and options.is_valid():
-        groups = {"": unnumbered.request_group()} | {
-            str(number): form.request_group() for number, form in enumerate(numbered, start=1)
-        }
-        if not any(fit.asks_something(group) for group in groups.values()):
+        groups = request_groups_of(request_query(unnumbered, numbered))
+        if not any(group.asks_something() for group in groups.values()):
             error = "Ask for something: resources, traits or aggregates in at least one group."
         else:
             try:
@@ -293,7 +298,7 @@ def _side_by_side(first, second):
 
 def _candidates(groups, options):
     """The allocation candidates engine's answer, as GET /allocation_candidates gives it."""
-    asked = {suffix: group for suffix, group in groups.items() if fit.asks_something(group)}
+    asked = {suffix: group for suffix, group in groups.items() if group.asks_something()}
     if not all(group.resources for group in asked.values()):
         # Placement refuses such a request ("All request groups must specify resources").
         return None, "Allocation candidates need resources in every group that asks something."

@@ -6,6 +6,7 @@ from django.utils.http import http_date
 from placementsite.api.errors import BadRequest, NotFound
 from placementsite.api.views import PlacementView, latest
 
+from .. import request_groups
 from ..selectors import resource_providers as selectors
 from ..services import resource_providers as services
 from ..services.generations import provider_not_found
@@ -67,26 +68,6 @@ def provider_repr(provider, version):
     return data
 
 
-def request_group_from_query(query, version):
-    """The RequestGroup of GET /resource_providers' filters (already schema-checked)."""
-    required, forbidden_traits = [], frozenset()
-    if "required" in query:
-        required, forbidden_traits = qp.parse_required(query, version)
-    member_of, forbidden_aggregates = [], frozenset()
-    if "member_of" in query:
-        member_of, forbidden_aggregates = qp.parse_member_of(query, version)
-    resources = qp.parse_resources(query["resources"]) if "resources" in query else {}
-    in_tree = qp.normalize_uuid(query["in_tree"]) if "in_tree" in query else None
-    return selectors.RequestGroup(
-        resources=resources,
-        required_traits=tuple(required),
-        forbidden_traits=forbidden_traits,
-        member_of=tuple(member_of),
-        forbidden_aggregates=forbidden_aggregates,
-        in_tree=in_tree,
-    )
-
-
 def uuid_in_url(uuid):
     """The provider uuid of a URL; a malformed one names no provider (404)."""
     found = qp.normalize_uuid(uuid)
@@ -101,13 +82,13 @@ class ResourceProviderListView(PlacementView):
         version = request.microversion
         query = request.GET
         qp.validate_query(query, qp.schema_for(version, LIST_PARAMETERS))
-        group = request_group_from_query(query, version)
+        group = request_groups.parse_group(query, version)
         uuid = qp.normalize_uuid(query["uuid"]) if "uuid" in query else None
         try:
             providers = list(selectors.providers_matching(group, name=query.get("name"), uuid=uuid))
-        except selectors.UnknownResourceClass as exc:
+        except request_groups.UnknownResourceClass as exc:
             raise BadRequest(f"Invalid resource class in resources parameter: {exc}") from None
-        except selectors.UnknownTrait as exc:
+        except request_groups.UnknownTrait as exc:
             raise BadRequest(f'Invalid trait(s) in "required" parameter: {exc}') from None
         return self.respond(
             request,

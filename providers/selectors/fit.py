@@ -1,12 +1,11 @@
 """Which providers can satisfy a request group on their own, and why the others cannot.
 
 The dashboard's "try a request" page asks this for a handful of request
-groups (:class:`~providers.selectors.resource_providers.RequestGroup`, keyed
+groups (:class:`~providers.request_groups.RequestGroup`, keyed
 by suffix, ``""`` being the unnumbered group). Nothing here decides on its
 own whether a provider fits:
 
-* names are resolved by the provider filter engine
-  (:func:`~providers.selectors.resource_providers.resolve_groups`);
+* names are resolved by :func:`providers.request_groups.resolve_groups`;
 * which rules each provider fails comes from the engine's set-based
   conditions (:func:`~providers.selectors.resource_providers.unmet_rules`,
   whose capacity rule is :func:`providers.capacity.can_provide_q`), for every
@@ -44,8 +43,14 @@ from ..models import (
     ResourceProviderAggregate,
     ResourceProviderTrait,
 )
+from ..request_groups import (
+    RequestGroup,
+    ResolvedGroup,
+    UnknownResourceClass,
+    UnknownTrait,
+    resolve_groups,
+)
 from . import resource_providers as engine
-from .resource_providers import RequestGroup, UnknownResourceClass, UnknownTrait
 
 # Kinds of reason, besides the capacity model's own rules
 # (providers.capacity.BELOW_MIN_UNIT, ABOVE_MAX_UNIT, NOT_A_STEP, EXCEEDS_CAPACITY).
@@ -69,11 +74,6 @@ _KIND_OF_RULE = {
 
 class FitRequestError(ValueError):
     """The request names a resource class or trait that does not exist."""
-
-
-def asks_something(group):
-    """True unless ``group`` is the empty RequestGroup (such groups are not judged)."""
-    return group != RequestGroup()
 
 
 class Reason(NamedTuple):
@@ -138,7 +138,7 @@ def provider_refs(ids):
 def resolve_request(groups):
     """``{suffix: ResolvedGroup}``; an unknown class or trait name is a FitRequestError."""
     try:
-        return engine.resolve_groups(groups)
+        return resolve_groups(groups)
     except UnknownResourceClass as exc:
         raise FitRequestError(f"No such resource class: {', '.join(exc.names)}") from exc
     except UnknownTrait as exc:
@@ -149,7 +149,7 @@ def resolve_request(groups):
 class _Tally:
     """One group's counts, and the positions (in name order) of the providers kept."""
 
-    resolved: engine.ResolvedGroup
+    resolved: ResolvedGroup
     fitting_count: int = 0
     left_out_count: int = 0
     counts: dict = field(default_factory=lambda: defaultdict(int))
@@ -165,7 +165,7 @@ def fit_report(groups, shown=100):
     does not exist (Placement answers such a request with a 400). A fixed
     number of queries whatever the number of providers or groups.
     """
-    resolved = resolve_request({s: g for s, g in groups.items() if asks_something(g)})
+    resolved = resolve_request({s: g for s, g in groups.items() if g.asks_something()})
     class_ids = sorted({class_id for r in resolved.values() for class_id in r.resources})
     column_of = {class_id: index for index, class_id in enumerate(class_ids)}
     has_inventory = {

@@ -1,25 +1,21 @@
 """Which providers satisfy a request: the provider filter engine.
 
-A request is a :class:`RequestGroup` (Placement's word): resources with
-amounts, required traits (each entry a set of which any one will do),
-forbidden traits, ``member_of`` aggregate sets (each entry a set of which
-the provider must be in at least one), forbidden aggregates and an
-``in_tree`` provider. It knows nothing of query strings: the API parses
-those (providers/api/query_params.py) and the dashboard or the candidates
-engine may build groups themselves.
+A request is a :class:`~providers.request_groups.RequestGroup` (Placement's
+word): resources with amounts, required traits (each entry a set of which any
+one will do), forbidden traits, ``member_of`` aggregate sets (each entry a set
+of which the provider must be in at least one), forbidden aggregates and an
+``in_tree`` provider. Groups, their query-string language and the resolver
+of names to ids live in :mod:`providers.request_groups`.
 
-Everything is decided in SQL, set-based: :func:`resolve` turns names into
-ids (one query for classes, one for traits), :func:`provider_conditions`
-gives one named condition per rule, correlated on the provider row, and
-:func:`providers_matching` ANDs them into a single query.
-:func:`unmet_conditions` evaluates the same conditions per provider to say
-why a provider does not match. :func:`group_rules` states the same rules
-with their kind and subject, and :func:`rule_verdicts` evaluates them for
-several groups and every provider in one query (the dashboard's "why not"). Capacity comes from providers.capacity
+Everything is decided in SQL, set-based: :func:`group_rules` states one
+rule per condition, correlated on the provider row, with its kind and
+subject; :func:`providers_matching` ANDs them into a single query and
+:func:`rule_verdicts` evaluates them for several groups and every provider in
+one query (the dashboard's "why not"). Capacity comes from providers.capacity
 (:func:`~providers.capacity.can_provide_q`), never from a copy of its rules.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from django.db.models import (
     BigIntegerField,
@@ -42,110 +38,12 @@ from allocations.models import Allocation
 from ..capacity import CAPACITY_FIELDS, can_provide_q, usable_expression
 from ..models import (
     Inventory,
-    ResourceClass,
     ResourceProvider,
     ResourceProviderAggregate,
     ResourceProviderTrait,
-    Trait,
 )
+from ..request_groups import RequestGroup, ResolvedGroup, resolve
 from ..services.generations import provider_not_found
-
-
-class UnknownResourceClass(LookupError):
-    def __init__(self, names):
-        self.names = sorted(names)
-        super().__init__(f"No such resource class {', '.join(self.names)}.")
-
-
-class UnknownTrait(LookupError):
-    def __init__(self, names):
-        self.names = sorted(names)
-        super().__init__(f"No such trait(s): {', '.join(self.names)}.")
-
-
-@dataclass(frozen=True)
-class RequestGroup:
-    """What a provider must offer, by name and uuid, as a client asks it."""
-
-    resources: dict = field(default_factory=dict)  # class name -> amount
-    required_traits: tuple = ()  # of frozensets: each needs one of its traits
-    forbidden_traits: frozenset = frozenset()
-    member_of: tuple = ()  # of frozensets of aggregate uuids: each needs one
-    forbidden_aggregates: frozenset = frozenset()
-    in_tree: str | None = None  # a provider uuid: only providers of its tree
-
-
-@dataclass(frozen=True)
-class ResolvedGroup:
-    """A RequestGroup with classes and traits as ids (see :func:`resolve`)."""
-
-    group: RequestGroup
-    resources: dict  # resource class id -> amount
-    class_names: dict  # resource class id -> name
-    required_traits: tuple  # of frozensets of trait ids
-    forbidden_traits: frozenset  # of trait ids
-    trait_names: dict  # trait id -> name
-
-
-def resolve(group):
-    """Look up every named class and trait; raise UnknownResourceClass / UnknownTrait."""
-    class_ids = {}
-    if group.resources:
-        class_ids = dict(
-            ResourceClass.objects.filter(name__in=list(group.resources)).values_list("name", "id")
-        )
-        missing = set(group.resources) - set(class_ids)
-        if missing:
-            raise UnknownResourceClass(missing)
-    trait_names = set().union(*group.required_traits, group.forbidden_traits)
-    trait_ids = {}
-    if trait_names:
-        trait_ids = dict(Trait.objects.filter(name__in=list(trait_names)).values_list("name", "id"))
-        missing = trait_names - set(trait_ids)
-        if missing:
-            raise UnknownTrait(missing)
-    return ResolvedGroup(
-        group=group,
-        resources={class_ids[name]: amount for name, amount in group.resources.items()},
-        class_names={class_ids[name]: name for name in group.resources},
-        required_traits=tuple(
-            frozenset(trait_ids[name] for name in any_of) for any_of in group.required_traits
-        ),
-        forbidden_traits=frozenset(trait_ids[name] for name in group.forbidden_traits),
-        trait_names={tid: name for name, tid in trait_ids.items()},
-    )
-
-
-def resolve_groups(groups):
-    """:func:`resolve` for several groups at once (``{key: RequestGroup}``).
-
-    Two queries in all rather than two per group; returns ``{key: ResolvedGroup}``.
-    An unknown name in any group raises UnknownResourceClass / UnknownTrait.
-    """
-    merged = resolve(
-        RequestGroup(
-            resources={name: 1 for g in groups.values() for name in g.resources},
-            required_traits=tuple(any_of for g in groups.values() for any_of in g.required_traits),
-            forbidden_traits=frozenset().union(*(g.forbidden_traits for g in groups.values())),
-        )
-    )
-    class_ids = {name: cid for cid, name in merged.class_names.items()}
-    trait_ids = {name: tid for tid, name in merged.trait_names.items()}
-    resolved = {}
-    for key, group in groups.items():
-        names = set().union(*group.required_traits, group.forbidden_traits)
-        resolved[key] = ResolvedGroup(
-            group=group,
-            resources={class_ids[name]: amount for name, amount in group.resources.items()},
-            class_names={class_ids[name]: name for name in group.resources},
-            required_traits=tuple(
-                frozenset(trait_ids[name] for name in any_of) for any_of in group.required_traits
-            ),
-            forbidden_traits=frozenset(trait_ids[name] for name in group.forbidden_traits),
-            trait_names={trait_ids[name]: name for name in names},
-        )
-    return resolved
-
 
 # --- building blocks --------------------------------------------------------
 
@@ -347,16 +245,6 @@ def providers_matching(group=None, *, name=None, uuid=None):
     return with_tree_uuids(providers).order_by("id")
 
 
-def unmet_conditions(group, providers):
-    """``{provider id: [reason, ...]}`` for each provider of ``providers`` (a queryset).
-
-    An empty list means the provider satisfies the group. One query after
-    :func:`resolve`, whatever the number of providers.
-    """
-    rows = unmet_rules([resolve(group)], providers.order_by())
-    return {values[0]: [rule.reason for rule in unmet[0]] for values, unmet in rows}
-
-
 def rule_verdicts(resolved_groups, providers, **extra):
     """Whether each provider of ``providers`` meets each rule of each group: one query.
 
@@ -375,32 +263,6 @@ def rule_verdicts(resolved_groups, providers, **extra):
     }
     rows = providers.annotate(**extra, **annotations).values_list("id", *extra, *annotations)
     return rules, rows
-
-
-def unmet_rules(resolved_groups, providers, **extra):
-    """:func:`rule_verdicts` per provider: a list of ``(values, unmet)``.
-
-    ``values`` is ``(id, *extra values)``, ``unmet`` holds per group the
-    :class:`Rule` list the provider fails (empty when it satisfies the group).
-    """
-    rules, rows = rule_verdicts(resolved_groups, providers, **extra)
-    width = 1 + len(extra)
-    spans = []  # (first column, column after the last, rules) per group
-    column = width
-    for group in rules:
-        spans.append((column, column + len(group), group))
-        column += len(group)
-    found = []
-    for row in rows:
-        unmet = []
-        for start, stop, group in spans:
-            met = row[start:stop]
-            if all(met):
-                unmet.append([])
-            else:
-                unmet.append([rule for rule, ok in zip(group, met, strict=True) if not ok])
-        found.append((row[:width], unmet))
-    return found
 
 
 def resource_provider_get(*, uuid):

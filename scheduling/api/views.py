@@ -9,8 +9,8 @@ import orjson
 from placementsite.api.errors import BadRequest
 from placementsite.api.microversion import since
 from placementsite.api.views import PlacementView
+from providers import request_groups
 from providers.api import query_params as qp
-from providers.selectors.resource_providers import RequestGroup
 
 from .. import candidates as engine
 
@@ -33,8 +33,6 @@ GRANULAR_PARAMETERS = [
     ((1, 31), "in_tree", qp.UUID),
 ]
 
-NO_GROUP = "At least one request group (`resources` or `resources{$S}`) must be specified."
-
 
 @functools.lru_cache(maxsize=64)
 def query_schema(version):
@@ -43,103 +41,6 @@ def query_schema(version):
     if version < (1, 25):
         schema["required"] = ["resources"]
     return schema
-
-
-def request_group(query, version, suffix, prefixes):
-    required, forbidden_traits = [], frozenset()
-    if "required" in prefixes:
-        required, forbidden_traits = qp.parse_required(query, version, suffix)
-    member_of, forbidden_aggregates = [], frozenset()
-    if "member_of" in prefixes:
-        member_of, forbidden_aggregates = qp.parse_member_of(query, version, suffix)
-    resources = {}
-    if "resources" in prefixes:
-        resources = qp.parse_resources(query["resources" + suffix])
-    return RequestGroup(
-        resources=resources,
-        required_traits=tuple(required),
-        forbidden_traits=forbidden_traits,
-        member_of=tuple(member_of),
-        forbidden_aggregates=forbidden_aggregates,
-        in_tree=qp.parse_in_tree(query, suffix),
-    )
-
-
-def check_groups(groups, version, same_subtree):
-    """Placement's rules about which groups may exist together."""
-    if not any(group.resources for group in groups.values()):
-        raise BadRequest(NO_GROUP)
-    resourceless = [s for s, g in groups.items() if not g.resources]
-    in_subtree = {s for suffixes in same_subtree for s in suffixes}
-    if version >= (1, 36):
-        # A suffixed group without resources is allowed inside same_subtree.
-        for suffix in sorted(resourceless):
-            if suffix and suffix not in in_subtree:
-                raise BadRequest(
-                    "Resourceless suffixed group request should be specified with "
-                    f"`same_subtree` query parameter. Found a resourceless suffixed group: "
-                    f"{suffix}"
-                )
-        resourceless = [s for s in resourceless if not s]
-    orphans = [
-        f"required{s}"
-        for s in resourceless
-        if groups[s].required_traits or groups[s].forbidden_traits
-    ]
-    if orphans:
-        raise BadRequest(
-            "All traits parameters must be associated with resources. Found the following "
-            f"orphaned traits keys: {', '.join(orphans)}"
-        )
-    orphans = [
-        f"member_of{s}"
-        for s in resourceless
-        if groups[s].member_of or groups[s].forbidden_aggregates
-    ]
-    if orphans:
-        raise BadRequest(
-            "All member_of parameters must be associated with resources. Found the following "
-            f"orphaned member_of keys: {', '.join(orphans)}"
-        )
-    if resourceless:
-        raise BadRequest("All request groups must specify resources.")
-
-
-def candidate_request_from_query(query, version):
-    """The :class:`~scheduling.candidates.CandidateRequest` of a (schema-checked) query."""
-    keys = qp.parse_group_keys(query, version)
-    groups = {
-        suffix: request_group(query, version, suffix, prefixes)
-        for suffix, prefixes in sorted(keys.items())
-    }
-    same_subtree = qp.parse_same_subtree(query) if "same_subtree" in query else []
-    for suffixes in same_subtree:
-        for suffix in suffixes:
-            if suffix not in groups or not suffix:
-                known = ", ".join(sorted(s for s in groups if s))
-                raise BadRequest(
-                    "Real suffixes should be specified in `same_subtree`: "
-                    f"{suffix} not found in [{known}]."
-                )
-    check_groups(groups, version, same_subtree)
-    group_policy = query.get("group_policy")
-    if version >= (1, 25) and group_policy is None and len([s for s in groups if s]) > 1:
-        raise BadRequest(
-            'The "group_policy" parameter is required when specifying more than one '
-            '"resources{N}" parameter.'
-        )
-    root_required, root_forbidden = [], frozenset()
-    if "root_required" in query:
-        root_required, root_forbidden = qp.parse_root_required(query)
-    return engine.CandidateRequest(
-        groups=groups,
-        group_policy=group_policy,
-        limit=int(query["limit"]) if "limit" in query else None,
-        root_required=tuple(root_required),
-        root_forbidden=root_forbidden,
-        same_subtree=tuple(same_subtree),
-        distinct_mappings=version >= (1, 34),
-    )
 
 
 def allocation_requests_repr(candidates, version):
@@ -217,12 +118,12 @@ class AllocationCandidatesView(PlacementView):
         version = request.microversion
         query = request.GET
         qp.validate_query(query, query_schema(tuple(version)))
-        candidate_request = candidate_request_from_query(query, version)
+        candidate_request = request_groups.parse_candidate_request(query, version)
         try:
             found = engine.candidates_for_request(candidate_request)
-        except engine.UnknownResourceClass as exc:
+        except request_groups.UnknownResourceClass as exc:
             raise BadRequest(f"Invalid resource class in resources parameter: {exc}") from None
-        except engine.UnknownTrait as exc:
+        except request_groups.UnknownTrait as exc:
             raise BadRequest(str(exc)) from None
         body = orjson.dumps(
             {

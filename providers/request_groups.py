@@ -1,0 +1,470 @@
+"""Request groups: what a client asks of providers, its query-string language, and names to ids.
+
+This is the one home of three rules every edge shares (Placement keeps its
+equivalent in a small library module, apart from its handlers and objects):
+
+* :class:`RequestGroup` (resources, traits, aggregates, ``in_tree``, by name
+  and uuid) and :class:`CandidateRequest` (groups keyed by suffix plus the
+  request-wide options of ``GET /allocation_candidates``);
+* the query-string language (``resources``, ``required``, ``member_of``,
+  ``in_tree``, granular suffixes, ``root_required``, ``same_subtree``, per
+  microversion): :func:`parse_group`, :func:`parse_groups` and
+  :func:`parse_candidate_request`, raising BadRequest with Placement's words.
+  The provider list, the allocation candidates endpoint and the dashboard's
+  "try a request" form (which writes its fields as a query string) all parse
+  with them;
+* resolving class and trait names to ids: :func:`resolve_names`, two queries
+  whatever the number of groups, raising :class:`UnknownResourceClass` /
+  :class:`UnknownTrait`.
+
+Schemas (which keys an endpoint accepts at a microversion) stay with the
+views; this module parses values already schema-checked.
+"""
+
+import re
+from dataclasses import dataclass, field
+
+from placementsite.api.errors import BadRequest
+from placementsite.api.validation import normalize_uuid
+
+from .models import ResourceClass, Trait
+
+# --- the shapes -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RequestGroup:
+    """What a provider must offer, by name and uuid, as a client asks it."""
+
+    resources: dict = field(default_factory=dict)  # class name -> amount
+    required_traits: tuple = ()  # of frozensets: each needs one of its traits
+    forbidden_traits: frozenset = frozenset()
+    member_of: tuple = ()  # of frozensets of aggregate uuids: each needs one
+    forbidden_aggregates: frozenset = frozenset()
+    in_tree: str | None = None  # a provider uuid: only providers of its tree
+
+    def asks_something(self):
+        """False for the empty group (which nothing needs to judge)."""
+        return self != RequestGroup()
+
+
+@dataclass(frozen=True)
+class CandidateRequest:
+    """Everything ``GET /allocation_candidates`` asks, by name and uuid."""
+
+    groups: dict  # suffix -> RequestGroup; "" is the unsuffixed group
+    group_policy: str | None = None  # "none" | "isolate"
+    limit: int | None = None
+    root_required: tuple = ()  # of frozensets of trait names (each needs one)
+    root_forbidden: frozenset = frozenset()
+    same_subtree: tuple = ()  # of tuples of suffixes
+    # From 1.34 two candidates with the same allocations but different
+    # mappings are different answers; before, they are one.
+    distinct_mappings: bool = False
+
+
+@dataclass(frozen=True)
+class ResolvedGroup:
+    """A RequestGroup with classes and traits as ids (see :func:`resolve_names`)."""
+
+    group: RequestGroup
+    resources: dict  # resource class id -> amount
+    class_names: dict  # resource class id -> name
+    required_traits: tuple  # of frozensets of trait ids
+    forbidden_traits: frozenset  # of trait ids
+    trait_names: dict  # trait id -> name
+
+
+# --- names to ids -----------------------------------------------------------
+
+
+class UnknownResourceClass(LookupError):
+    def __init__(self, names):
+        self.names = sorted(names)
+        super().__init__(f"No such resource class {', '.join(self.names)}.")
+
+
+class UnknownTrait(LookupError):
+    def __init__(self, names):
+        self.names = sorted(names)
+        super().__init__(f"No such trait(s): {', '.join(self.names)}.")
+
+
+def _trait_names_of(group):
+    return set().union(*group.required_traits, group.forbidden_traits)
+
+
+@dataclass(frozen=True)
+class Names:
+    """Ids of the class and trait names of some groups, looked up once."""
+
+    class_ids: dict  # name -> id
+    trait_ids: dict  # name -> id
+
+    def traits(self, names):
+        return frozenset(self.trait_ids[name] for name in names)
+
+    def resolve(self, group):
+        """``group`` as a :class:`ResolvedGroup` (its names must have been looked up)."""
+        class_ids, trait_ids = self.class_ids, self.trait_ids
+        return ResolvedGroup(
+            group=group,
+            resources={class_ids[name]: amount for name, amount in group.resources.items()},
+            class_names={class_ids[name]: name for name in group.resources},
+            required_traits=tuple(self.traits(any_of) for any_of in group.required_traits),
+            forbidden_traits=self.traits(group.forbidden_traits),
+            trait_names={trait_ids[name]: name for name in _trait_names_of(group)},
+        )
+
+
+def resolve_names(groups, *, traits=()):
+    """Look up every class and trait name of ``groups`` (and the extra ``traits``).
+
+    Two queries at most. Raises UnknownResourceClass first, then UnknownTrait,
+    naming every unknown name.
+    """
+    class_names = {name for group in groups for name in group.resources}
+    trait_names = set(traits).union(*(_trait_names_of(group) for group in groups))
+    class_ids = {}
+    if class_names:
+        class_ids = dict(
+            ResourceClass.objects.filter(name__in=sorted(class_names)).values_list("name", "id")
+        )
+        missing = class_names - set(class_ids)
+        if missing:
+            raise UnknownResourceClass(missing)
+    trait_ids = {}
+    if trait_names:
+        trait_ids = dict(
+            Trait.objects.filter(name__in=sorted(trait_names)).values_list("name", "id")
+        )
+        missing = trait_names - set(trait_ids)
+        if missing:
+            raise UnknownTrait(missing)
+    return Names(class_ids=class_ids, trait_ids=trait_ids)
+
+
+def resolve(group):
+    """One group as a :class:`ResolvedGroup`."""
+    return resolve_names([group]).resolve(group)
+
+
+def resolve_groups(groups):
+    """``{key: RequestGroup}`` -> ``{key: ResolvedGroup}``, in two queries."""
+    names = resolve_names(groups.values())
+    return {key: names.resolve(group) for key, group in groups.items()}
+
+
+# --- the query-string language ---------------------------------------------
+
+RESOURCES_FORM = "?resources=VCPU:2,MEMORY_MB:1024"
+GROUP_PREFIXES = ("resources", "required", "member_of", "in_tree")
+NUMBERED_SUFFIX = r"[1-9][0-9]*"
+STRING_SUFFIX = r"[a-zA-Z0-9_-]{1,64}"
+
+
+def parse_resources(value):
+    """``VCPU:2,MEMORY_MB:1024`` -> ``{"VCPU": 2, "MEMORY_MB": 1024}``."""
+    if value.strip() == "":
+        raise BadRequest(
+            "Badly formed resources parameter. Expected resources query string "
+            f"parameter in form: {RESOURCES_FORM}. Got: empty string."
+        )
+    resources = {}
+    for item in value.split(","):
+        parts = item.split(":")
+        if len(parts) != 2:
+            raise BadRequest(
+                "Badly formed resources parameter. Expected resources query string "
+                f"parameter in form: {RESOURCES_FORM}. Got: {item}."
+            )
+        name, amount_text = parts
+        try:
+            amount = int(amount_text)
+        except ValueError:
+            raise BadRequest(
+                f"Requested resource {name} expected positive integer amount. Got: {amount_text}."
+            ) from None
+        if amount < 1:
+            raise BadRequest(f"Requested resource {name} requires amount >= 1. Got: {amount}.")
+        resources[name] = amount
+    return resources
+
+
+def _parse_one_required(value, allow_forbidden, allow_any):
+    """One ``required`` value -> (list of any-of sets, set of forbidden names)."""
+    if value.startswith("in:"):
+        if not allow_any:
+            raise BadRequest(
+                "Invalid query string parameters: The format "
+                "'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' only supported since microversion 1.39. "
+                f"Got: {value}"
+            )
+        any_of = {name.strip() for name in value[3:].split(",")}
+        if not all(any_of):
+            raise BadRequest(
+                "Invalid query string parameters: Expected 'required' parameter value of "
+                f"the form: in:HW_CPU_X86_VMX,CUSTOM_MAGIC. Got an empty trait in: {value}"
+            )
+        if any(name.startswith("!") for name in any_of):
+            raise BadRequest(
+                "Invalid query string parameters: The format "
+                "'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' does not support forbidden traits. "
+                f"Got: {value}"
+            )
+        return [frozenset(any_of)], set()
+
+    names = [name.strip() for name in value.split(",")]
+    # Placement strips every leading "!": "!!FOO" forbids FOO.
+    forbidden = {name.lstrip("!") for name in names if name.startswith("!")}
+    form = "HW_CPU_X86_VMX,!CUSTOM_MAGIC" if allow_forbidden else "HW_CPU_X86_VMX,CUSTOM_MAGIC"
+    if not all(names) or not all(forbidden):
+        raise BadRequest(
+            "Invalid query string parameters: Expected 'required' parameter value of "
+            f"the form: {form}. Got an empty trait in: {value}"
+        )
+    if forbidden and not allow_forbidden:
+        raise BadRequest(
+            "Invalid query string parameters: Expected 'required' parameter value of "
+            f"the form: HW_CPU_X86_VMX,CUSTOM_MAGIC. Got: {value}"
+        )
+    required = [frozenset([name]) for name in names if not name.startswith("!")]
+    return required, forbidden
+
+
+def parse_required(query, version, suffix=""):
+    """``required`` (1.18): (list of any-of trait sets, all needed; forbidden set).
+
+    ``!TRAIT`` forbids from 1.22; ``in:A,B`` (any of) and repeating the
+    parameter (all of them) from 1.39; before 1.39 only the last value counts.
+    """
+    values = query.getlist("required" + suffix)
+    allow_any = version >= (1, 39)
+    if not allow_any:
+        values = values[-1:]
+    required, forbidden = [], set()
+    for value in values:
+        any_of, not_wanted = _parse_one_required(value, version >= (1, 22), allow_any)
+        required.extend(any_of)
+        forbidden |= not_wanted
+    return required, frozenset(forbidden)
+
+
+def _parse_one_member_of(value):
+    """One ``member_of`` value -> (set of uuids one of which is needed, forbidden set)."""
+    if "," in value and not value.startswith(("in:", "!in:")):
+        raise BadRequest(
+            "Multiple values for 'member_of' must be prefixed with the 'in:' or '!in:' "
+            f"keyword using the valid microversion. Got: {value}"
+        )
+    required, forbidden = [], []
+    if value.startswith("!in:"):
+        forbidden = value[4:].split(",")
+    elif value.startswith("!"):
+        forbidden = [value[1:]]
+    elif value.startswith("in:"):
+        required = value[3:].split(",")
+    else:
+        required = [value]
+    normalized = {}
+    for text in required + forbidden:
+        found = normalize_uuid(text)
+        if found is None:
+            raise BadRequest(
+                "Invalid query string parameters: Expected 'member_of' parameter to "
+                f"contain valid UUID(s). Got: {text}"
+            )
+        normalized[text] = found
+    return (
+        frozenset(normalized[t] for t in required),
+        frozenset(normalized[t] for t in forbidden),
+    )
+
+
+def parse_member_of(query, version, suffix=""):
+    """``member_of`` (1.3): (list of any-of aggregate sets, all needed; forbidden set).
+
+    Repeating the parameter is allowed from 1.24; ``!uuid`` and ``!in:`` from 1.32.
+    """
+    key = "member_of" + suffix
+    values = query.getlist(key)
+    if version < (1, 24) and len(values) > 1:
+        raise BadRequest(f"Multiple {key} parameters are not supported")
+    required, forbidden = [], set()
+    for value in values:
+        any_of, not_wanted = _parse_one_member_of(value)
+        if any_of:
+            required.append(any_of)
+        if not_wanted:
+            if version < (1, 32):
+                raise BadRequest(
+                    f"Forbidden {key} parameters are not supported in the specified microversion"
+                )
+            forbidden |= not_wanted
+    return required, frozenset(forbidden)
+
+
+def parse_in_tree(query, suffix=""):
+    """``in_tree<suffix>``: the provider uuid (already schema-checked)."""
+    key = "in_tree" + suffix
+    return normalize_uuid(query[key]) if key in query else None
+
+
+def parse_group(query, version, suffix=""):
+    """The :class:`RequestGroup` named by ``resources<suffix>``, ``required<suffix>``,
+    ``member_of<suffix>`` and ``in_tree<suffix>`` of ``query`` (a QueryDict)."""
+    required, forbidden_traits = [], frozenset()
+    if "required" + suffix in query:
+        required, forbidden_traits = parse_required(query, version, suffix)
+    member_of, forbidden_aggregates = [], frozenset()
+    if "member_of" + suffix in query:
+        member_of, forbidden_aggregates = parse_member_of(query, version, suffix)
+    resources = {}
+    if "resources" + suffix in query:
+        resources = parse_resources(query["resources" + suffix])
+    return RequestGroup(
+        resources=resources,
+        required_traits=tuple(required),
+        forbidden_traits=forbidden_traits,
+        member_of=tuple(member_of),
+        forbidden_aggregates=forbidden_aggregates,
+        in_tree=parse_in_tree(query, suffix),
+    )
+
+
+def suffix_pattern(version):
+    """The regex of a granular group suffix: numbers (1.25), any short string (1.33)."""
+    if version >= (1, 33):
+        return STRING_SUFFIX
+    if version >= (1, 25):
+        return NUMBERED_SUFFIX
+    return None
+
+
+def group_key_regex(version):
+    """``(prefix, suffix)`` from a query key such as ``resources_NET1``."""
+    suffix = suffix_pattern(version)
+    tail = f"({suffix})?" if suffix else "()"
+    return re.compile(rf"^({'|'.join(GROUP_PREFIXES)}){tail}$")
+
+
+def group_suffixes(query, version):
+    """The group suffixes ``query``'s keys use, in sorted order (``""``: unsuffixed)."""
+    regex = group_key_regex(version)
+    found = set()
+    for key in query:
+        match = regex.match(key)
+        if match:
+            found.add(match.group(2) or "")
+    return sorted(found)
+
+
+def parse_groups(query, version):
+    """``{suffix: RequestGroup}`` for every group ``query`` names, in suffix order."""
+    return {
+        suffix: parse_group(query, version, suffix) for suffix in group_suffixes(query, version)
+    }
+
+
+def parse_root_required(query):
+    """``root_required`` (1.35): (list of one-trait sets, forbidden set)."""
+    value = query["root_required"]
+    names = [name.strip() for name in value.split(",")]
+    forbidden = {name[1:] for name in names if name.startswith("!")}
+    if not all(names) or not all(forbidden):
+        raise BadRequest(
+            "Invalid query string parameters: Expected 'root_required' parameter value of "
+            f"the form: HW_CPU_X86_VMX,!CUSTOM_MAGIC. Got an empty trait in: {value}"
+        )
+    required = [frozenset([name]) for name in names if not name.startswith("!")]
+    return required, frozenset(forbidden)
+
+
+def parse_same_subtree(query):
+    """``same_subtree`` (1.36), repeatable: a list of tuples of group suffixes."""
+    found = []
+    for value in query.getlist("same_subtree"):
+        suffixes = tuple(part.strip() for part in value.split(","))
+        if not all(suffixes):
+            raise BadRequest(
+                "Invalid query string parameters: Expected 'same_subtree' parameter value "
+                f"of the form: _SUFFIX1,_SUFFIX2. Got an empty suffix in: {value}"
+            )
+        found.append(suffixes)
+    return found
+
+
+NO_GROUP = "At least one request group (`resources` or `resources{$S}`) must be specified."
+
+
+def _orphans(groups, resourceless, prefix, asks):
+    return [f"{prefix}{s}" for s in resourceless if asks(groups[s])]
+
+
+def check_candidate_groups(groups, version, same_subtree):
+    """Placement's rules about which groups of a candidates request may exist together."""
+    if not any(group.resources for group in groups.values()):
+        raise BadRequest(NO_GROUP)
+    resourceless = [s for s, g in groups.items() if not g.resources]
+    in_subtree = {s for suffixes in same_subtree for s in suffixes}
+    if version >= (1, 36):
+        # A suffixed group without resources is allowed inside same_subtree.
+        for suffix in sorted(resourceless):
+            if suffix and suffix not in in_subtree:
+                raise BadRequest(
+                    "Resourceless suffixed group request should be specified with "
+                    f"`same_subtree` query parameter. Found a resourceless suffixed group: "
+                    f"{suffix}"
+                )
+        resourceless = [s for s in resourceless if not s]
+    orphans = _orphans(
+        groups, resourceless, "required", lambda g: g.required_traits or g.forbidden_traits
+    )
+    if orphans:
+        raise BadRequest(
+            "All traits parameters must be associated with resources. Found the following "
+            f"orphaned traits keys: {', '.join(orphans)}"
+        )
+    orphans = _orphans(
+        groups, resourceless, "member_of", lambda g: g.member_of or g.forbidden_aggregates
+    )
+    if orphans:
+        raise BadRequest(
+            "All member_of parameters must be associated with resources. Found the following "
+            f"orphaned member_of keys: {', '.join(orphans)}"
+        )
+    if resourceless:
+        raise BadRequest("All request groups must specify resources.")
+
+
+def parse_candidate_request(query, version):
+    """The :class:`CandidateRequest` of a (schema-checked) allocation candidates query."""
+    groups = parse_groups(query, version)
+    same_subtree = parse_same_subtree(query) if "same_subtree" in query else []
+    for suffixes in same_subtree:
+        for suffix in suffixes:
+            if suffix not in groups or not suffix:
+                known = ", ".join(sorted(s for s in groups if s))
+                raise BadRequest(
+                    "Real suffixes should be specified in `same_subtree`: "
+                    f"{suffix} not found in [{known}]."
+                )
+    check_candidate_groups(groups, version, same_subtree)
+    group_policy = query.get("group_policy")
+    if version >= (1, 25) and group_policy is None and len([s for s in groups if s]) > 1:
+        raise BadRequest(
+            'The "group_policy" parameter is required when specifying more than one '
+            '"resources{N}" parameter.'
+        )
+    root_required, root_forbidden = [], frozenset()
+    if "root_required" in query:
+        root_required, root_forbidden = parse_root_required(query)
+    return CandidateRequest(
+        groups=groups,
+        group_policy=group_policy,
+        limit=int(query["limit"]) if "limit" in query else None,
+        root_required=tuple(root_required),
+        root_forbidden=root_forbidden,
+        same_subtree=tuple(same_subtree),
+        distinct_mappings=version >= (1, 34),
+    )
