@@ -1,7 +1,8 @@
 """Dashboard pages: each parses its query string, calls selectors and renders a template.
 
-Every page needs a logged-in staff user: anonymous visitors are sent to the
-Django admin login, logged-in users who are not staff get a 403.
+Every page needs a logged-in staff user holding the view permissions of what
+the page shows (as the admin would ask): anonymous visitors are sent to the
+Django admin login, other users get a 403.
 """
 
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -48,16 +49,29 @@ REASON_LABELS = {
 }
 
 
-def staff_required(view):
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        if not request.user.is_authenticated:
-            return redirect_to_login(request.get_full_path(), settings.LOGIN_URL)
-        if not (request.user.is_active and request.user.is_staff):
-            raise PermissionDenied("The dashboard is for staff users.")
-        return view(request, *args, **kwargs)
+# The view permissions of what each kind of page shows.
+PROVIDERS = ("providers.view_resourceprovider", "providers.view_inventory")
+USAGE = (*PROVIDERS, "allocations.view_allocation")
+CONSUMERS = ("allocations.view_consumer", "allocations.view_allocation")
 
-    return wrapper
+
+def staff_required(*permissions):
+    """A staff user with every one of ``permissions`` (a superuser has them all)."""
+
+    def decorator(view):
+        @wraps(view)
+        def wrapper(request, *args, **kwargs):
+            if not request.user.is_authenticated:
+                return redirect_to_login(request.get_full_path(), settings.LOGIN_URL)
+            if not (request.user.is_active and request.user.is_staff):
+                raise PermissionDenied("The dashboard is for staff users.")
+            if not request.user.has_perms(permissions):
+                raise PermissionDenied("You do not have permission to view this page.")
+            return view(request, *args, **kwargs)
+
+        return wrapper
+
+    return decorator
 
 
 def _render(request, template, section, context):
@@ -113,7 +127,7 @@ def _level(percent):
     return "low"
 
 
-@staff_required
+@staff_required(*USAGE)
 def overview(request):
     class_usages = provider_reads.class_usage_summary()
     return _render(
@@ -133,7 +147,7 @@ def overview(request):
 # --- providers ------------------------------------------------------------------------------
 
 
-@staff_required
+@staff_required(*USAGE)
 def provider_list(request):
     form = ProviderFilterForm(request.GET)
     page = provider_reads.provider_list_page(form.filters(), _page_number(request))
@@ -145,7 +159,7 @@ def provider_list(request):
     )
 
 
-@staff_required
+@staff_required(*USAGE, "allocations.view_consumer")
 def provider_detail(request, uuid):
     detail = provider_reads.provider_detail(uuid)
     if detail is None:
@@ -156,7 +170,7 @@ def provider_detail(request, uuid):
 # --- consumers and projects -----------------------------------------------------------------
 
 
-@staff_required
+@staff_required(*CONSUMERS, "allocations.view_project")
 def consumer_list(request):
     form = ConsumerFilterForm(request.GET)
     data = form.cleaned_data if form.is_valid() else {}
@@ -167,7 +181,7 @@ def consumer_list(request):
     return _render(request, "consumer_list.html", "consumers", {"form": form, "page": page})
 
 
-@staff_required
+@staff_required(*CONSUMERS, *PROVIDERS)
 def consumer_detail(request, uuid):
     detail = allocation_reads.consumer_detail(uuid)
     if detail is None:
@@ -175,7 +189,7 @@ def consumer_detail(request, uuid):
     return _render(request, "consumer_detail.html", "consumers", {"detail": detail})
 
 
-@staff_required
+@staff_required("allocations.view_project", *USAGE)
 def project_list(request):
     q = request.GET.get("q", "")[:255]
     usage = allocation_reads.project_usage_page(q=q, page_number=_page_number(request))
@@ -185,7 +199,7 @@ def project_list(request):
 # --- traits, resource classes, aggregates ---------------------------------------------------
 
 
-@staff_required
+@staff_required("providers.view_trait")
 def trait_list(request):
     q = request.GET.get("q", "")[:255]
     show_all = request.GET.get("all") == "1"
@@ -197,19 +211,19 @@ def trait_list(request):
     )
 
 
-@staff_required
+@staff_required("providers.view_resourceclass", *USAGE)
 def resource_class_list(request):
     classes = provider_reads.resource_classes_with_counts()
     return _render(request, "resource_class_list.html", "resource_classes", {"classes": classes})
 
 
-@staff_required
+@staff_required("providers.view_aggregate")
 def aggregate_list(request):
     page = provider_reads.aggregates_with_counts(page_number=_page_number(request))
     return _render(request, "aggregate_list.html", "aggregates", {"page": page})
 
 
-@staff_required
+@staff_required("providers.view_aggregate", *PROVIDERS)
 def aggregate_detail(request, uuid):
     detail = provider_reads.aggregate_detail(uuid, _page_number(request))
     if detail is None:
@@ -220,7 +234,7 @@ def aggregate_detail(request, uuid):
 # --- try a request --------------------------------------------------------------------------
 
 
-@staff_required
+@staff_required(*PROVIDERS, "providers.view_trait", "providers.view_aggregate")
 def try_request(request):
     submitted = "submit" in request.GET
     unnumbered, numbered = request_forms(request.GET if submitted else None)

@@ -4,6 +4,7 @@ import uuid
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group, Permission
 from django.test import Client
 
 from tests.factories import make_allocation, make_consumer, make_provider
@@ -18,11 +19,24 @@ def fast_password_hashing(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+def view_permissions():
+    """Every view permission of the apps the dashboard shows."""
+    return Permission.objects.filter(
+        codename__startswith="view_", content_type__app_label__in=["providers", "allocations"]
+    )
+
+
 @pytest.fixture
 def staff_user(db):
-    return get_user_model().objects.create_user(
+    """A staff user who may view everything the dashboard shows (through a group, as an
+    operator would set it up)."""
+    user = get_user_model().objects.create_user(
         "operator", password="operator-password-1", is_staff=True
     )
+    viewers = Group.objects.create(name="dashboard viewers")
+    viewers.permissions.set(view_permissions())
+    user.groups.add(viewers)
+    return user
 
 
 @pytest.fixture
