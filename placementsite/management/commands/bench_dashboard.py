@@ -88,8 +88,9 @@ class Command(BaseCommand):
                 connection.creation.destroy_test_db(old_name, verbosity=0)
 
     def time_pages(self, repeat):
+        # A superuser: the pages ask for view permissions, which a superuser holds.
         user, _ = get_user_model().objects.get_or_create(
-            username="bench-operator", defaults={"is_staff": True}
+            username="bench-operator", defaults={"is_staff": True, "is_superuser": True}
         )
         client = Client()
         client.force_login(user)
