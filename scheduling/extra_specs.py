@@ -28,11 +28,12 @@ from django.http import QueryDict
 
 from placementsite.api.errors import BadRequest
 from placementsite.api.microversion import MAXIMUM
+from providers import request_groups
 from providers.api import query_params as qp
 from providers.models import MAX_INT, ResourceClass, Trait
 
 # The query parser of GET /allocation_candidates (the request language's one home).
-from scheduling.api.views import candidate_request_from_query, query_schema
+from scheduling.api.views import query_schema
 
 SUFFIX = r"([A-Za-z0-9_-]{0,64})"
 RESOURCE_KEY = re.compile(rf"^resources{SUFFIX}:([A-Z0-9_]+)$")
@@ -163,7 +164,7 @@ def _check_member_of(key, value):
     try:
         query = QueryDict(mutable=True)
         query["member_of"] = value
-        qp.parse_member_of(query, MAXIMUM)
+        request_groups.parse_member_of(query, MAXIMUM)
     except BadRequest as exc:
         raise InvalidExtraSpec(key, exc.detail) from None
 
@@ -209,7 +210,7 @@ def translate(*, vcpus, ram, disk, ephemeral=0, swap=0, extra_specs=None, traits
     query = _query(groups, group_policy)
     try:
         qp.validate_query(query, query_schema(tuple(MAXIMUM)))
-        request = candidate_request_from_query(query, MAXIMUM)
+        request = request_groups.parse_candidate_request(query, MAXIMUM)
     except BadRequest as exc:
         raise InvalidExtraSpec("extra_specs", exc.detail) from None
     resources = {}

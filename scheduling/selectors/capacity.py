@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from providers.capacity import usable_units
 from providers.models import ResourceProvider
+from providers.request_groups import resolve_groups
 from providers.selectors import resource_providers as rp_selectors
 
 from .. import queries
@@ -77,7 +78,7 @@ def flavor_capacity(*, flavor, aggregate=None):
     request = translate_flavor(
         flavor, aggregates=[aggregate] if aggregate else ()
     ).candidate_request
-    resolved = rp_selectors.resolve_groups(request.groups)
+    resolved = resolve_groups(request.groups)
     anchors = defaultdict(set)
     for sharing_id, root_id in queries.sharing_anchors():
         anchors[sharing_id].add(root_id)

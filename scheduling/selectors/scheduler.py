@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 from placementsite.api.errors import BadRequest
+from providers import request_groups
 from providers.models import ResourceProvider, ResourceProviderAggregate
 from providers.selectors.fit import FitRequestError, fit_report
 
@@ -208,11 +209,11 @@ def candidates_for(spec):
     """The engine's answer for the spec's flavor; unknown names are a 400."""
     try:
         return engine.candidates_for_request(spec.flavor_request.candidate_request)
-    except engine.UnknownResourceClass as exc:
+    except request_groups.UnknownResourceClass as exc:
         raise BadRequest(
             f"Flavor {spec.flavor.name} asks for {exc}", code="scheduler.invalid_flavor"
         ) from None
-    except engine.UnknownTrait as exc:
+    except request_groups.UnknownTrait as exc:
         raise BadRequest(
             f"Flavor {spec.flavor.name} asks for {exc}", code="scheduler.invalid_flavor"
         ) from None
