@@ -32,7 +32,6 @@ class HostState:
     report: object = None
     enabled: bool = True
     stale: bool = False
-    disabled_reason: str = ""
     candidates: list = field(default_factory=list)
 
     def capacity(self, resource_class):

@@ -8,9 +8,7 @@ class HostEnabledFilter(BaseFilter):
 
     def check(self, host, spec):
         if not host.enabled:
-            return "disabled by the operator" + (
-                f" ({host.disabled_reason})" if host.disabled_reason else ""
-            )
+            return "disabled by the operator"
         if host.stale:
             return "its compute report is stale"
         return None

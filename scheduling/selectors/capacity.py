@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from providers.capacity import usable_units
 from providers.models import ResourceProvider
 from providers.request_groups import resolve_groups
+from providers.selectors import compute_nodes
 from providers.selectors import resource_providers as rp_selectors
 
 from .. import queries
@@ -103,6 +104,9 @@ def flavor_capacity(*, flavor, aggregate=None):
             if met is not None:
                 allowed = met
     fits = _per_host(group_counts, allowed)
+    # Disabled and stale hosts take nothing (hosts without a report count as enabled).
+    for root_id in set(compute_nodes.unavailable_root_ids()) & set(fits):
+        del fits[root_id]
     _bound_by_class(fits, free, per_instance, anchors, root_of)
     total = sum(fits.values())
     if any(provider_id in anchors for provider_id, _c in free):

@@ -15,7 +15,8 @@ from django.conf import settings
 
 from placementsite.api.errors import BadRequest
 from providers import request_groups
-from providers.models import ResourceProvider, ResourceProviderAggregate
+from providers.models import ComputeNode, ResourceProvider, ResourceProviderAggregate
+from providers.selectors import compute_nodes
 from providers.selectors.fit import FitRequestError, fit_report
 
 from .. import candidates as engine
@@ -162,9 +163,22 @@ def _add_aggregates(hosts):
 
 
 def _add_reports(hosts):
-    """Hosts with a compute report take ``enabled`` and ``stale`` from it; the others (made
-    through the Placement API alone) count as enabled."""
-    return None
+    """Hosts with a compute report take ``enabled`` and ``stale`` from it (the host-sync
+    selector's rule); the others (made through the Placement API alone) count as enabled."""
+    flags = compute_nodes.host_states(provider_ids=list(hosts))
+    if not flags:
+        return
+    reports = {
+        node.provider.root_id: node
+        for node in ComputeNode.objects.filter(provider__root_id__in=list(flags)).select_related(
+            "provider"
+        )
+    }
+    for root_id, state in flags.items():
+        host = hosts[root_id]
+        host.enabled = state["enabled"]
+        host.stale = state["stale"]
+        host.report = reports.get(root_id)
 
 
 # --- filtering and weighing ---------------------------------------------------

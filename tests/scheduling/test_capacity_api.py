@@ -1,0 +1,117 @@
+"""GET /api/capacity/?flavor=: how many more instances fit, per host and in total."""
+
+import uuid as uuidlib
+
+from allocations.models import Allocation
+from tests.scheduling.scheduler_helpers import boot, make_flavor, make_host
+
+
+def _capacity(api, query):
+    response = api.get(f"/api/capacity/?{query}")
+    assert response.status == 200, response
+    return response.json["total"], {h["name"]: h["fits"] for h in response.json["hosts"]}
+
+
+def test_allocation_ratio_and_reserved(api):
+    make_host(
+        api,
+        "cn1",
+        {
+            "VCPU": {"total": 8, "allocation_ratio": 4.0},  # 32 usable
+            "MEMORY_MB": {"total": 16384, "reserved": 4096},  # 12288 usable
+            "DISK_GB": 1000,
+        },
+    )
+    make_flavor(api, "f", vcpus=2, ram=1024, disk=10)
+    assert _capacity(api, "flavor=f") == (12, {"cn1": 12})  # memory bound
+    make_flavor(api, "g", vcpus=4, ram=512, disk=10)
+    assert _capacity(api, "flavor=g") == (8, {"cn1": 8})  # CPU bound at ratio 4
+
+
+def test_min_max_unit_and_step_size(api):
+    make_host(
+        api, "min", {"VCPU": {"total": 64, "min_unit": 4}, "MEMORY_MB": 65536, "DISK_GB": 1000}
+    )
+    make_host(
+        api, "max", {"VCPU": {"total": 64, "max_unit": 1}, "MEMORY_MB": 65536, "DISK_GB": 1000}
+    )
+    make_host(
+        api, "step", {"VCPU": {"total": 64, "step_size": 3}, "MEMORY_MB": 65536, "DISK_GB": 1000}
+    )
+    make_host(api, "fine", {"VCPU": 6, "MEMORY_MB": 65536, "DISK_GB": 1000})
+    make_flavor(api, "f", vcpus=2, ram=1024, disk=1)
+    assert _capacity(api, "flavor=f") == (3, {"fine": 3})
+    make_flavor(api, "six", vcpus=6, ram=1024, disk=1)
+    assert _capacity(api, "flavor=six") == (21, {"min": 10, "step": 10, "fine": 1})
+
+
+def test_usage_counts_and_a_boot_takes_one(api):
+    make_host(api, "cn1")
+    make_flavor(api, "f", vcpus=2, ram=2048, disk=10)
+    assert _capacity(api, "flavor=f")[0] == 4
+    assert boot(api, "f").status == 201
+    assert _capacity(api, "flavor=f") == (3, {"cn1": 3})
+
+
+def test_nested_granular_groups_count_per_provider(api):
+    api.put("/resource_classes/CUSTOM_GPU")
+    root = make_host(api, "cn1", {"VCPU": 64, "MEMORY_MB": 65536, "DISK_GB": 1000})
+    make_host(api, "gpu0", {"CUSTOM_GPU": 3}, parent=root)
+    make_host(api, "gpu1", {"CUSTOM_GPU": 2}, parent=root)
+    make_flavor(api, "f", vcpus=1, ram=512, disk=1, extra_specs={"resources1:CUSTOM_GPU": 2})
+    assert _capacity(api, "flavor=f") == (2, {"cn1": 2})  # one from each GPU provider
+
+
+def test_numa_flavor_counts_over_nodes(api):
+    root = make_host(api, "cn1", {"DISK_GB": 1000})
+    make_host(api, "numa0", {"VCPU": 8, "MEMORY_MB": 8192}, parent=root)
+    make_host(api, "numa1", {"VCPU": 8, "MEMORY_MB": 8192}, parent=root)
+    make_flavor(api, "f", vcpus=4, ram=2048, disk=1, extra_specs={"hw:numa_nodes": 2})
+    total, hosts = _capacity(api, "flavor=f")
+    assert hosts == {"cn1": 4} and total == 4
+
+
+def test_sharing_provider_counts_once_over_the_hosts_it_serves(api):
+    aggregate = str(uuidlib.uuid4())
+    make_host(api, "cn1", {"VCPU": 32, "MEMORY_MB": 65536}, aggregates=[aggregate])
+    make_host(api, "cn2", {"VCPU": 32, "MEMORY_MB": 65536}, aggregates=[aggregate])
+    make_host(
+        api,
+        "shared-disk",
+        {"DISK_GB": 100},
+        traits=["MISC_SHARES_VIA_AGGREGATE"],
+        aggregates=[aggregate],
+    )
+    make_flavor(api, "f", vcpus=1, ram=512, disk=20)
+    total, hosts = _capacity(api, "flavor=f")
+    assert hosts == {"cn1": 5, "cn2": 5}  # each could take the whole pool
+    assert total == 5  # but the pool is one
+
+
+def test_aggregate_parameter_restricts_hosts(api):
+    aggregate = str(uuidlib.uuid4())
+    make_host(api, "in", aggregates=[aggregate])
+    make_host(api, "out")
+    make_flavor(api, "f", vcpus=2, ram=2048, disk=10)
+    assert _capacity(api, "flavor=f")[0] == 8
+    assert _capacity(api, f"flavor=f&aggregate={aggregate}") == (4, {"in": 4})
+
+
+def test_required_traits_and_unknown_flavor(api):
+    make_host(api, "plain")
+    make_host(api, "avx", traits=["HW_CPU_X86_AVX2"])
+    make_flavor(
+        api, "f", vcpus=2, ram=2048, disk=10, extra_specs={"trait:HW_CPU_X86_AVX2": "required"}
+    )
+    assert _capacity(api, "flavor=f") == (4, {"avx": 4})
+    response = api.get("/api/capacity/?flavor=nope")
+    assert response.status == 400 and "flavor" in response.error["fields"]
+    assert api.get("/api/capacity/").status == 400
+    assert api.get("/api/capacity/?flavor=f&aggregate=zzz").status == 400
+
+
+def test_capacity_claims_nothing(api):
+    make_host(api, "cn1")
+    make_flavor(api, "f", vcpus=2, ram=2048, disk=10)
+    _capacity(api, "flavor=f")
+    assert Allocation.objects.count() == 0

@@ -1,0 +1,297 @@
+"""Built-in filters and weighers, hints, the plugin loader, and a plugin that raises, through
+POST /api/servers/ and POST /api/scheduler/explain/."""
+
+import uuid as uuidlib
+from datetime import timedelta
+from importlib.metadata import EntryPoint
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+from django.utils import timezone
+
+from providers.models import Aggregate, ComputeNode, ResourceProvider
+from scheduling import plugins
+from scheduling.models import AggregateMetadata
+from scheduling.plugins import BaseFilter, BaseWeigher
+from tests.scheduling.scheduler_helpers import boot, make_flavor, make_host
+
+
+def _host_of(response):
+    assert response.status == 201, response
+    return response.json["servers"][0]["host"]
+
+
+def _explain(api, flavor="f", **extra):
+    body = {"name": "x", "flavor": flavor, "project_id": "p", "user_id": "u", **extra}
+    response = api.post("/api/scheduler/explain/", body)
+    assert response.status == 200, response
+    return response.json
+
+
+def _report(uuid, *, enabled=True, silent_for=timedelta(0)):
+    ComputeNode.objects.create(
+        hostname=f"host-{uuid[:8]}",
+        provider=ResourceProvider.objects.get(uuid=uuid),
+        enabled=enabled,
+        reported_at=timezone.now() - silent_for,
+    )
+
+
+@pytest.fixture
+def flavor(api):
+    return make_flavor(api, "f", vcpus=1, ram=512, disk=1)
+
+
+# --- filters ---------------------------------------------------------------------
+
+
+def test_disabled_and_stale_hosts_are_filtered_with_reasons(api, flavor, settings):
+    settings.PLACEMENT_HOST_STALE_SECONDS = 600
+    disabled = make_host(api, "disabled")
+    stale = make_host(api, "stale")
+    fresh = make_host(api, "fresh")
+    make_host(api, "handmade")  # no report: an enabled host
+    _report(disabled, enabled=False)
+    _report(stale, silent_for=timedelta(hours=1))
+    _report(fresh)
+
+    funnel = _explain(api)
+    step = next(s for s in funnel["filters"] if s["name"] == "host_enabled")
+    reasons = {d["host"]: d["reason"] for d in step["dropped"]}
+    assert reasons == {
+        "disabled": "disabled by the operator",
+        "stale": "its compute report is stale",
+    }
+    assert step["passed"] == 2
+    for _ in range(4):
+        assert _host_of(boot(api, "f")) in {"fresh", "handmade"}
+    # Capacity leaves them out too.
+    hosts = {h["name"] for h in api.get("/api/capacity/?flavor=f").json["hosts"]}
+    assert hosts == {"fresh", "handmade"}
+
+
+def test_same_host_and_different_host_hints(api, flavor):
+    for name in ("a", "b", "c"):
+        make_host(api, name)
+    first = boot(api, "f").json["servers"][0]
+    for _ in range(3):
+        same = boot(api, "f", scheduler_hints={"same_host": [first["id"]]})
+        assert _host_of(same) == first["host"]
+        other = boot(api, "f", scheduler_hints={"different_host": first["id"]})
+        assert _host_of(other) != first["host"]
+
+
+def test_target_host_and_ignore_hosts_hints(api, flavor):
+    for name in ("a", "b", "c"):
+        make_host(api, name)
+    for _ in range(3):
+        assert _host_of(boot(api, "f", scheduler_hints={"target_host": "b"})) == "b"
+        ignored = boot(api, "f", scheduler_hints={"ignore_hosts": ["a", "b"]})
+        assert _host_of(ignored) == "c"
+
+
+def test_unknown_hint_is_400(api, flavor):
+    make_host(api, "a")
+    response = boot(api, "f", scheduler_hints={"near_the_window": True})
+    assert response.status == 400
+    assert "scheduler_hints.near_the_window" in response.error["fields"]
+
+
+def _aggregate(uuid=None, **fields):
+    aggregate = Aggregate.objects.create(uuid=uuid or uuidlib.uuid4())
+    AggregateMetadata.objects.create(aggregate=aggregate, **fields)
+    return str(aggregate.uuid)
+
+
+def test_availability_zone_by_zone_name_or_aggregate_uuid(api, flavor):
+    zone = _aggregate(name="rack-1", availability_zone="az1")
+    make_host(api, "outside")
+    make_host(api, "inside", aggregates=[zone])
+    for az in ("az1", zone, "rack-1"):
+        assert _host_of(boot(api, "f", availability_zone=az)) == "inside"
+    response = boot(api, "f", availability_zone="az-nowhere")
+    assert response.status == 409
+    step = next(s for s in response.error["explain"]["filters"] if s["name"] == "availability_zone")
+    assert {d["reason"] for d in step["dropped"]} == {"is not in availability zone az-nowhere"}
+
+
+def test_aggregate_extra_specs_match_metadata(api):
+    ssd = _aggregate(metadata={"disk": "ssd,nvme"})
+    hdd = _aggregate(metadata={"disk": "hdd"})
+    make_host(api, "spinning", aggregates=[hdd])
+    make_host(api, "flash", aggregates=[ssd])
+    make_host(api, "bare")
+    make_flavor(api, "fast", extra_specs={"aggregate_instance_extra_specs:disk": "nvme"})
+    for _ in range(3):
+        assert _host_of(boot(api, "fast")) == "flash"
+    funnel = _explain(api, "fast")
+    step = next(s for s in funnel["filters"] if s["name"] == "aggregate_extra_specs")
+    assert sorted(d["host"] for d in step["dropped"]) == ["bare", "spinning"]
+
+
+def test_extended_resource_filter_needs_a_minimum_free(api, settings, flavor):
+    api.put("/resource_classes/CUSTOM_CU")
+    settings.PLACEMENT_SCHEDULER_FILTERS = "extended_resource:CUSTOM_CU:500"
+    make_host(api, "small", {"VCPU": 8, "MEMORY_MB": 8192, "DISK_GB": 10, "CUSTOM_CU": 100})
+    make_host(api, "big", {"VCPU": 8, "MEMORY_MB": 8192, "DISK_GB": 10, "CUSTOM_CU": 1000})
+    make_host(api, "none")
+    for _ in range(3):
+        assert _host_of(boot(api, "f")) == "big"
+    step = _explain(api)["filters"][0]
+    assert step["name"] == "extended_resource:CUSTOM_CU:500"
+    assert {d["host"]: d["reason"] for d in step["dropped"]} == {
+        "small": "has 100 CUSTOM_CU free, below 500",
+        "none": "has 0 CUSTOM_CU free, below 500",
+    }
+
+
+# --- weighers --------------------------------------------------------------------
+
+
+def test_ram_weigher_spreads_and_a_negative_multiplier_packs(api, settings, flavor):
+    make_host(api, "roomy", {"VCPU": 8, "MEMORY_MB": 32768, "DISK_GB": 100})
+    make_host(api, "tight", {"VCPU": 8, "MEMORY_MB": 4096, "DISK_GB": 100})
+    settings.PLACEMENT_SCHEDULER_WEIGHERS = "ram=1.0"
+    assert _host_of(boot(api, "f")) == "roomy"
+    settings.PLACEMENT_SCHEDULER_WEIGHERS = "ram=-1.0"
+    assert _host_of(boot(api, "f")) == "tight"
+    weighed = _explain(api)["weighed"]
+    assert [w["host"] for w in weighed] == ["tight", "roomy"]
+    assert weighed[0]["weights"]["ram"]["normalised"] == 0.0
+    assert weighed[0]["weights"]["ram"]["weighted"] == -0.0
+    assert weighed[1]["weights"]["ram"]["weighted"] == -1.0
+
+
+def test_cpu_and_disk_weighers(api, settings, flavor):
+    make_host(api, "cpus", {"VCPU": 64, "MEMORY_MB": 8192, "DISK_GB": 10})
+    make_host(api, "disks", {"VCPU": 4, "MEMORY_MB": 8192, "DISK_GB": 1000})
+    settings.PLACEMENT_SCHEDULER_WEIGHERS = "cpu"
+    assert _host_of(boot(api, "f")) == "cpus"
+    settings.PLACEMENT_SCHEDULER_WEIGHERS = "disk=2.5"
+    assert _host_of(boot(api, "f")) == "disks"
+    assert _explain(api)["weighed"][0]["score"] == 2.5
+
+
+def test_generic_resource_weigher_on_compute_units_free_and_ratio(api, settings, flavor):
+    api.put("/resource_classes/CUSTOM_CU")
+    # "many": the most CU free; "share": the highest free share.
+    make_host(api, "many", {"VCPU": 8, "MEMORY_MB": 8192, "DISK_GB": 10, "CUSTOM_CU": 1000})
+    make_host(api, "share", {"VCPU": 8, "MEMORY_MB": 8192, "DISK_GB": 10, "CUSTOM_CU": 200})
+    consumer = str(uuidlib.uuid4())
+    many = ResourceProvider.objects.get(name="many").uuid
+    body = {
+        "allocations": {str(many): {"resources": {"CUSTOM_CU": 500}}},
+        "project_id": "p",
+        "user_id": "u",
+        "consumer_generation": None,
+        "consumer_type": "INSTANCE",
+    }
+    assert api.put(f"/allocations/{consumer}", body).status == 204
+    settings.PLACEMENT_SCHEDULER_WEIGHERS = "resource:CUSTOM_CU"
+    assert _host_of(boot(api, "f")) == "many"  # 500 free against 200
+    settings.PLACEMENT_SCHEDULER_WEIGHERS = "resource:CUSTOM_CU:ratio"
+    assert _host_of(boot(api, "f")) == "share"  # 100% free against 50%
+    settings.PLACEMENT_SCHEDULER_WEIGHERS = "resource:CUSTOM_CU:ratio=-1"
+    assert _host_of(boot(api, "f")) == "many"  # packing
+
+
+def test_weighers_combine_normalised_scores(api, settings, flavor):
+    make_host(api, "ram-rich", {"VCPU": 4, "MEMORY_MB": 32768, "DISK_GB": 10})
+    make_host(api, "cpu-rich", {"VCPU": 64, "MEMORY_MB": 4096, "DISK_GB": 10})
+    settings.PLACEMENT_SCHEDULER_WEIGHERS = "ram=1,cpu=3"
+    assert _host_of(boot(api, "f")) == "cpu-rich"
+    scores = {w["host"]: w["score"] for w in _explain(api)["weighed"]}
+    assert scores == {"cpu-rich": 3.0, "ram-rich": 1.0}
+
+
+# --- plugins ---------------------------------------------------------------------
+
+
+class OnlyEvenFilter(BaseFilter):
+    def check(self, host, spec):
+        return None if host.name.endswith(("0", "2", "4")) else "odd"
+
+
+class BrokenFilter(BaseFilter):
+    def check(self, host, spec):
+        raise RuntimeError("boom")
+
+
+class BrokenWeigher(BaseWeigher):
+    def weigh(self, host, spec):
+        raise ZeroDivisionError("boom")
+
+
+class NameWeigher(BaseWeigher):
+    def weigh(self, host, spec):
+        return int(host.name[-1])
+
+
+def test_unknown_plugin_names_list_the_available_ones():
+    with pytest.raises(ImproperlyConfigured) as caught:
+        plugins.load_filters("host_enabled,no_such_filter")
+    message = str(caught.value)
+    assert "no_such_filter" in message
+    assert "availability_zone" in message and "same_host" in message
+    with pytest.raises(ImproperlyConfigured, match="Available: .*ram"):
+        plugins.load_weighers("rame=1.0")
+    with pytest.raises(ImproperlyConfigured, match="not a number"):
+        plugins.load_weighers("ram=lots")
+    with pytest.raises(ImproperlyConfigured, match="CLASS:MINIMUM"):
+        plugins.load_filters("extended_resource")
+    with pytest.raises(ImproperlyConfigured, match="Unknown"):
+        plugins.load_filters("tests.scheduling.test_scheduler_filters_weighers.NameWeigher")
+
+
+def test_startup_check_refuses_an_unknown_name(settings):
+    settings.PLACEMENT_SCHEDULER_WEIGHERS = "ram,nope"
+    with pytest.raises(ImproperlyConfigured, match="nope"):
+        plugins.check_configuration()
+
+
+def test_dotted_path_plugins(api, settings, flavor):
+    for index in range(5):
+        make_host(api, f"cn{index}")
+    here = "tests.scheduling.test_scheduler_filters_weighers"
+    settings.PLACEMENT_SCHEDULER_FILTERS = f"{here}.OnlyEvenFilter"
+    settings.PLACEMENT_SCHEDULER_WEIGHERS = f"{here}.NameWeigher=-1"
+    assert _host_of(boot(api, "f")) == "cn0"
+    settings.PLACEMENT_SCHEDULER_WEIGHERS = f"{here}.NameWeigher"
+    assert _host_of(boot(api, "f")) == "cn4"
+
+
+def test_entry_point_plugins(api, settings, flavor, monkeypatch):
+    here = "tests.scheduling.test_scheduler_filters_weighers"
+    points = {
+        plugins.FILTER_GROUP: [
+            EntryPoint("only_even", f"{here}:OnlyEvenFilter", plugins.FILTER_GROUP)
+        ],
+        plugins.WEIGHER_GROUP: [
+            EntryPoint("by_name", f"{here}:NameWeigher", plugins.WEIGHER_GROUP)
+        ],
+    }
+    monkeypatch.setattr(plugins, "entry_points", lambda group: points.get(group, []))
+    plugins.load_filters.cache_clear()
+    plugins.load_weighers.cache_clear()
+    for index in range(4):
+        make_host(api, f"cn{index}")
+    settings.PLACEMENT_SCHEDULER_FILTERS = "only_even"
+    settings.PLACEMENT_SCHEDULER_WEIGHERS = "by_name=-1"
+    try:
+        assert _host_of(boot(api, "f")) == "cn0"
+        assert "only_even" in plugins.available(plugins.FILTER_GROUP)
+    finally:
+        plugins.load_filters.cache_clear()
+        plugins.load_weighers.cache_clear()
+
+
+def test_a_plugin_that_raises_is_logged_and_skipped(api, settings, flavor, caplog):
+    make_host(api, "cn1")
+    here = "tests.scheduling.test_scheduler_filters_weighers"
+    settings.PLACEMENT_SCHEDULER_FILTERS = f"{here}.BrokenFilter,host_enabled"
+    settings.PLACEMENT_SCHEDULER_WEIGHERS = f"{here}.BrokenWeigher,ram"
+    assert _host_of(boot(api, "f")) == "cn1"
+    assert "BrokenFilter failed" in caplog.text and "BrokenWeigher failed" in caplog.text
+    funnel = _explain(api)
+    assert funnel["filters"][0]["error"] == "RuntimeError: boom"
+    assert list(funnel["weighed"][0]["weights"]) == ["ram"]
