@@ -302,3 +302,17 @@ PLACEMENT_SCHEDULER_HOST_SUBSET_SIZE = int(
     os.environ.get("PLACEMENT_SCHEDULER_HOST_SUBSET_SIZE", "1")
 )
 PLACEMENT_SCHEDULER_MAX_ATTEMPTS = int(os.environ.get("PLACEMENT_SCHEDULER_MAX_ATTEMPTS", "3"))
+
+# Moves (scheduling/services/migrations.py) and their cleanup (scheduling/services/cleanup.py).
+# How long a move may stay in flight before the cleanup acts on it.
+PLACEMENT_MIGRATION_LEASE_SECONDS = int(os.environ.get("PLACEMENT_MIGRATION_LEASE_SECONDS", "3600"))
+# What the cleanup does with an expired move: report (default), revert or confirm it.
+PLACEMENT_MIGRATION_EXPIRED_ACTION = os.environ.get("PLACEMENT_MIGRATION_EXPIRED_ACTION", "report")
+# Nova's allow_resize_to_same_host.
+PLACEMENT_RESIZE_SAME_HOST = env_bool("PLACEMENT_RESIZE_SAME_HOST", False)
+# Finished migrations the cleanup handles per transaction.
+PLACEMENT_MIGRATION_CLEANUP_BATCH = int(os.environ.get("PLACEMENT_MIGRATION_CLEANUP_BATCH", "1000"))
+# The audit deletes orphaned allocations only when untouched for this long.
+PLACEMENT_AUDIT_ORPHAN_GRACE_SECONDS = int(
+    os.environ.get("PLACEMENT_AUDIT_ORPHAN_GRACE_SECONDS", "3600")
+)

@@ -20,6 +20,10 @@ HEARTBEAT_TASK = "placementsite.tasks.heartbeat"
 # name -> task and how often (seconds) it runs.
 BEAT_SCHEDULE = {
     "placement heartbeat": {"task": HEARTBEAT_TASK, "every_seconds": 60},
+    # scheduling/tasks.py: allocations left by finished moves, expired leases.
+    "migration cleanup": {"task": "scheduling.tasks.cleanup_migrations", "every_seconds": 300},
+    # scheduling/tasks.py: orphaned and missing allocations, reported (never deleted).
+    "allocation audit": {"task": "scheduling.tasks.audit_allocations", "every_seconds": 3600},
 }
 
 

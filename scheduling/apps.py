@@ -10,3 +10,7 @@ class SchedulingConfig(AppConfig):
         from .plugins import check_configuration
 
         check_configuration()
+        # So does an unknown PLACEMENT_MIGRATION_EXPIRED_ACTION.
+        from .services.cleanup import expired_action
+
+        expired_action()

@@ -70,3 +70,103 @@ class AggregateMetadata(TimestampedModel):
 
     def __str__(self):
         return self.name or str(self.aggregate.uuid)
+
+
+class Migration(TimestampedModel):
+    """One move of a server. Its uuid is the Placement consumer (type MIGRATION) that holds
+    the source host's allocations while the server's own consumer holds the destination's."""
+
+    class Kind(models.TextChoices):
+        MIGRATE = "migrate"
+        RESIZE = "resize"
+        LIVE_MIGRATE = "live-migrate"
+        EVACUATE = "evacuate"
+
+    class Status(models.TextChoices):
+        PRE_MIGRATING = "pre-migrating"
+        MIGRATING = "migrating"
+        FINISHED = "finished"
+        CONFIRMED = "confirmed"
+        REVERTED = "reverted"
+        ERROR = "error"
+
+    IN_FLIGHT = (Status.PRE_MIGRATING, Status.MIGRATING, Status.FINISHED)
+    FINAL = (Status.CONFIRMED, Status.REVERTED, Status.ERROR)
+
+    uuid = models.UUIDField(unique=True, default=uuid.uuid4)
+    server = models.ForeignKey(
+        Server, null=True, blank=True, on_delete=models.SET_NULL, related_name="migrations"
+    )
+    # Kept when the server is deleted, so that the audit still knows the consumer.
+    server_uuid = models.UUIDField(db_index=True)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PRE_MIGRATING)
+    source = models.ForeignKey(
+        ResourceProvider, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    dest = models.ForeignKey(
+        ResourceProvider, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    old_flavor = models.ForeignKey(Flavor, on_delete=models.PROTECT, related_name="+")
+    new_flavor = models.ForeignKey(Flavor, on_delete=models.PROTECT, related_name="+")
+    # {provider uuid: {class: amount}}: what the migration consumer took over from the
+    # server, and what the server claimed on the destination.
+    source_allocations = models.JSONField(default=dict, blank=True)
+    dest_allocations = models.JSONField(default=dict, blank=True)
+    project_id = models.CharField(max_length=255)
+    user_id = models.CharField(max_length=255)
+    lease_expires_at = models.DateTimeField(db_index=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # When the cleanup checked that a final migration's consumer holds nothing any more.
+    cleaned_at = models.DateTimeField(null=True, blank=True)
+    # When an expired lease was last reported (so that it is reported once).
+    expiry_reported_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True, default="")
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["status", "cleaned_at"])]
+
+    def __str__(self):
+        return f"{self.kind} {self.uuid} ({self.status})"
+
+    @property
+    def in_flight(self):
+        return self.status in self.IN_FLIGHT
+
+
+class LifecycleRecord(models.Model):
+    """What a cleanup, an audit or an automatic action found or did: what, when, and which
+    allocations. One ``run`` groups the records of one cleanup or audit."""
+
+    class Action(models.TextChoices):
+        CLEANUP_RUN = "cleanup_run", "cleanup run"
+        FREED = "freed", "allocations of a finished migration freed"
+        EXPIRED = "expired", "lease expired (reported)"
+        EXPIRED_REVERTED = "expired_reverted", "lease expired, reverted"
+        EXPIRED_CONFIRMED = "expired_confirmed", "lease expired, confirmed"
+        FAILED_REVERTED = "failed_reverted", "move failed, reverted"
+        AUDIT_RUN = "audit_run", "audit run"
+        ORPHAN = "orphan", "orphaned allocations"
+        ORPHAN_DELETED = "orphan_deleted", "orphaned allocations deleted"
+        MISSING = "missing", "server without allocations"
+        MISMATCH = "mismatch", "allocations not matching the flavor"
+        HEALED = "healed", "server allocations re-created"
+        HEAL_FAILED = "heal_failed", "server allocations could not be re-created"
+
+    run = models.UUIDField(db_index=True)
+    origin = models.CharField(max_length=20, default="task")  # task, command, api
+    action = models.CharField(max_length=20, choices=Action.choices)
+    migration = models.ForeignKey(
+        Migration, null=True, blank=True, on_delete=models.SET_NULL, related_name="records"
+    )
+    consumer_uuid = models.UUIDField(null=True, blank=True)
+    allocations = models.JSONField(default=dict, blank=True)
+    detail = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self):
+        return f"{self.get_action_display()} {self.consumer_uuid or ''}".strip()

@@ -89,6 +89,38 @@ API_RULES = {
         "rule:admin_api",
         "DELETE /api/servers/{id}/: free a server's allocations",
     ),
+    **{
+        f"placement:api:servers:{verb}": (
+            ADMIN_OR_SERVICE,
+            "rule:admin_api",
+            f"POST /api/servers/{{id}}/{verb.replace('_', '-')}/: {what}",
+        )
+        for verb, what in (
+            ("migrate", "move a server to another host"),
+            ("resize", "move a server to a new flavor"),
+            ("live_migrate", "live-migrate a server"),
+            ("evacuate", "rebuild a server of a down host elsewhere"),
+        )
+    },
+    "placement:api:migrations:list": (ADMIN_OR_SERVICE, "rule:admin_api", "GET /api/migrations/"),
+    "placement:api:migrations:show": (
+        ADMIN_OR_SERVICE,
+        "rule:admin_api",
+        "GET /api/migrations/{id}/",
+    ),
+    **{
+        f"placement:api:migrations:{verb}": (
+            ADMIN_OR_SERVICE,
+            "rule:admin_api",
+            f"POST /api/migrations/{{id}}/{verb}/: {what}",
+        )
+        for verb, what in (
+            ("confirm", "keep the destination, free the source"),
+            ("revert", "back to the source, free the destination"),
+            ("finish", "the move is done, awaiting confirm or revert"),
+            ("fail", "the move failed: revert"),
+        )
+    },
     "placement:api:scheduler:explain": (
         ADMIN_OR_SERVICE,
         "rule:admin_api",

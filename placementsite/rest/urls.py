@@ -2,6 +2,7 @@
 
 from django.urls import path
 
+from scheduling.rest.moves import MigrationViewSet, ServerMoveViewSet
 from scheduling.rest.views import CapacityViewSet, FlavorViewSet, SchedulerViewSet, ServerViewSet
 
 from .views import ApiRouter, SchemaView
@@ -9,6 +10,9 @@ from .views import ApiRouter, SchemaView
 router = ApiRouter()
 router.register("flavors", FlavorViewSet, basename="flavor")
 router.register("servers", ServerViewSet, basename="server")
+# Moves of a server: /api/servers/{id}/migrate/ and the like (detail actions only).
+router.register("servers", ServerMoveViewSet, basename="server-move")
+router.register("migrations", MigrationViewSet, basename="migration")
 router.register("scheduler", SchedulerViewSet, basename="scheduler")
 router.register("capacity", CapacityViewSet, basename="capacity")
 

@@ -1,0 +1,204 @@
+"""The allocation audit (as ``nova-manage placement audit`` and ``heal_allocations``).
+
+Findings: allocations whose consumer is neither a known server nor a known migration
+(orphans); servers on a host with no allocations; servers whose allocations do not add up to
+their flavor. ``delete`` removes orphans untouched for the grace period, through an allocation
+write that checks the consumer generation seen by the audit (an orphan written to meanwhile is
+kept); ``heal`` claims a server's recorded allocations again. Every finding and action is a
+LifecycleRecord of the run.
+"""
+
+import uuid as uuidlib
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from allocations.models import Allocation
+from allocations.services import ConsumerAllocations, allocations_replace
+from placementsite.api.errors import Conflict
+
+from ..extra_specs import translate_flavor
+from ..models import LifecycleRecord, Migration, Server
+from .claims import ClaimFailed, allocation_claim
+from .migrations import INSTANCE_CONSUMER_TYPE
+
+Action = LifecycleRecord.Action
+FINDINGS = (Action.ORPHAN, Action.MISSING, Action.MISMATCH)
+
+
+@dataclass
+class Finding:
+    action: str  # a LifecycleRecord.Action
+    consumer_uuid: str
+    allocations: dict
+    detail: str = ""
+
+
+@dataclass
+class AuditResult:
+    run: uuidlib.UUID
+    findings: list = field(default_factory=list)  # [Finding]
+    actions: list = field(default_factory=list)  # [Finding]: what delete/heal did
+
+    def count(self, action):
+        found = self.findings if action in FINDINGS else self.actions
+        return sum(1 for f in found if f.action == action)
+
+
+def _consumers_allocations():
+    """``{consumer uuid: {"generation", "written_at", "project", "user", "allocations"}}``
+    of every consumer holding allocations, in one query."""
+    found = {}
+    rows = Allocation.objects.values_list(
+        "consumer__uuid",
+        "consumer__generation",
+        "created_at",
+        "consumer__project__external_id",
+        "consumer__user__external_id",
+        "resource_provider__uuid",
+        "resource_class__name",
+        "used",
+    ).order_by("consumer_id", "id")
+    for uuid, generation, written_at, project, user, provider, class_name, used in rows:
+        entry = found.setdefault(
+            str(uuid),
+            {
+                "generation": generation,
+                "written_at": written_at,
+                "project": project,
+                "user": user,
+                "allocations": {},
+            },
+        )
+        entry["allocations"].setdefault(str(provider), {})[class_name] = used
+        # Every write replaces a consumer's rows: the newest row says when it was written.
+        entry["written_at"] = max(entry["written_at"], written_at)
+    return found
+
+
+def _totals(allocations):
+    totals = {}
+    for resources in allocations.values():
+        for name, amount in resources.items():
+            totals[name] = totals.get(name, 0) + amount
+    return totals
+
+
+def placement_audit(*, delete=False, heal=False, origin="command", now=None):
+    """One audit run; returns an AuditResult (recorded unless nothing was found)."""
+    now = now or timezone.now()
+    result = AuditResult(run=uuidlib.uuid4())
+    held = _consumers_allocations()
+    servers = {str(s.uuid): s for s in Server.objects.select_related("flavor").exclude(host=None)}
+    known = set(servers) | {str(u) for u in Server.objects.values_list("uuid", flat=True)}
+    known |= {str(u) for u in Migration.objects.values_list("uuid", flat=True)}
+    grace = now - timedelta(seconds=settings.PLACEMENT_AUDIT_ORPHAN_GRACE_SECONDS)
+
+    for uuid, entry in held.items():
+        if uuid in known:
+            continue
+        result.findings.append(
+            Finding(
+                Action.ORPHAN,
+                uuid,
+                entry["allocations"],
+                f"consumer of project {entry['project']} is neither a server nor a migration",
+            )
+        )
+        if delete and entry["written_at"] < grace:
+            result.actions.append(_delete_orphan(uuid, entry))
+
+    flavor_totals = {}
+    for uuid, server in servers.items():
+        entry = held.get(uuid)
+        if entry is None:
+            result.findings.append(
+                Finding(Action.MISSING, uuid, server.allocations, f"{server.name} on no allocation")
+            )
+            if heal:
+                result.actions.append(_heal(server))
+            continue
+        if server.flavor_id not in flavor_totals:
+            flavor_totals[server.flavor_id] = translate_flavor(server.flavor).resources
+        wanted = flavor_totals[server.flavor_id]
+        have = _totals(entry["allocations"])
+        if have != wanted:
+            result.findings.append(
+                Finding(
+                    Action.MISMATCH,
+                    uuid,
+                    entry["allocations"],
+                    f"{server.name}: holds {have}, flavor {server.flavor.name} asks {wanted}",
+                )
+            )
+    _record(result, origin)
+    return result
+
+
+def _delete_orphan(uuid, entry):
+    """Free an orphan unless it changed since the audit read it (generation checked)."""
+    try:
+        allocations_replace(
+            consumers=[
+                ConsumerAllocations(
+                    consumer_uuid=uuid,
+                    allocations={},
+                    project_id=entry["project"],
+                    user_id=entry["user"],
+                    generation=entry["generation"],
+                )
+            ]
+        )
+    except Conflict as exc:
+        return Finding(Action.ORPHAN, uuid, entry["allocations"], f"kept: {exc.detail}")
+    return Finding(Action.ORPHAN_DELETED, uuid, entry["allocations"], "deleted")
+
+
+def _heal(server):
+    """Claim the server's recorded allocations again, as a new consumer."""
+    if not server.allocations:
+        return Finding(Action.HEAL_FAILED, str(server.uuid), {}, "no recorded allocations")
+    try:
+        allocation_claim(
+            consumer_uuid=server.uuid,
+            allocations=server.allocations,
+            project_id=server.project_id,
+            user_id=server.user_id,
+            generation=None,
+            consumer_type=INSTANCE_CONSUMER_TYPE,
+        )
+    except (ClaimFailed, Conflict) as exc:
+        return Finding(Action.HEAL_FAILED, str(server.uuid), server.allocations, exc.detail)
+    return Finding(Action.HEALED, str(server.uuid), server.allocations, "re-created")
+
+
+def _record(result, origin):
+    found = [*result.findings, *result.actions]
+    if not found:
+        return
+    rows = [
+        LifecycleRecord(
+            run=result.run,
+            origin=origin,
+            action=f.action,
+            consumer_uuid=f.consumer_uuid,
+            allocations=f.allocations,
+            detail=f.detail,
+        )
+        for f in found
+    ]
+    rows.append(
+        LifecycleRecord(
+            run=result.run,
+            origin=origin,
+            action=Action.AUDIT_RUN,
+            detail=", ".join(
+                f"{result.count(a)} {a}"
+                for a in (*FINDINGS, Action.ORPHAN_DELETED, Action.HEALED, Action.HEAL_FAILED)
+                if result.count(a)
+            ),
+        )
+    )
+    LifecycleRecord.objects.bulk_create(rows)

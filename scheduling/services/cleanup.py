@@ -1,0 +1,201 @@
+"""The migration cleanup: what finished moves left behind, and moves whose lease expired.
+
+Finished migrations (``confirmed``, ``reverted``, ``error``) not yet checked are taken in
+batches, each batch one transaction: the migration rows are locked with SKIP LOCKED (a second
+cleanup worker takes other rows, a confirm in progress is left alone), then the migration
+consumers, whose leftover allocations are deleted and recorded, and the rows marked cleaned.
+A worker killed mid-batch rolls the batch back; the next run does it again, once.
+
+Moves still in flight past their lease are reported, reverted or confirmed according to
+``PLACEMENT_MIGRATION_EXPIRED_ACTION``, each through the same service the API calls.
+"""
+
+import logging
+import uuid as uuidlib
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.db import transaction
+from django.utils import timezone
+
+from allocations.models import Allocation, Consumer
+from placementsite.api.errors import Conflict
+
+from ..models import LifecycleRecord, Migration
+from .migrations import migration_abandon, migration_confirm, migration_revert
+
+logger = logging.getLogger("placement.scheduler")
+
+EXPIRED_ACTIONS = ("report", "revert", "confirm")
+
+
+def expired_action():
+    action = settings.PLACEMENT_MIGRATION_EXPIRED_ACTION
+    if action not in EXPIRED_ACTIONS:
+        raise ImproperlyConfigured(
+            f"PLACEMENT_MIGRATION_EXPIRED_ACTION={action!r}: expected one of "
+            + ", ".join(EXPIRED_ACTIONS)
+        )
+    return action
+
+
+@dataclass
+class CleanupResult:
+    run: uuidlib.UUID
+    dry_run: bool = False
+    checked: int = 0  # finished migrations looked at
+    freed_migrations: int = 0  # of which held allocations
+    freed_allocations: int = 0
+    expired: list = field(default_factory=list)  # [(migration uuid, what was done)]
+    pruned_records: int = 0
+
+
+def migrations_cleanup(*, dry_run=False, origin="task", batch_size=None, now=None):
+    """One cleanup run; returns a CleanupResult. ``dry_run`` changes and records nothing."""
+    action = expired_action()
+    now = now or timezone.now()
+    result = CleanupResult(run=uuidlib.uuid4(), dry_run=dry_run)
+    batch_size = batch_size or settings.PLACEMENT_MIGRATION_CLEANUP_BATCH
+    last_id = 0
+    while True:
+        last_id = _clean_batch(result, after=last_id, size=batch_size, origin=origin, now=now)
+        if last_id is None:
+            break
+    _expired(result, action=action, origin=origin, now=now)
+    if not dry_run:
+        result.pruned_records = _prune_history(now)
+        if result.freed_migrations or result.expired:
+            LifecycleRecord.objects.create(
+                run=result.run,
+                origin=origin,
+                action=LifecycleRecord.Action.CLEANUP_RUN,
+                detail=(
+                    f"checked {result.checked} finished migrations, freed "
+                    f"{result.freed_allocations} allocations of {result.freed_migrations}; "
+                    f"{len(result.expired)} expired"
+                ),
+            )
+    return result
+
+
+def _clean_batch(result, *, after, size, origin, now):
+    """One transaction over the next ``size`` unchecked finished migrations after id
+    ``after``; returns the last id seen, None when there were none."""
+    with transaction.atomic():
+        batch = list(
+            Migration.objects.select_for_update(skip_locked=True)
+            .filter(status__in=Migration.FINAL, cleaned_at=None, id__gt=after)
+            .order_by("id")
+            .values_list("id", "uuid")[:size]
+        )
+        if not batch:
+            return None
+        by_uuid = {uuid: pk for pk, uuid in batch}
+        consumers = dict(
+            Consumer.objects.select_for_update()
+            .filter(uuid__in=list(by_uuid))
+            .order_by("uuid")
+            .values_list("id", "uuid")
+        )
+        held = {}
+        rows = Allocation.objects.filter(consumer_id__in=list(consumers)).values_list(
+            "consumer_id", "resource_provider__uuid", "resource_class__name", "used"
+        )
+        count = 0
+        for consumer_id, provider_uuid, class_name, used in rows:
+            held.setdefault(consumer_id, {}).setdefault(str(provider_uuid), {})[class_name] = used
+            count += 1
+        result.checked += len(batch)
+        result.freed_migrations += len(held)
+        result.freed_allocations += count
+        if result.dry_run:
+            return batch[-1][0]
+        if consumers:
+            Allocation.objects.filter(consumer_id__in=list(consumers)).delete()
+            Consumer.objects.filter(id__in=list(consumers)).delete()
+        Migration.objects.filter(id__in=[pk for pk, _uuid in batch]).update(cleaned_at=now)
+        LifecycleRecord.objects.bulk_create(
+            [
+                LifecycleRecord(
+                    run=result.run,
+                    origin=origin,
+                    action=LifecycleRecord.Action.FREED,
+                    migration_id=by_uuid[consumers[consumer_id]],
+                    consumer_uuid=consumers[consumer_id],
+                    allocations=allocations,
+                    detail="left by a finished migration",
+                )
+                for consumer_id, allocations in held.items()
+            ]
+        )
+        return batch[-1][0]
+
+
+def _expired(result, *, action, origin, now):
+    expired = Migration.objects.filter(
+        status__in=Migration.IN_FLIGHT, lease_expires_at__lt=now
+    ).order_by("id")
+    if action == "report":
+        # Reported once per lease: a lease renewed after the report is reported again.
+        expired = expired.exclude(expiry_reported_at__gte=now - _lease())
+    for migration in expired.iterator():
+        what = _expired_what(migration, action)
+        result.expired.append((migration.uuid, what))
+        if result.dry_run:
+            continue
+        record = {"run": result.run, "origin": origin}
+        try:
+            if what == "abandon":
+                record.update(action=LifecycleRecord.Action.EXPIRED, detail="server gone")
+                migration_abandon(migration=migration, record=record)
+            elif what == "revert":
+                record.update(action=LifecycleRecord.Action.EXPIRED_REVERTED)
+                migration_revert(migration=migration, record=record)
+            elif what == "confirm":
+                record.update(action=LifecycleRecord.Action.EXPIRED_CONFIRMED)
+                migration_confirm(migration=migration, record=record)
+            else:
+                _report_expired(migration, record, now)
+        except Conflict as exc:
+            # Settled meanwhile by someone else, or the source is full again: say so.
+            logger.warning("Expired migration %s: %s failed: %s", migration.uuid, what, exc)
+            result.expired[-1] = (migration.uuid, f"{what} failed: {exc.detail}")
+
+
+def _expired_what(migration, action):
+    if migration.server_id is None:
+        return "abandon"
+    if action == "confirm" and migration.status == Migration.Status.PRE_MIGRATING:
+        return "revert"  # nothing moved yet: there is nothing to confirm
+    return action
+
+
+def _report_expired(migration, record, now):
+    with transaction.atomic():
+        locked = Migration.objects.select_for_update().get(pk=migration.pk)
+        if locked.status not in Migration.IN_FLIGHT:
+            return
+        locked.expiry_reported_at = now
+        locked.save(update_fields=["expiry_reported_at", "updated_at"])
+        LifecycleRecord.objects.create(
+            run=record["run"],
+            origin=record["origin"],
+            action=LifecycleRecord.Action.EXPIRED,
+            migration=locked,
+            consumer_uuid=locked.uuid,
+            allocations=locked.source_allocations,
+            detail=f"{locked.kind} {locked.status} since {locked.updated_at:%Y-%m-%d %H:%M:%S}, "
+            f"lease expired {locked.lease_expires_at:%Y-%m-%d %H:%M:%S}",
+        )
+
+
+def _lease():
+    return timedelta(seconds=settings.PLACEMENT_MIGRATION_LEASE_SECONDS)
+
+
+def _prune_history(now):
+    keep = timedelta(days=settings.PLACEMENT_HISTORY_RETENTION_DAYS)
+    deleted, _ = LifecycleRecord.objects.filter(created_at__lt=now - keep).delete()
+    return deleted
