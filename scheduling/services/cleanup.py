@@ -134,13 +134,13 @@ def _clean_batch(result, *, after, size, origin, now):
 
 
 def _expired(result, *, action, origin, now):
-    expired = Migration.objects.filter(
-        status__in=Migration.IN_FLIGHT, lease_expires_at__lt=now
-    ).order_by("id")
+    """Moves past their lease, and moves whose server was deleted meanwhile (freed at once)."""
+    expired = Migration.objects.filter(status__in=Migration.IN_FLIGHT, lease_expires_at__lt=now)
     if action == "report":
         # Reported once per lease: a lease renewed after the report is reported again.
         expired = expired.exclude(expiry_reported_at__gte=now - _lease())
-    for migration in expired.iterator():
+    orphaned = Migration.objects.filter(status__in=Migration.IN_FLIGHT, server=None)
+    for migration in (expired | orphaned).distinct().order_by("id").iterator():
         what = _expired_what(migration, action)
         result.expired.append((migration.uuid, what))
         if result.dry_run:
