@@ -2,6 +2,7 @@
 
 from django.urls import path
 
+from providers.rest.views import ComputeNodeViewSet, ResourceClassViewSet
 from scheduling.rest.moves import MigrationViewSet, ServerMoveViewSet
 from scheduling.rest.views import CapacityViewSet, FlavorViewSet, SchedulerViewSet, ServerViewSet
 
@@ -15,6 +16,8 @@ router.register("servers", ServerMoveViewSet, basename="server-move")
 router.register("migrations", MigrationViewSet, basename="migration")
 router.register("scheduler", SchedulerViewSet, basename="scheduler")
 router.register("capacity", CapacityViewSet, basename="capacity")
+router.register("compute-nodes", ComputeNodeViewSet, basename="compute-node")
+router.register("resource-classes", ResourceClassViewSet, basename="resource-class")
 
 urlpatterns = [
     path("schema/", SchemaView.as_view(), name="api-schema"),

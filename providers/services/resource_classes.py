@@ -68,3 +68,23 @@ def resource_class_delete(*, name):
         if rc.inventories.exists() or rc.allocations.exists():
             raise Conflict(f"Unable to delete resource class {name}. Class is in use in inventory.")
         rc.delete()
+
+
+def resource_class_describe(*, name, kind=None, unit=None, description=None):
+    """Set a custom class's type, unit or description (None: unchanged).
+
+    Standard classes keep the metadata seeded for them (providers/standards.py).
+    """
+    with transaction.atomic():
+        rc = ResourceClass.objects.select_for_update().filter(name=name).first()
+        if rc is None:
+            raise NotFound(f"No such resource class {name}.")
+        if not rc.is_custom:
+            raise BadRequest(
+                f"Cannot update standard resource class {name}", code="api.standard_class"
+            )
+        for field, value in (("kind", kind), ("unit", unit), ("description", description)):
+            if value is not None:
+                setattr(rc, field, value)
+        rc.save(update_fields=["kind", "unit", "description", "updated_at"])
+        return rc

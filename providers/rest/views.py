@@ -1,0 +1,70 @@
+"""``/api/compute-nodes/`` (host reports) and ``/api/resource-classes/`` (their metadata)."""
+
+import re
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.response import Response
+
+from placementsite.api.errors import BadRequest
+from placementsite.rest.views import ApiModelViewSet
+
+from ..models import ComputeNode, ResourceClass
+from ..services.compute_nodes import compute_node_report
+from ..services.resource_classes import resource_class_describe
+from .filters import ComputeNodeFilter, ResourceClassFilter
+from .serializers import (
+    HOSTNAME_RE,
+    ComputeNodeSerializer,
+    HostReportSerializer,
+    ResourceClassSerializer,
+)
+
+
+class ComputeNodeViewSet(ApiModelViewSet):
+    """Hosts and their reports. ``PUT`` creates or replaces a host's report (idempotent);
+    ``PATCH`` changes only ``enabled``; ``DELETE`` forgets the host (its providers stay)."""
+
+    queryset = ComputeNode.objects.select_related("provider")
+    serializer_class = ComputeNodeSerializer
+    filterset_class = ComputeNodeFilter
+    ordering_fields = ["hostname", "reported_at", "synced_at", "sync_status"]
+    lookup_field = "hostname"
+    lookup_value_regex = "[^/]+"
+    policy_prefix = "placement:api:compute_nodes"
+    http_method_names = ["get", "put", "patch", "delete", "head", "options"]
+
+    @extend_schema(request=HostReportSerializer, responses=ComputeNodeSerializer)
+    def update(self, request, *args, hostname=None, **kwargs):
+        if kwargs.get("partial"):
+            return super().update(request, *args, hostname=hostname, **kwargs)
+        if not re.fullmatch(HOSTNAME_RE, hostname or ""):
+            raise BadRequest(
+                "hostname: letters, digits, '.', '_' and '-', at most 150 characters",
+                code="api.invalid",
+            )
+        report = HostReportSerializer(data=request.data)
+        report.is_valid(raise_exception=True)
+        node, created = compute_node_report(hostname=hostname, report=report.validated_data)
+        return Response(ComputeNodeSerializer(node).data, status=201 if created else 200)
+
+
+class ResourceClassViewSet(ApiModelViewSet):
+    """Resource classes with their type, unit and description; custom ones are editable."""
+
+    queryset = ResourceClass.objects.order_by("id")
+    serializer_class = ResourceClassSerializer
+    filterset_class = ResourceClassFilter
+    ordering_fields = ["name", "id"]
+    lookup_field = "name"
+    lookup_value_regex = "[A-Z0-9_]+"
+    policy_prefix = "placement:api:resource_classes"
+    http_method_names = ["get", "put", "patch", "head", "options"]
+
+    def perform_update(self, serializer):
+        data = serializer.validated_data
+        serializer.instance = resource_class_describe(
+            name=serializer.instance.name,
+            kind=data.get("kind"),
+            unit=data.get("unit"),
+            description=data.get("description"),
+        )
