@@ -149,3 +149,14 @@ def usages_for_project_by_consumer_type(*, project_id, user_id=None, consumer_ty
         rc_name, total = row[-2], row[-1]
         result.setdefault(type_key(name), {"consumer_count": 0})[rc_name] = total
     return result
+
+
+def usage_by_provider_and_class():
+    """``{(provider_id, resource_class_id): used}`` over every allocation, in one query."""
+    rows = (
+        Allocation.objects.order_by()
+        .values("resource_provider_id", "resource_class_id")
+        .annotate(total=Sum("used"))
+        .values_list("resource_provider_id", "resource_class_id", "total")
+    )
+    return {(provider_id, class_id): total for provider_id, class_id, total in rows}

@@ -24,6 +24,10 @@ BEAT_SCHEDULE = {
     "migration cleanup": {"task": "scheduling.tasks.cleanup_migrations", "every_seconds": 300},
     # scheduling/tasks.py: orphaned and missing allocations, reported (never deleted).
     "allocation audit": {"task": "scheduling.tasks.audit_allocations", "every_seconds": 3600},
+    # providers/tasks.py: hosts whose report changed -> providers, inventories, traits.
+    "compute host sync": {"task": "providers.tasks.sync_compute_nodes", "every_seconds": 60},
+    # allocations/tasks.py: usage per provider and class for the history charts, and pruning.
+    "usage history": {"task": "allocations.tasks.sample_usage", "every_seconds": 900},
 }
 
 

@@ -1,0 +1,17 @@
+"""Celery tasks of allocations: capacity and usage history for the dashboard's charts."""
+
+from celery import shared_task
+
+from providers.services.history import history_prune, usage_samples_record
+
+from .selectors import usage_by_provider_and_class
+
+SAMPLE_TASK = "allocations.tasks.sample_usage"
+
+
+@shared_task(name=SAMPLE_TASK)
+def sample_usage():
+    """Sample usage per provider and class, then drop history past its retention."""
+    recorded = usage_samples_record(usage=usage_by_provider_and_class())
+    history_prune()
+    return recorded
