@@ -1,9 +1,76 @@
-"""Admin of moves and of what the cleanup and the audit recorded (read-only: every change
-goes through the services)."""
+"""Admin of flavors (extra specs checked by the same rules as /api/flavors/), servers (deleted
+through the service that frees their allocations), aggregate metadata, and of moves and what
+the cleanup and the audit recorded (read-only: every change goes through the services)."""
 
+from django import forms
 from django.contrib import admin
 
-from .models import LifecycleRecord, Migration
+from .extra_specs import InvalidExtraSpec, validate
+from .models import AggregateMetadata, Flavor, LifecycleRecord, Migration, Server
+from .services.servers import server_delete
+
+
+class FlavorForm(forms.ModelForm):
+    class Meta:
+        model = Flavor
+        fields = [
+            "name",
+            "vcpus",
+            "ram",
+            "disk",
+            "ephemeral",
+            "swap",
+            "extra_specs",
+            "is_public",
+            "disabled",
+        ]
+
+    def clean(self):
+        data = super().clean()
+        amounts = ("vcpus", "ram", "disk", "ephemeral", "swap")
+        if all(data.get(name) is not None for name in amounts):
+            try:
+                validate(
+                    **{name: data[name] for name in amounts},
+                    extra_specs=data.get("extra_specs") or {},
+                )
+            except InvalidExtraSpec as exc:
+                self.add_error("extra_specs", exc.detail)
+        return data
+
+
+@admin.register(Flavor)
+class FlavorAdmin(admin.ModelAdmin):
+    form = FlavorForm
+    list_display = ["name", "vcpus", "ram", "disk", "ephemeral", "swap", "is_public", "disabled"]
+    list_filter = ["is_public", "disabled"]
+    search_fields = ["name"]
+
+
+@admin.register(Server)
+class ServerAdmin(admin.ModelAdmin):
+    list_display = ["name", "uuid", "flavor", "host", "project_id", "created_at"]
+    list_select_related = ["flavor", "host"]
+    list_filter = ["flavor"]
+    search_fields = ["name", "=uuid", "project_id", "host__name"]
+    readonly_fields = [f.name for f in Server._meta.fields]
+
+    def has_add_permission(self, request):
+        return False  # servers are made by the scheduler (POST /api/servers/)
+
+    def delete_model(self, request, obj):
+        server_delete(server=obj)
+
+    def delete_queryset(self, request, queryset):
+        for server in queryset:
+            server_delete(server=server)
+
+
+@admin.register(AggregateMetadata)
+class AggregateMetadataAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "availability_zone", "aggregate"]
+    search_fields = ["name", "availability_zone", "=aggregate__uuid"]
+    raw_id_fields = ["aggregate"]
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

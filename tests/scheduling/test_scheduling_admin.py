@@ -1,0 +1,47 @@
+"""The admin of flavors and servers goes through the scheduler's own rules and services."""
+
+import pytest
+from django.contrib.auth.models import User as DjangoUser
+
+from allocations.models import Allocation
+from scheduling.models import Flavor, Server
+from tests.scheduling.scheduler_helpers import boot, make_flavor, make_host
+
+
+@pytest.fixture
+def admin_client(client, db):
+    user = DjangoUser.objects.create_superuser("root", "root@example.com", "pw")
+    client.force_login(user)
+    return client
+
+
+def _flavor_form(**fields):
+    data = {"name": "f", "vcpus": 2, "ram": 1024, "disk": 10, "ephemeral": 0, "swap": 0}
+    data.update(fields)
+    return data
+
+
+def test_admin_refuses_a_bad_extra_spec_naming_it(admin_client):
+    response = admin_client.post(
+        "/admin/scheduling/flavor/add/",
+        _flavor_form(extra_specs='{"trait:HW_CPU_X86_AVX2": "sometimes"}'),
+    )
+    assert response.status_code == 200
+    assert "trait:HW_CPU_X86_AVX2" in response.content.decode()
+    assert not Flavor.objects.exists()
+    response = admin_client.post(
+        "/admin/scheduling/flavor/add/", _flavor_form(extra_specs='{"resources:VCPU": 4}')
+    )
+    assert response.status_code == 302
+    assert Flavor.objects.get().extra_specs == {"resources:VCPU": 4}
+
+
+def test_admin_delete_of_a_server_frees_its_allocations(admin_client, api):
+    make_host(api, "cn1")
+    make_flavor(api, "f")
+    server_id = boot(api, "f").json["servers"][0]["id"]
+    server = Server.objects.get(uuid=server_id)
+    response = admin_client.post(f"/admin/scheduling/server/{server.pk}/delete/", {"post": "yes"})
+    assert response.status_code == 302
+    assert not Server.objects.exists()
+    assert not Allocation.objects.exists()
