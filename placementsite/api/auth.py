@@ -1,14 +1,18 @@
 """Who is calling: the request context built by the auth strategy.
 
 ``noauth2`` behaves like Placement's: the ``X-Auth-Token`` is ``admin`` or
-``user:project``; ``X-Roles`` (comma separated) overrides the implied roles
-and ``OpenStack-System-Scope: all`` marks a system-scoped token.
+``user:project``; an ``X-Project-Id`` header overrides the project (as
+oslo.context reads it), ``X-Roles`` (comma separated) gives the roles (else
+``admin`` for the ``admin`` token and none for others) and
+``OpenStack-System-Scope: all`` marks a system-scoped token, which has no
+project from the token.
 
 ``token`` (the default) looks the ``X-Auth-Token`` up among DRF tokens of
 active Django users. Roles are the user's group names (``admin``,
 ``service``, ``member``, ``reader``; a superuser is an admin), a group
 ``project:<id>`` gives the project, and a group ``system-scope`` marks the
-user as system scoped.
+user as system scoped. Placement's rules are all project scoped, so a
+system-scoped token is refused everywhere: superusers are not system scoped.
 """
 
 from dataclasses import dataclass, field
@@ -19,6 +23,7 @@ from .errors import Unauthorized
 
 TOKEN_HEADER = "HTTP_X_AUTH_TOKEN"
 ROLES_HEADER = "HTTP_X_ROLES"
+PROJECT_HEADER = "HTTP_X_PROJECT_ID"
 SYSTEM_SCOPE_HEADER = "HTTP_OPENSTACK_SYSTEM_SCOPE"
 PROJECT_GROUP_PREFIX = "project:"
 SYSTEM_SCOPE_GROUP = "system-scope"
@@ -57,15 +62,16 @@ def noauth2_context(meta):
     if not token:
         raise Unauthorized("Authentication required")
     user_id, _sep, project_id = token.partition(":")
-    project_id = project_id or user_id
-    # As keystone does, admin implies member and reader.
-    implied = ["admin", "member", "reader"] if user_id == "admin" else ["member", "reader"]
+    system_scope = meta.get(SYSTEM_SCOPE_HEADER) or None
+    # Placement's noauth2 sets the token's project only on a project-scoped request;
+    # oslo.context then prefers an explicit X-Project-Id header.
+    project_id = None if system_scope else (project_id or user_id)
+    project_id = meta.get(PROJECT_HEADER) or project_id
     roles = _header_roles(meta)
+    if roles is None:
+        roles = ["admin"] if user_id == "admin" else []
     return RequestContext(
-        user_id=user_id,
-        project_id=project_id,
-        roles=roles if roles is not None else implied,
-        system_scope=meta.get(SYSTEM_SCOPE_HEADER) or None,
+        user_id=user_id, project_id=project_id, roles=roles, system_scope=system_scope
     )
 
 
@@ -94,7 +100,7 @@ def token_context(meta):
         user_id=user.username,
         project_id=projects[0] if projects else None,
         roles=sorted(roles),
-        system_scope="all" if SYSTEM_SCOPE_GROUP in groups or user.is_superuser else None,
+        system_scope="all" if SYSTEM_SCOPE_GROUP in groups else None,
     )
 
 

@@ -3,12 +3,16 @@
 ``PLACEMENT_POLICY_DEFAULTS`` picks the defaults:
 
 - ``legacy``: Placement's historical defaults, every rule is ``rule:admin_api``.
-- ``secure``: Placement's secure-RBAC defaults (admin, service, system- or
-  project-scoped readers).
+- ``secure``: Placement's secure-RBAC defaults (admin or service; readers of
+  their own project for usages; service alone for the reshaper).
 - ``open``: every rule but ``admin_api`` allowed to any authenticated caller.
 
 An operator's policy file (``PLACEMENT_POLICY_FILE``, YAML or JSON mapping
 rule names to check strings) overrides individual rules.
+
+Every rule but ``placement:root`` is project scoped, as Placement registers
+them (``scope_types=['project']``, enforced by oslo.policy): a system-scoped
+token is refused whatever the check string, in every flavour of defaults.
 """
 
 import functools
@@ -21,48 +25,46 @@ from .errors import Forbidden
 
 ADMIN = "role:admin"
 ADMIN_OR_SERVICE = "role:admin or role:service"
-SYSTEM_READER = "role:admin or role:service or (role:reader and system_scope:all)"
-PROJECT_READER = (
-    "role:admin or role:service or (role:reader and system_scope:all) "
-    "or (role:reader and project_id:%(project_id)s)"
-)
+SERVICE = "role:service"
+PROJECT_READER = "role:admin or role:service or (role:reader and project_id:%(project_id)s)"
+UNSCOPED_RULES = {"placement:root"}
 
 # rule name -> (secure default, description)
 RULES = {
     "placement:root": ("@", "GET / (always allowed)"),
-    "placement:resource_providers:list": (SYSTEM_READER, "List resource providers"),
+    "placement:resource_providers:list": (ADMIN_OR_SERVICE, "List resource providers"),
     "placement:resource_providers:create": (ADMIN_OR_SERVICE, "Create resource provider"),
-    "placement:resource_providers:show": (SYSTEM_READER, "Show resource provider"),
+    "placement:resource_providers:show": (ADMIN_OR_SERVICE, "Show resource provider"),
     "placement:resource_providers:update": (ADMIN_OR_SERVICE, "Update resource provider"),
     "placement:resource_providers:delete": (ADMIN_OR_SERVICE, "Delete resource provider"),
-    "placement:resource_classes:list": (SYSTEM_READER, "List resource classes"),
+    "placement:resource_classes:list": (ADMIN_OR_SERVICE, "List resource classes"),
     "placement:resource_classes:create": (ADMIN_OR_SERVICE, "Create resource class"),
-    "placement:resource_classes:show": (SYSTEM_READER, "Show resource class"),
+    "placement:resource_classes:show": (ADMIN_OR_SERVICE, "Show resource class"),
     "placement:resource_classes:update": (ADMIN_OR_SERVICE, "Update resource class"),
     "placement:resource_classes:delete": (ADMIN_OR_SERVICE, "Delete resource class"),
-    "placement:resource_providers:inventories:list": (SYSTEM_READER, "List inventories"),
+    "placement:resource_providers:inventories:list": (ADMIN_OR_SERVICE, "List inventories"),
     "placement:resource_providers:inventories:create": (ADMIN_OR_SERVICE, "Create inventory"),
-    "placement:resource_providers:inventories:show": (SYSTEM_READER, "Show inventory"),
+    "placement:resource_providers:inventories:show": (ADMIN_OR_SERVICE, "Show inventory"),
     "placement:resource_providers:inventories:update": (ADMIN_OR_SERVICE, "Update inventory"),
     "placement:resource_providers:inventories:delete": (ADMIN_OR_SERVICE, "Delete inventory"),
-    "placement:resource_providers:aggregates:list": (SYSTEM_READER, "List aggregates"),
+    "placement:resource_providers:aggregates:list": (ADMIN_OR_SERVICE, "List aggregates"),
     "placement:resource_providers:aggregates:update": (ADMIN_OR_SERVICE, "Update aggregates"),
-    "placement:resource_providers:usages": (SYSTEM_READER, "Show provider usages"),
+    "placement:resource_providers:usages": (ADMIN_OR_SERVICE, "Show provider usages"),
     "placement:usages": (PROJECT_READER, "Show usages of a project or user"),
-    "placement:traits:list": (SYSTEM_READER, "List traits"),
-    "placement:traits:show": (SYSTEM_READER, "Show trait"),
+    "placement:traits:list": (ADMIN_OR_SERVICE, "List traits"),
+    "placement:traits:show": (ADMIN_OR_SERVICE, "Show trait"),
     "placement:traits:update": (ADMIN_OR_SERVICE, "Create trait"),
     "placement:traits:delete": (ADMIN_OR_SERVICE, "Delete trait"),
-    "placement:resource_providers:traits:list": (SYSTEM_READER, "List provider traits"),
+    "placement:resource_providers:traits:list": (ADMIN_OR_SERVICE, "List provider traits"),
     "placement:resource_providers:traits:update": (ADMIN_OR_SERVICE, "Update provider traits"),
     "placement:resource_providers:traits:delete": (ADMIN_OR_SERVICE, "Delete provider traits"),
     "placement:allocations:manage": (ADMIN_OR_SERVICE, "Write allocations of many consumers"),
-    "placement:allocations:list": (SYSTEM_READER, "List allocations of a consumer"),
+    "placement:allocations:list": (ADMIN_OR_SERVICE, "List allocations of a consumer"),
     "placement:allocations:update": (ADMIN_OR_SERVICE, "Update allocations of a consumer"),
     "placement:allocations:delete": (ADMIN_OR_SERVICE, "Delete allocations of a consumer"),
-    "placement:resource_providers:allocations:list": (SYSTEM_READER, "Provider allocations"),
-    "placement:allocation_candidates:list": (SYSTEM_READER, "List allocation candidates"),
-    "placement:reshaper:reshape": (ADMIN_OR_SERVICE, "Reshape provider trees"),
+    "placement:resource_providers:allocations:list": (ADMIN_OR_SERVICE, "Provider allocations"),
+    "placement:allocation_candidates:list": (ADMIN_OR_SERVICE, "List allocation candidates"),
+    "placement:reshaper:reshape": (SERVICE, "Reshape provider trees"),
 }
 
 
@@ -289,6 +291,8 @@ def check(rule, context, target=None):
     ``context.can``); an explicit target is used as given, never filled in, so a check on a
     key it lacks (``user_id:%(user_id)s`` for project usages) fails.
     """
+    if context.system_scope and rule not in UNSCOPED_RULES:
+        return False
     rules = current_rules()
     check_string = rules.get(rule, "rule:admin_api")
     if target is None:

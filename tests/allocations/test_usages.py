@@ -189,5 +189,8 @@ def test_usages_query_count_does_not_grow_with_consumers(api, project_usage, rp)
 def test_usages_policy_target_is_the_queried_project(api_at, settings, project_usage):
     settings.PLACEMENT_POLICY_DEFAULTS = "secure"
     reader = api_at("1.9", token="alice:p1")
-    assert reader.get("/usages?project_id=p1").status == 200
-    assert reader.get("/usages?project_id=p2").status == 403
+    roles = {"X-Roles": "reader"}
+    assert reader.get("/usages?project_id=p1", headers=roles).status == 200
+    assert reader.get("/usages?project_id=p2", headers=roles).status == 403
+    # noauth2 gives a token other than admin no role unless X-Roles names some.
+    assert reader.get("/usages?project_id=p1").status == 403

@@ -120,13 +120,9 @@ def secure(token_auth):
     return token_auth
 
 
-def test_secure_system_reader_may_list(secure):
+def test_secure_system_reader_is_refused(secure):
     key = user_token("auditor", "reader", "system-scope")
-    assert client(key).get(LIST).status == 200
-
-
-def test_secure_system_reader_may_not_write(secure):
-    key = user_token("auditor", "reader", "system-scope")
+    assert client(key).get(LIST).status == 403
     assert create_class(key).status == 403
 
 
@@ -152,9 +148,10 @@ def test_secure_member_may_not_write(secure):
 
 def test_secure_with_noauth2_roles_header(settings):
     settings.PLACEMENT_POLICY_DEFAULTS = "secure"
-    reader = {"X-Roles": "reader", "OpenStack-System-Scope": "all"}
-    assert client("auditor:p1").get(LIST, headers=reader).status == 200
-    assert client("auditor:p1").post(LIST, {"name": "CUSTOM_X"}, headers=reader).status == 403
+    service = {"X-Roles": "service"}
+    reader = {"X-Roles": "reader"}
+    assert client("nova:services").get(LIST, headers=service).status == 200
+    assert client("auditor:p1").get(LIST, headers=reader).status == 403
 
 
 def context(*roles, project="p1", system_scope=None):
@@ -173,10 +170,80 @@ def test_secure_usages_refused_to_reader_of_another_project(settings):
     assert not policy.check("placement:usages", context("reader"), {"project_id": "p2"})
 
 
-def test_secure_usages_allowed_to_system_reader_for_any_project(settings):
+def test_secure_usages_refused_to_system_reader(settings):
     settings.PLACEMENT_POLICY_DEFAULTS = "secure"
     reader = context("reader", project=None, system_scope="all")
-    assert policy.check("placement:usages", reader, {"project_id": "p2"})
+    assert not policy.check("placement:usages", reader, {"project_id": "p2"})
+
+
+def test_secure_usages_of_own_project_over_http(settings):
+    """The project comes from X-Project-Id, as oslo.context reads it."""
+    settings.PLACEMENT_POLICY_DEFAULTS = "secure"
+    own = {"X-Roles": "member,reader", "X-Project-Id": "p-own"}
+    r = client("user").get("/usages?project_id=p-own", headers=own)
+    assert r.status == 200
+    assert r.json == {"usages": {}}
+    assert client("user").get("/usages?project_id=p-other", headers=own).status == 403
+
+
+def test_secure_reshaper_is_for_the_service_role_only(settings):
+    settings.PLACEMENT_POLICY_DEFAULTS = "secure"
+    body = {"inventories": {}, "allocations": {}}
+    admin = {"X-Roles": "admin,member,reader", "X-Project-Id": "p1"}
+    service = {"X-Roles": "service", "X-Project-Id": "services"}
+    assert client("user").post("/reshaper", body, headers=admin).status == 403
+    # Past the policy check: the empty reshape is refused by the schema, not by policy.
+    assert client("user").post("/reshaper", body, headers=service).status == 400
+
+
+# --- scope: every rule is project scoped ------------------------------------------------
+
+SYSTEM_ADMIN = {"X-Roles": "admin,member,reader", "OpenStack-System-Scope": "all"}
+
+
+@pytest.mark.parametrize("defaults", ["legacy", "secure", "open"])
+def test_system_scoped_admin_is_refused_everywhere(settings, defaults):
+    settings.PLACEMENT_POLICY_DEFAULTS = defaults
+    r = client("admin").get(LIST, headers=SYSTEM_ADMIN)
+    assert r.status == 403
+    assert "placement:resource_classes:list" in r.error["detail"]
+    assert create_class("admin").status == 201  # the same token, project scoped
+    assert client("admin").post(LIST, {"name": "CUSTOM_B"}, headers=SYSTEM_ADMIN).status == 403
+
+
+def test_system_scope_still_reads_the_root(db):
+    assert client("admin").get("/", headers=SYSTEM_ADMIN).status == 200
+
+
+def test_system_scope_beats_a_policy_file_that_allows_all(settings, tmp_path):
+    path = tmp_path / "policy.yaml"
+    path.write_text('"placement:resource_classes:list": "@"\n')
+    settings.PLACEMENT_POLICY_FILE = str(path)
+    assert client("admin").get(LIST, headers=SYSTEM_ADMIN).status == 403
+
+
+def test_noauth2_context_project_and_roles():
+    from placementsite.api.auth import noauth2_context
+
+    plain = noauth2_context({"HTTP_X_AUTH_TOKEN": "alice:p1"})
+    assert (plain.project_id, plain.roles, plain.system_scope) == ("p1", [], None)
+    assert noauth2_context({"HTTP_X_AUTH_TOKEN": "admin"}).roles == ["admin"]
+    header = noauth2_context({"HTTP_X_AUTH_TOKEN": "alice:p1", "HTTP_X_PROJECT_ID": "p9"})
+    assert header.project_id == "p9"
+    system = noauth2_context(
+        {"HTTP_X_AUTH_TOKEN": "alice:p1", "HTTP_OPENSTACK_SYSTEM_SCOPE": "all"}
+    )
+    assert (system.project_id, system.system_scope) == (None, "all")
+
+
+def test_superuser_token_is_project_scoped(token_auth):
+    """A superuser is an admin, never system scoped (which would lock it out)."""
+    from placementsite.api.auth import token_context
+
+    key = user_token("root", superuser=True)
+    context = token_context({"HTTP_X_AUTH_TOKEN": key})
+    assert context.system_scope is None
+    assert "admin" in context.roles
 
 
 def test_secure_usages_refused_to_project_member_without_reader_role(settings):

@@ -67,10 +67,12 @@ def test_policy_file_overrides_one_action(rest, settings, tmp_path):
     policy = tmp_path / "policy.yaml"
     policy.write_text('"placement:api:test_traits:list": "role:reader"\n')
     settings.PLACEMENT_POLICY_FILE = str(policy)
-    assert rest.get("/api/test-traits/", token="alice:p1").status == 200
-    trait_id = rest.get("/api/test-traits/?limit=1").json["results"][0]["id"]
+    reader = {"X-Roles": "reader"}
+    assert rest.get("/api/test-traits/", token="alice:p1", headers=reader).status == 200
+    trait_id = rest.get("/api/test-traits/?limit=1", headers=reader).json["results"][0]["id"]
     # show is a separate rule, still admin only
-    assert rest.get(f"/api/test-traits/{trait_id}/", token="alice:p1").status == 403
+    url = f"/api/test-traits/{trait_id}/"
+    assert rest.get(url, token="alice:p1", headers=reader).status == 403
 
 
 def test_validation_error_names_each_field(rest):
