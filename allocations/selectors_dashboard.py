@@ -203,3 +203,38 @@ def project_usage_page(*, q="", page_number=1, per_page=PROJECTS_PER_PAGE):
         used = dict(usage.get(row[0], []))
         page.object_list.append(ProjectRow(*row, used, [used.get(rc, 0) for rc in classes]))
     return ProjectUsagePage(page, classes)
+
+
+# --- search ---------------------------------------------------------------------------------
+
+
+def _looks_like_uuid_part(text):
+    return all(c in "0123456789abcdefABCDEF-" for c in text)
+
+
+def consumers_matching(q, limit=20):
+    """Consumers whose uuid contains ``q`` (which must look like part of a uuid), newest first."""
+    q = q.strip()
+    if not q or not _looks_like_uuid_part(q):
+        return []
+    return list(
+        Consumer.objects.filter(uuid__icontains=q)
+        .order_by("-created_at", "-id")
+        .values_list("uuid", "project__external_id", "user__external_id")[:limit]
+    )
+
+
+def projects_matching(q, limit=20):
+    """Projects whose external id contains ``q``, with how many consumers each has."""
+    q = q.strip()
+    if not q:
+        return []
+    consumers = Consumer.objects.filter(project_id=OuterRef("pk")).order_by().values("project_id")
+    return list(
+        Project.objects.filter(external_id__icontains=q)
+        .annotate(
+            consumer_count=Coalesce(Subquery(consumers.annotate(n=Count("*")).values("n")[:1]), 0)
+        )
+        .order_by("external_id")
+        .values_list("external_id", "consumer_count")[:limit]
+    )

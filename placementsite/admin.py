@@ -1,8 +1,14 @@
-"""Admin of the service's own bookkeeping: when the periodic tasks last ran."""
+"""The admin site's names and links, and the admin of the service's own bookkeeping."""
 
 from django.contrib import admin
 
 from .models import Heartbeat
+
+# "View site" leads to the operator dashboard (/ is the Placement API's version document).
+admin.site.site_url = "/dashboard/"
+admin.site.site_header = "Placement administration"
+admin.site.site_title = "Placement admin"
+admin.site.index_title = "Placement data"
 
 
 @admin.register(Heartbeat)

@@ -157,7 +157,7 @@ PLACEMENT_AUTH_STRATEGY = os.environ.get("PLACEMENT_AUTH_STRATEGY", "token")
 PLACEMENT_POLICY_DEFAULTS = os.environ.get("PLACEMENT_POLICY_DEFAULTS", "legacy")
 PLACEMENT_POLICY_FILE = os.environ.get("PLACEMENT_POLICY_FILE", "")
 # Paths served by Django itself rather than the Placement API plumbing.
-PLACEMENT_NON_API_PREFIXES = ("/admin/", "/dashboard/", "/static/", "/accounts/")
+PLACEMENT_NON_API_PREFIXES = ("/admin/", "/dashboard/", "/static/", "/accounts/", "/favicon.ico")
 # The project's own REST API (DRF, placementsite.rest): request ids and error bodies as the
 # Placement API, but its own authentication class and no microversions.
 PLACEMENT_REST_API_PREFIX = "/api/"

@@ -5,13 +5,21 @@ from django.contrib import admin
 from django.urls import include, path
 
 from placementsite.api.views import RootView
+from placementsite.dashboard import errors
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("dashboard/", include("placementsite.dashboard.urls")),
+    path("favicon.ico", errors.favicon, name="favicon"),
     path("api/", include("placementsite.rest.urls")),
     path("", RootView.as_view(), name="root"),
     path("", include("providers.api.urls")),
     path("", include("allocations.api.urls")),
     path("", include("scheduling.api.urls")),
 ]
+
+# HTML error pages with the dashboard's navigation (the APIs turn them into JSON errors).
+handler400 = errors.bad_request
+handler403 = errors.permission_denied
+handler404 = errors.page_not_found
+handler500 = errors.server_error

@@ -17,7 +17,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Count, Sum
+from django.db.models import Count, Exists, OuterRef, Sum
 from django.utils.html import format_html
 
 from placementsite.api import microversion
@@ -389,12 +389,56 @@ class IsRootFilter(admin.SimpleListFilter):
         return queryset
 
 
+class TraitNameFilter(admin.SimpleListFilter):
+    """Providers having a trait, typed in a search box: a list of every trait (~300 standard
+    ones) would make the sidebar thousands of pixels tall."""
+
+    title = "trait"
+    parameter_name = "trait"
+    template = "admin/text_filter.html"
+
+    def lookups(self, request, model_admin):
+        return []
+
+    def has_output(self):
+        return True
+
+    def choices(self, changelist):
+        # The box's form keeps every other filter and the search in hidden fields.
+        kept = [
+            (name, value)
+            for name, values in changelist.get_filters_params().items()
+            if name != self.parameter_name
+            for value in (values if isinstance(values, list) else [values])
+        ]
+        if changelist.query:
+            kept.append(("q", changelist.query))
+        yield {
+            "value": self.value() or "",
+            "parameter_name": self.parameter_name,
+            "kept": kept,
+            "clear_url": changelist.get_query_string(remove=[self.parameter_name]),
+        }
+
+    def queryset(self, request, queryset):
+        name = (self.value() or "").strip().upper()
+        if not name:
+            return queryset
+        return queryset.filter(
+            Exists(
+                ResourceProviderTrait.objects.filter(
+                    resource_provider_id=OuterRef("pk"), trait__name=name
+                )
+            )
+        )
+
+
 @admin.register(ResourceProvider)
 class ResourceProviderAdmin(ServiceAdmin):
     form = ResourceProviderForm
     list_display = ["name", "uuid", "parent", "root", "generation", "inventory_count"]
     list_select_related = ["parent", "root"]
-    list_filter = [IsRootFilter, "traits", "inventories__resource_class"]
+    list_filter = [IsRootFilter, TraitNameFilter, "inventories__resource_class"]
     search_fields = ["name", "uuid", "parent__name", "root__name"]
     readonly_fields = ["root", "created_at", "updated_at"]
     fields = [
@@ -408,7 +452,7 @@ class ResourceProviderAdmin(ServiceAdmin):
         "created_at",
         "updated_at",
     ]
-    raw_id_fields = ["parent"]
+    autocomplete_fields = ["parent"]
     inlines = [InventoryInline, ChildInline]
     ordering = ["id"]
 
@@ -502,7 +546,7 @@ class InventoryAdmin(ServiceAdmin):
     list_select_related = ["resource_provider", "resource_class"]
     list_filter = ["resource_class"]
     search_fields = ["resource_provider__name", "=resource_provider__uuid", "resource_class__name"]
-    raw_id_fields = ["resource_provider"]
+    autocomplete_fields = ["resource_provider"]
     ordering = ["resource_provider_id", "resource_class_id"]
 
     def get_queryset(self, request):

@@ -50,6 +50,7 @@ class ResourceClass(TimestampedModel):
 
     class Meta:
         ordering = ["id"]
+        verbose_name_plural = "resource classes"
 
     def __str__(self):
         return self.name
@@ -161,6 +162,7 @@ class Inventory(TimestampedModel):
     allocation_ratio = models.FloatField(default=1.0)
 
     class Meta:
+        verbose_name_plural = "inventories"
         constraints = [
             models.UniqueConstraint(
                 fields=["resource_provider", "resource_class"], name="uniq_inventory_class"

@@ -29,7 +29,8 @@ def main():
     if user_model.objects.exists():
         print(
             f"Users exist already; log in at {base_url}/dashboard/ (or {base_url}/admin/)"
-            " with your account."
+            " with your account. Lost password: .venv/bin/python manage.py changepassword"
+            " USERNAME"
         )
         return
     username = os.environ.get("PLACEMENT_ADMIN_USERNAME", "admin")
@@ -48,6 +49,7 @@ def main():
                 f"  admin:     {base_url}/admin/",
                 f"  API token: {token.key}",
                 f"  try:       curl -H 'X-Auth-Token: {token.key}' {base_url}/resource_providers",
+                f"  lost the password? .venv/bin/python manage.py changepassword {username}",
                 "=" * 72,
                 "",
             ]

@@ -18,4 +18,5 @@ urlpatterns = [
     path("aggregates/", views.aggregate_list, name="aggregates"),
     path("aggregates/<uuid:uuid>/", views.aggregate_detail, name="aggregate"),
     path("try/", views.try_request, name="try"),
+    path("search/", views.search, name="search"),
 ]

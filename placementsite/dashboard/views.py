@@ -7,14 +7,16 @@ Django admin login, other users get a 403.
 
 from concurrent.futures import ThreadPoolExecutor, wait
 from functools import wraps
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.db import connection, connections
 from django.http import Http404
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 
 from allocations import selectors_dashboard as allocation_reads
 from providers import capacity
@@ -74,8 +76,28 @@ def staff_required(*permissions):
     return decorator
 
 
+# Auto-refresh periods a page accepts (?refresh=60), in seconds: a short list, so that a
+# shared link cannot make every open browser hammer the server.
+REFRESH_PERIODS = (30, 60, 300)
+
+
+def _refresh_period(request):
+    try:
+        period = int(request.GET.get("refresh", ""))
+    except ValueError:
+        return None
+    return period if period in REFRESH_PERIODS else None
+
+
 def _render(request, template, section, context):
-    context = {"section": section, "admin": reverse("admin:index"), **context}
+    context = {
+        "section": section,
+        "admin": reverse("admin:index"),
+        "show_nav": True,
+        "now": timezone.now(),
+        "refresh": _refresh_period(request),
+        **context,
+    }
     return render(request, f"dashboard/{template}", context)
 
 
@@ -213,8 +235,18 @@ def trait_list(request):
 
 @staff_required("providers.view_resourceclass", *USAGE)
 def resource_class_list(request):
+    # As on the traits page: the classes some provider has, unless asked for all of them.
+    show_all = request.GET.get("all") == "1"
     classes = provider_reads.resource_classes_with_counts()
-    return _render(request, "resource_class_list.html", "resource_classes", {"classes": classes})
+    total = len(classes)
+    if not show_all:
+        classes = [rc for rc in classes if rc.provider_count or rc.used]
+    return _render(
+        request,
+        "resource_class_list.html",
+        "resource_classes",
+        {"classes": classes, "show_all": show_all, "total": total},
+    )
 
 
 @staff_required("providers.view_aggregate")
@@ -229,6 +261,42 @@ def aggregate_detail(request, uuid):
     if detail is None:
         raise Http404("No such aggregate.")
     return _render(request, "aggregate_detail.html", "aggregates", {"detail": detail})
+
+
+# --- search ---------------------------------------------------------------------------------
+
+SEARCH_ROWS = 20
+
+
+@staff_required
+def search(request):
+    """One box across providers (name or uuid), consumers (uuid) and projects (id)."""
+    q = request.GET.get("q", "").strip()[:255]
+    providers = provider_reads.providers_matching(q, limit=SEARCH_ROWS)
+    consumers = allocation_reads.consumers_matching(q, limit=SEARCH_ROWS)
+    projects = allocation_reads.projects_matching(q, limit=SEARCH_ROWS)
+    found = len(providers) + len(consumers) + len(projects)
+    if found == 1:  # one answer: go straight to it
+        if providers:
+            return redirect("dashboard:provider", providers[0][0])
+        if consumers:
+            return redirect("dashboard:consumer", consumers[0][0])
+        return redirect(
+            f"{reverse('dashboard:consumers')}?{urlencode({'project': projects[0][0]})}"
+        )
+    return _render(
+        request,
+        "search.html",
+        "search",
+        {
+            "search_q": q,
+            "providers": providers,
+            "consumers": consumers,
+            "projects": projects,
+            "found": found,
+            "rows_shown": SEARCH_ROWS,
+        },
+    )
 
 
 # --- try a request --------------------------------------------------------------------------

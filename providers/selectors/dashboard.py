@@ -542,3 +542,17 @@ def aggregate_detail(uuid, page_number=1):
         return None
     members = provider_list_page(ProviderFilters(aggregate=aggregate.uuid), page_number)
     return AggregateDetail(aggregate, members)
+
+
+# --- search ---------------------------------------------------------------------------------
+
+
+def providers_matching(q, limit=20):
+    """Providers whose name (or uuid) contains ``q``, in name order, with their root's name."""
+    if not q.strip():
+        return []
+    return list(
+        filtered_providers(ProviderFilters(q=q)).values_list(
+            "uuid", "name", "parent_id", "root__name"
+        )[:limit]
+    )

@@ -292,20 +292,27 @@ def test_projects_search(cloud, staff):
 
 def test_traits_page_counts_providers_per_trait(cloud, staff):
     r = staff.get("/dashboard/traits/")
-    assert row_of(r, "traits", "HW_CPU_X86_AVX2") == "HW_CPU_X86_AVX2 standard 1 Edit"
+    # Standard traits are read-only: the admin link says View, custom ones say Edit.
+    assert row_of(r, "traits", "HW_CPU_X86_AVX2") == "HW_CPU_X86_AVX2 standard 1 View"
     assert row_of(r, "traits", "CUSTOM_MAINT") == "CUSTOM_MAINT custom 1 Edit"
     assert "2 traits that some provider has." in text(r)
 
 
 def test_traits_page_can_include_unused_traits(cloud, staff):
     r = staff.get("/dashboard/traits/?all=1&q=HW_CPU_X86_SSE")
-    assert row_of(r, "traits", "HW_CPU_X86_SSE ") == "HW_CPU_X86_SSE standard 0 Edit"
+    assert row_of(r, "traits", "HW_CPU_X86_SSE ") == "HW_CPU_X86_SSE standard 0 View"
 
 
 def test_resource_classes_page_counts_providers_and_usage(cloud, staff):
     r = staff.get("/dashboard/resource-classes/")
-    assert row_of(r, "resource-classes", "VCPU") == "VCPU standard 2 6 Edit"
-    assert row_of(r, "resource-classes", "DISK_GB") == "DISK_GB standard 0 0 Edit"
+    assert row_of(r, "resource-classes", "VCPU") == "VCPU standard 2 6 View"
+    assert "3 resource classes that some provider has inventory of" in text(r)
+
+
+def test_resource_classes_page_hides_unused_classes_unless_asked_like_traits(cloud, staff):
+    assert "DISK_GB" not in text(staff.get("/dashboard/resource-classes/"))
+    r = staff.get("/dashboard/resource-classes/?all=1")
+    assert row_of(r, "resource-classes", "DISK_GB") == "DISK_GB standard 0 0 View"
 
 
 def test_aggregates_page_counts_members(cloud, staff):
