@@ -6,7 +6,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('providers', '0001_initial'),
+        ('providers', '0002_compute_nodes_and_class_metadata'),
     ]
 
     operations = [
