@@ -11,7 +11,7 @@ from django.core.paginator import Paginator
 from django.db.models import Count, IntegerField, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
 
-from .models import Allocation, Consumer, Project, User
+from .models import Allocation, Consumer, ConsumerType, Project, User
 
 CONSUMERS_PER_PAGE = 50
 PROJECTS_PER_PAGE = 50
@@ -65,12 +65,31 @@ class ConsumerRow:
     user: str
     consumer_type: str | None
     generation: int
+    created_at: object
+    updated_at: object
     provider_count: int
     resources: list  # (class name, used) summed over providers
+    hosts: list  # (uuid, name) of the root providers (hosts) it has allocations in
+
+
+def _hosts_of(consumer_ids):
+    """{consumer id: [(host uuid, host name), ...]}: the trees a consumer takes from."""
+    rows = (
+        Allocation.objects.filter(consumer_id__in=consumer_ids)
+        .values_list(
+            "consumer_id", "resource_provider__root__uuid", "resource_provider__root__name"
+        )
+        .distinct()
+        .order_by("consumer_id", "resource_provider__root__name")
+    )
+    found = defaultdict(list)
+    for consumer_id, uuid, name in rows:
+        found[consumer_id].append((uuid, name))
+    return found
 
 
 def consumer_list_page(filters, page_number=1, per_page=CONSUMERS_PER_PAGE):
-    """A page of :class:`ConsumerRow`; three queries (count, page, usage)."""
+    """A page of :class:`ConsumerRow`, newest first; four queries (count, page, usage, hosts)."""
     qs = Consumer.objects.all()
     if filters.q:
         q = filters.q.strip()
@@ -105,14 +124,24 @@ def consumer_list_page(filters, page_number=1, per_page=CONSUMERS_PER_PAGE):
             "user__external_id",
             "consumer_type__name",
             "generation",
+            "created_at",
+            "updated_at",
             "provider_count",
         ),
         per_page,
     ).get_page(page_number)
     rows = list(page.object_list)
-    usage = _usage_by("consumer_id", [row[0] for row in rows])
-    page.object_list = [ConsumerRow(*row, usage.get(row[0], [])) for row in rows]
+    ids = [row[0] for row in rows]
+    usage = _usage_by("consumer_id", ids)
+    hosts = _hosts_of(ids)
+    page.object_list = [
+        ConsumerRow(*row, usage.get(row[0], []), hosts.get(row[0], [])) for row in rows
+    ]
     return page
+
+
+def consumer_type_names():
+    return list(ConsumerType.objects.order_by("name").values_list("name", flat=True))
 
 
 @dataclass(frozen=True)
@@ -238,3 +267,54 @@ def projects_matching(q, limit=20):
         .order_by("external_id")
         .values_list("external_id", "consumer_count")[:limit]
     )
+
+
+# --- overview: who uses what ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProjectShare:
+    project: str  # "" for the rest, summed
+    used: int
+    percent: float
+
+
+@dataclass(frozen=True)
+class ClassShares:
+    resource_class: str
+    used: int
+    shares: list  # ProjectShare, largest first, the rest summed last
+
+
+def usage_share_by_project(*, top=5):
+    """Per resource class in use, the ``top`` projects' share of what is used (one query)."""
+    rows = (
+        Allocation.objects.values(
+            "resource_class_id", "resource_class__name", "consumer__project_id"
+        )
+        .annotate(used=Sum("used"))
+        .order_by()
+        .values_list(
+            "resource_class_id",
+            "resource_class__name",
+            "consumer__project__external_id",
+            "used",
+        )
+    )
+    per_class = defaultdict(list)
+    names = {}
+    for rc, rc_name, project, used in rows:
+        names[rc] = rc_name
+        per_class[rc].append((used, project))
+    found = []
+    for rc in sorted(per_class):
+        amounts = sorted(per_class[rc], key=lambda item: (-item[0], item[1]))
+        total = sum(used for used, _ in amounts)
+        if total <= 0:
+            continue
+        shares = [ProjectShare(p, u, u * 100.0 / total) for u, p in amounts[:top]]
+        rest = sum(u for u, _ in amounts[top:])
+        if rest:
+            shares.append(ProjectShare("", rest, rest * 100.0 / total))
+        found.append(ClassShares(names[rc], total, shares))
+    return found

@@ -84,6 +84,8 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
+            # The dashboard is a package of placementsite, not an app: name its tags here.
+            "libraries": {"dashboard": "placementsite.dashboard.templatetags.dashboard"},
         },
     },
 ]

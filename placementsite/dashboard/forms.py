@@ -40,7 +40,12 @@ class ConsumerFilterForm(forms.Form):
     q = forms.CharField(required=False, max_length=255, label="Uuid, project or user")
     project = forms.CharField(required=False, max_length=255)
     user = forms.CharField(required=False, max_length=255)
-    consumer_type = forms.CharField(required=False, max_length=255, label="Consumer type")
+    consumer_type = forms.ChoiceField(required=False, label="Consumer type")
+
+    def __init__(self, *args, type_names=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        # A select of the types that exist (an unknown one is a form error, not a 500).
+        self.fields["consumer_type"].choices = [("", "any")] + [(n, n) for n in type_names]
 
 
 def _as_query(key, value):

@@ -19,11 +19,13 @@ from django.urls import reverse
 from django.utils import timezone
 
 from allocations import selectors_dashboard as allocation_reads
+from placementsite import selectors as service_health
 from providers import capacity
 from providers.selectors import dashboard as provider_reads
 from providers.selectors import fit
 from scheduling.selectors import candidates_preview
 
+from . import exports
 from .forms import (
     CandidateOptionsForm,
     ConsumerFilterForm,
@@ -32,6 +34,7 @@ from .forms import (
     request_groups_of,
     request_query,
 )
+from .units import class_units
 
 # How many providers the "try a request" page lists per group in each table.
 FIT_ROWS_SHOWN = 100
@@ -96,6 +99,7 @@ def _render(request, template, section, context):
         "show_nav": True,
         "now": timezone.now(),
         "refresh": _refresh_period(request),
+        "units": class_units(),
         **context,
     }
     return render(request, f"dashboard/{template}", context)
@@ -107,58 +111,22 @@ def _page_number(request):
 
 # --- overview -------------------------------------------------------------------------------
 
-CHART_LABEL_WIDTH = 150
-CHART_BAR_WIDTH = 420
-CHART_ROW_HEIGHT = 30
-
-
-def utilisation_chart(class_usages):
-    """Geometry of the server-rendered SVG bar chart (presentation only)."""
-    bars = []
-    for index, usage in enumerate(class_usages):
-        shown = min(usage.utilisation, 100.0)
-        bars.append(
-            {
-                "usage": usage,
-                "y": index * CHART_ROW_HEIGHT + 10,
-                "text_y": index * CHART_ROW_HEIGHT + 25,
-                "width": round(CHART_BAR_WIDTH * shown / 100.0, 1),
-                "level": _level(usage.utilisation),
-            }
-        )
-    return {
-        "bars": bars,
-        "label_width": CHART_LABEL_WIDTH,
-        "bar_width": CHART_BAR_WIDTH,
-        "bar_end": CHART_LABEL_WIDTH + CHART_BAR_WIDTH,
-        "value_x": CHART_LABEL_WIDTH + CHART_BAR_WIDTH + 10,
-        "width": CHART_LABEL_WIDTH + CHART_BAR_WIDTH + 70,
-        "height": len(bars) * CHART_ROW_HEIGHT + 30,
-        "ticks": [
-            {"x": CHART_LABEL_WIDTH + CHART_BAR_WIDTH * pct / 100, "label": f"{pct}%"}
-            for pct in (0, 25, 50, 75, 100)
-        ],
-    }
-
-
-def _level(percent):
-    if percent >= 90:
-        return "high"
-    if percent >= 70:
-        return "mid"
-    return "low"
+# Colours of the projects in the usage-share bars (the rest is grey), by rank.
+SHARE_COLOURS = 5
 
 
 @staff_required(*USAGE)
 def overview(request):
-    class_usages = provider_reads.class_usage_summary()
+    now = timezone.now()
+    tasks = [(task, task.late(now)) for task in service_health.task_health()]
     return _render(
         request,
         "overview.html",
         "overview",
         {
-            "class_usages": class_usages,
-            "chart": utilisation_chart(class_usages),
+            "class_usages": provider_reads.class_usage_summary(),
+            "project_shares": allocation_reads.usage_share_by_project(top=SHARE_COLOURS),
+            "tasks": tasks,
             "provider_counts": provider_reads.provider_counts(),
             "allocation_counts": allocation_reads.allocation_counts(),
             "fullest": provider_reads.fullest_providers(limit=10),
@@ -172,13 +140,85 @@ def overview(request):
 @staff_required(*USAGE)
 def provider_list(request):
     form = ProviderFilterForm(request.GET)
-    page = provider_reads.provider_list_page(form.filters(), _page_number(request))
+    sort = request.GET.get("sort", "")[:300]
+    if provider_reads.parse_provider_sort(sort) is None:
+        sort = ""
+    fmt = exports.requested(request)
+    if fmt:
+        filters = form.filters()
+        rows = exports.every_row(
+            lambda n, size: provider_reads.provider_list_page(filters, n, size, sort=sort)
+        )
+        return exports.response(
+            fmt,
+            "providers",
+            PROVIDER_COLUMNS,
+            (
+                {
+                    "name": row.name,
+                    "uuid": row.uuid,
+                    "parent_uuid": row.parent_uuid,
+                    "root_uuid": row.root_uuid,
+                    "tree_size": row.tree_size,
+                    "sharing": row.is_sharing,
+                    "traits": row.trait_count,
+                    "aggregates": row.aggregate_count,
+                    "generation": row.generation,
+                    "inventories": exports.usage_map(row.inventories),
+                }
+                for row in rows
+            ),
+        )
+    page = provider_reads.provider_list_page(form.filters(), _page_number(request), sort=sort)
+    choices = provider_reads.provider_filter_choices()
     return _render(
         request,
         "provider_list.html",
         "providers",
-        {"form": form, "page": page, "choices": provider_reads.provider_filter_choices()},
+        {
+            "form": form,
+            "page": page,
+            "choices": choices,
+            "sort": sort,
+            "sort_class": sort.partition(":")[2],
+            "class_sorts": _sort_options(choices.resource_classes, sort),
+        },
     )
+
+
+PROVIDER_COLUMNS = [
+    "name",
+    "uuid",
+    "parent_uuid",
+    "root_uuid",
+    "tree_size",
+    "sharing",
+    "traits",
+    "aggregates",
+    "generation",
+    "inventories",  # a host's: its whole tree's
+]
+
+
+def _sort_options(class_names, current):
+    """The orders the provider list's "Sort by" menu offers: the current one (a column
+    header's), then most/least free and fullest/emptiest per class."""
+    options = []
+    if current and ":" not in current:
+        options.append(
+            (
+                current,
+                f"{current.lstrip('-')} ({'descending' if current[0] == '-' else 'ascending'})",
+            )
+        )
+    for name in class_names:
+        options += [
+            (f"-free:{name}", f"most free {name} first"),
+            (f"free:{name}", f"least free {name} first"),
+            (f"-utilisation:{name}", f"fullest {name} first"),
+            (f"utilisation:{name}", f"emptiest {name} first (by %)"),
+        ]
+    return options
 
 
 @staff_required(*USAGE, "allocations.view_consumer")
@@ -194,13 +234,50 @@ def provider_detail(request, uuid):
 
 @staff_required(*CONSUMERS, "allocations.view_project")
 def consumer_list(request):
-    form = ConsumerFilterForm(request.GET)
+    form = ConsumerFilterForm(request.GET, type_names=allocation_reads.consumer_type_names())
     data = form.cleaned_data if form.is_valid() else {}
     filters = allocation_reads.ConsumerFilters(
         **{name: data.get(name, "") for name in ("q", "project", "user", "consumer_type")}
     )
+    fmt = exports.requested(request)
+    if fmt:
+        rows = exports.every_row(
+            lambda n, size: allocation_reads.consumer_list_page(filters, n, per_page=size)
+        )
+        return exports.response(
+            fmt,
+            "consumers",
+            CONSUMER_COLUMNS,
+            (
+                {
+                    "uuid": c.uuid,
+                    "project": c.project,
+                    "user": c.user,
+                    "consumer_type": c.consumer_type or "",
+                    "generation": c.generation,
+                    "hosts": [name for _uuid, name in c.hosts],
+                    "resources": dict(c.resources),
+                    "created_at": c.created_at,
+                    "updated_at": c.updated_at,
+                }
+                for c in rows
+            ),
+        )
     page = allocation_reads.consumer_list_page(filters, _page_number(request))
     return _render(request, "consumer_list.html", "consumers", {"form": form, "page": page})
+
+
+CONSUMER_COLUMNS = [
+    "uuid",
+    "project",
+    "user",
+    "consumer_type",
+    "generation",
+    "hosts",
+    "resources",
+    "created_at",
+    "updated_at",
+]
 
 
 @staff_required(*CONSUMERS, *PROVIDERS)
@@ -214,6 +291,27 @@ def consumer_detail(request, uuid):
 @staff_required("allocations.view_project", *USAGE)
 def project_list(request):
     q = request.GET.get("q", "")[:255]
+    fmt = exports.requested(request)
+    if fmt:
+        rows = exports.every_row(
+            lambda n, size: (
+                allocation_reads.project_usage_page(q=q, page_number=n, per_page=size).page
+            )
+        )
+        return exports.response(
+            fmt,
+            "projects",
+            ["project", "consumers", "users", "usage"],
+            (
+                {
+                    "project": p.external_id,
+                    "consumers": p.consumer_count,
+                    "users": p.user_count,
+                    "usage": p.usage,
+                }
+                for p in rows
+            ),
+        )
     usage = allocation_reads.project_usage_page(q=q, page_number=_page_number(request))
     return _render(request, "project_list.html", "projects", {"usage": usage, "q": q})
 
@@ -225,6 +323,19 @@ def project_list(request):
 def trait_list(request):
     q = request.GET.get("q", "")[:255]
     show_all = request.GET.get("all") == "1"
+    fmt = exports.requested(request)
+    if fmt:
+        rows = exports.every_row(
+            lambda n, size: provider_reads.traits_with_counts(
+                in_use_only=not show_all, q=q, page_number=n, per_page=size
+            )
+        )
+        return exports.response(
+            fmt,
+            "traits",
+            ["name", "custom", "providers"],
+            ({"name": t.name, "custom": t.is_custom, "providers": t.provider_count} for t in rows),
+        )
     page = provider_reads.traits_with_counts(
         in_use_only=not show_all, q=q, page_number=_page_number(request)
     )
@@ -241,6 +352,23 @@ def resource_class_list(request):
     total = len(classes)
     if not show_all:
         classes = [rc for rc in classes if rc.provider_count or rc.used]
+    fmt = exports.requested(request)
+    if fmt:
+        return exports.response(
+            fmt,
+            "resource-classes",
+            ["name", "custom", "unit", "providers", "used"],
+            (
+                {
+                    "name": rc.name,
+                    "custom": rc.is_custom,
+                    "unit": rc.unit,
+                    "providers": rc.provider_count,
+                    "used": rc.used,
+                }
+                for rc in classes
+            ),
+        )
     return _render(
         request,
         "resource_class_list.html",
@@ -251,6 +379,17 @@ def resource_class_list(request):
 
 @staff_required("providers.view_aggregate")
 def aggregate_list(request):
+    fmt = exports.requested(request)
+    if fmt:
+        rows = exports.every_row(
+            lambda n, size: provider_reads.aggregates_with_counts(page_number=n, per_page=size)
+        )
+        return exports.response(
+            fmt,
+            "aggregates",
+            ["uuid", "members"],
+            ({"uuid": a.uuid, "members": a.member_count} for a in rows),
+        )
     page = provider_reads.aggregates_with_counts(page_number=_page_number(request))
     return _render(request, "aggregate_list.html", "aggregates", {"page": page})
 
@@ -268,7 +407,7 @@ def aggregate_detail(request, uuid):
 SEARCH_ROWS = 20
 
 
-@staff_required
+@staff_required(*PROVIDERS, *CONSUMERS, "allocations.view_project")
 def search(request):
     """One box across providers (name or uuid), consumers (uuid) and projects (id)."""
     q = request.GET.get("q", "").strip()[:255]

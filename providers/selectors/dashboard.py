@@ -9,23 +9,29 @@ whatever the number of providers.
 import heapq
 import uuid as uuidlib
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.core.paginator import Paginator
 from django.db.models import (
+    Case,
     Count,
     Exists,
+    ExpressionWrapper,
+    F,
+    FloatField,
     IntegerField,
     OuterRef,
     Q,
     Subquery,
     Sum,
+    Value,
+    When,
 )
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, NullIf
 
 from allocations.models import Allocation
 
-from ..capacity import CAPACITY_FIELDS, Capacity, usable_units
+from ..capacity import CAPACITY_FIELDS, Capacity, usable_expression, usable_units
 from ..models import (
     Aggregate,
     Inventory,
@@ -133,6 +139,67 @@ def inventory_usages_by_provider(provider_ids):
     found = defaultdict(list)
     for rp, rc, rc_name, *fields in rows:
         found[rp].append(InventoryUsage(rc_name, Capacity(*fields), used.get((rp, rc), 0)))
+    return found
+
+
+@dataclass(frozen=True)
+class TreeClassUsage:
+    """One resource class summed over a whole tree: a host and its NUMA, GPU... children."""
+
+    resource_class: str
+    inventories: int  # how many providers of the tree have inventory of the class
+    total: int
+    reserved: int
+    capacity: int
+    used: int
+
+    @property
+    def free(self):
+        return self.capacity - self.used
+
+    @property
+    def utilisation(self):
+        return utilisation(self.used, self.capacity)
+
+
+def tree_usages_by_root(root_ids):
+    """{root id: [TreeClassUsage, ...]} in resource class order, for whole trees (two queries).
+
+    Capacity is summed inventory by inventory (each by the capacity model's rule), so a
+    host whose VCPU sits on two NUMA children has the VCPU of both.
+    """
+    used = {
+        (root, rc): amount
+        for root, rc, amount in Allocation.objects.filter(resource_provider__root_id__in=root_ids)
+        .values("resource_provider__root_id", "resource_class_id")
+        .annotate(used=Sum("used"))
+        .order_by()
+        .values_list("resource_provider__root_id", "resource_class_id", "used")
+    }
+    rows = (
+        Inventory.objects.filter(resource_provider__root_id__in=root_ids)
+        .order_by("resource_provider__root_id", "resource_class_id")
+        .values_list(
+            "resource_provider__root_id",
+            "resource_class_id",
+            "resource_class__name",
+            "total",
+            "reserved",
+            "allocation_ratio",
+        )
+    )
+    sums = {}
+    for root, rc, rc_name, total, reserved, ratio in rows:
+        acc = sums.setdefault((root, rc), [rc_name, 0, 0, 0, 0])
+        acc[1] += 1
+        acc[2] += total
+        acc[3] += reserved
+        acc[4] += usable_units(total, reserved, ratio)
+    found = defaultdict(list)
+    for (root, rc), (rc_name, n, total, reserved, capacity) in sums.items():
+        found[root].append(
+            TreeClassUsage(rc_name, n, total, reserved, capacity, used.get((root, rc), 0))
+        )
     return found
 
 
@@ -324,25 +391,121 @@ class ProviderRow:
     root_name: str | None
     trait_count: int
     aggregate_count: int
-    inventories: list
+    tree_size: int  # providers in the tree of a root (1 for a flat host); 0 for a child
+    is_sharing: bool  # has MISC_SHARES_VIA_AGGREGATE: lends its resources to its aggregates
+    inventories: list  # a host's: its whole tree's, per class (TreeClassUsage)
 
     @property
     def is_root(self):
         return self.parent_uuid is None
 
+    @property
+    def is_host_of_a_tree(self):
+        return self.is_root and self.tree_size > 1
 
-def provider_list_page(filters, page_number=1, per_page=PROVIDERS_PER_PAGE):
-    """One page of :class:`ProviderRow` for the providers passing ``filters``.
 
-    Four queries: the count, the page (with parent, root and link counts),
-    its inventories and their usage.
+# Sort keys of the provider list: plain columns, and per resource class ("free:VCPU").
+PROVIDER_SORTS = {
+    "name": "name",
+    "generation": "generation",
+    "traits": "trait_count",
+    "aggregates": "aggregate_count",
+}
+CLASS_SORTS = ("free", "used", "utilisation", "capacity")
+
+
+def _tree_or_own(model, resource_class_id, value):
+    """Per row: ``Sum(value)`` of ``model`` rows of the class over the row's whole tree when
+    it is a root (what the row shows for a host), else over the provider alone."""
+
+    def summed(**where):
+        return Subquery(
+            model.objects.filter(resource_class_id=resource_class_id, **where)
+            .order_by()
+            .values("resource_class_id")
+            .annotate(s=Sum(value))
+            .values("s")[:1]
+        )
+
+    return Case(
+        When(parent__isnull=True, then=summed(resource_provider__root_id=OuterRef("pk"))),
+        default=summed(resource_provider_id=OuterRef("pk")),
+    )
+
+
+SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
+
+
+def _is_sharing():
+    return Exists(
+        ResourceProviderTrait.objects.filter(
+            resource_provider_id=OuterRef("pk"), trait__name=SHARING_TRAIT
+        )
+    )
+
+
+def parse_provider_sort(sort):
+    """``"-free:VCPU"`` -> ``(True, "free", "VCPU")``; ``None`` for an unknown sort."""
+    descending = sort.startswith("-")
+    key, _, class_name = sort.lstrip("-").partition(":")
+    if key in PROVIDER_SORTS and not class_name:
+        return descending, key, ""
+    if key in CLASS_SORTS and class_name:
+        return descending, key, class_name
+    return None
+
+
+def _sorted(qs, sort):
+    """``qs`` in the order ``sort`` names, name breaking ties; name order if it is unknown.
+
+    Per class, rows without inventory of the class come last whatever the direction.
+    """
+    parsed = parse_provider_sort(sort or "")
+    if parsed is None:
+        return qs.order_by("name")
+    descending, key, class_name = parsed
+    if key in PROVIDER_SORTS:
+        column = F(PROVIDER_SORTS[key])
+    else:
+        rc_id = ResourceClass.objects.filter(name=class_name).values_list("id", flat=True).first()
+        if rc_id is None:
+            return qs.order_by("name")
+        qs = qs.annotate(
+            _usable=_tree_or_own(Inventory, rc_id, usable_expression()),
+            _used=Coalesce(_tree_or_own(Allocation, rc_id, "used"), 0),
+        )
+        column = {
+            "capacity": F("_usable"),
+            "used": ExpressionWrapper(
+                Case(When(_usable__isnull=False, then=F("_used"))), output_field=IntegerField()
+            ),
+            "free": ExpressionWrapper(F("_usable") - F("_used"), output_field=IntegerField()),
+            "utilisation": ExpressionWrapper(
+                F("_used") * 100.0 / NullIf(F("_usable"), 0), output_field=FloatField()
+            ),
+        }[key]
+    order = column.desc(nulls_last=True) if descending else column.asc(nulls_last=True)
+    return qs.order_by(order, "name", "id")
+
+
+def provider_list_page(filters, page_number=1, per_page=PROVIDERS_PER_PAGE, sort=""):
+    """One page of :class:`ProviderRow` for the providers passing ``filters``, in the order
+    ``sort`` names (see :func:`parse_provider_sort`), name order by default.
+
+    A host (a root) shows its whole tree's inventories and usage per class, and sorts by
+    them; a child shows its own. Six queries: the count, the page (with parent, root, link
+    and tree counts), the inventories and usage of the flat providers and of the trees.
     """
     qs = filtered_providers(filters).annotate(
         trait_count=_count_of(ResourceProviderTrait),
         aggregate_count=_count_of(ResourceProviderAggregate),
+        tree_size=_count_of(ResourceProvider, "root_id"),
+        is_sharing=_is_sharing(),
     )
+    if filters.tree == TREE_CHILD:
+        qs = qs.annotate(tree_size=Value(0))
     page = Paginator(
-        qs.values_list(
+        _sorted(qs, sort).values_list(
             "id",
             "uuid",
             "name",
@@ -353,11 +516,17 @@ def provider_list_page(filters, page_number=1, per_page=PROVIDERS_PER_PAGE):
             "root__name",
             "trait_count",
             "aggregate_count",
+            "tree_size",
+            "is_sharing",
         ),
         per_page,
     ).get_page(page_number)
     rows = list(page.object_list)
-    inventories = inventory_usages_by_provider([row[0] for row in rows])
+    trees = {row[0] for row in rows if row[4] is None and row[10] > 1}
+    single = [row[0] for row in rows if row[0] not in trees]
+    inventories = inventory_usages_by_provider(single) if single else {}
+    if trees:
+        inventories.update(tree_usages_by_root(trees))
     page.object_list = [ProviderRow(*row, inventories.get(row[0], [])) for row in rows]
     return page
 
@@ -398,6 +567,7 @@ class TreeNode:
     name: str
     depth: int
     is_current: bool
+    inventories: list = ()  # InventoryUsage of this provider alone
 
 
 @dataclass(frozen=True)
@@ -418,8 +588,9 @@ class ProviderDetail:
     provider: ResourceProvider
     parent: ResourceProvider | None
     root: ResourceProvider | None
-    tree: list
+    tree: list  # TreeNode, depth first, each with its own inventories
     inventories: list
+    tree_totals: list  # for a host with children: TreeClassUsage over the whole tree
     traits: list
     aggregates: list
     consumers: list
@@ -453,7 +624,13 @@ def provider_detail(uuid):
     provider = ResourceProvider.objects.select_related("parent", "root").filter(uuid=uuid).first()
     if provider is None:
         return None
-    tree = _tree_nodes(provider.root_id or provider.id, provider.id)
+    root_id = provider.root_id or provider.id
+    tree = _tree_nodes(root_id, provider.id)
+    usages = inventory_usages_by_provider([node.id for node in tree] or [provider.id])
+    tree = [replace(node, inventories=usages.get(node.id, [])) for node in tree]
+    tree_totals = []
+    if provider.parent_id is None and len(tree) > 1:
+        tree_totals = tree_usages_by_root([provider.id]).get(provider.id, [])
     allocations = (
         Allocation.objects.filter(resource_provider=provider)
         .order_by("consumer__uuid", "resource_class_id")
@@ -481,7 +658,8 @@ def provider_detail(uuid):
         parent=provider.parent,
         root=provider.root,
         tree=tree,
-        inventories=inventory_usages_by_provider([provider.id]).get(provider.id, []),
+        inventories=usages.get(provider.id, []),
+        tree_totals=tree_totals,
         traits=list(provider.traits.order_by("id").values_list("name", flat=True)),
         aggregates=list(provider.aggregates.order_by("uuid").values_list("uuid", flat=True)),
         consumers=list(consumers.values()),
@@ -534,6 +712,40 @@ def aggregates_with_counts(*, page_number=1, per_page=100):
 class AggregateDetail:
     aggregate: Aggregate
     members: object  # a page of ProviderRow
+    totals: list  # TreeClassUsage per class over the members' own inventories
+    sharing_members: int
+
+
+def _member_totals(aggregate_id):
+    """Capacity and usage per class summed over an aggregate's members (two queries)."""
+    members = ResourceProviderAggregate.objects.filter(aggregate_id=aggregate_id).values(
+        "resource_provider_id"
+    )
+    used = dict(
+        Allocation.objects.filter(resource_provider_id__in=members)
+        .values("resource_class_id")
+        .annotate(used=Sum("used"))
+        .order_by()
+        .values_list("resource_class_id", "used")
+    )
+    rows = (
+        Inventory.objects.filter(resource_provider_id__in=members)
+        .order_by("resource_class_id")
+        .values_list(
+            "resource_class_id", "resource_class__name", "total", "reserved", "allocation_ratio"
+        )
+    )
+    sums = {}
+    for rc, rc_name, total, reserved, ratio in rows:
+        acc = sums.setdefault(rc, [rc_name, 0, 0, 0, 0])
+        acc[1] += 1
+        acc[2] += total
+        acc[3] += reserved
+        acc[4] += usable_units(total, reserved, ratio)
+    return [
+        TreeClassUsage(name, n, total, reserved, capacity, used.get(rc, 0))
+        for rc, (name, n, total, reserved, capacity) in sums.items()
+    ]
 
 
 def aggregate_detail(uuid, page_number=1):
@@ -541,7 +753,19 @@ def aggregate_detail(uuid, page_number=1):
     if aggregate is None:
         return None
     members = provider_list_page(ProviderFilters(aggregate=aggregate.uuid), page_number)
-    return AggregateDetail(aggregate, members)
+    sharing = (
+        ResourceProviderAggregate.objects.filter(aggregate=aggregate)
+        .filter(
+            Exists(
+                ResourceProviderTrait.objects.filter(
+                    resource_provider_id=OuterRef("resource_provider_id"),
+                    trait__name=SHARING_TRAIT,
+                )
+            )
+        )
+        .count()
+    )
+    return AggregateDetail(aggregate, members, _member_totals(aggregate.id), sharing)
 
 
 # --- search ---------------------------------------------------------------------------------

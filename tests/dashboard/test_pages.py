@@ -33,9 +33,11 @@ def row_of(response, table_id, first_cell):
 def test_overview_sums_each_class_with_capacity_after_ratio_and_reserved(cloud, staff):
     r = staff.get("/dashboard/")
     # inventories, total, reserved, capacity, used, free, utilisation
-    assert row_of(r, "class-usage", "VCPU") == "VCPU 2 12 0 20 6 14 30%"
-    assert row_of(r, "class-usage", "MEMORY_MB") == "MEMORY_MB 2 6,144 512 5,632 3,072 2,560 55%"
-    assert row_of(r, "class-usage", "PCPU") == "PCPU 1 4 0 4 2 2 50%"
+    assert row_of(r, "class-usage", "VCPU") == "VCPU 2 12 0 20 6 14 30% emptiest hosts"
+    assert row_of(r, "class-usage", "MEMORY_MB") == (
+        "MEMORY_MB 2 6 GiB 512 MiB 5.5 GiB 3 GiB 2.5 GiB 55% emptiest hosts"
+    )
+    assert row_of(r, "class-usage", "PCPU") == "PCPU 1 4 0 4 2 2 50% emptiest hosts"
 
 
 def test_overview_lists_only_classes_some_provider_has(cloud, staff):
@@ -45,7 +47,7 @@ def test_overview_lists_only_classes_some_provider_has(cloud, staff):
 
 def test_overview_counts_providers_consumers_and_projects(cloud, staff):
     page = text(staff.get("/dashboard/"))
-    assert "3 providers 2 roots" in page
+    assert "2 hosts 3 providers with their children" in page
     assert "3 consumers 5 allocations" in page
     assert "2 projects 3 users" in page
     assert "2 aggregates" in page
@@ -53,18 +55,57 @@ def test_overview_counts_providers_consumers_and_projects(cloud, staff):
 
 def test_overview_lists_fullest_providers_first(cloud, staff):
     r = staff.get("/dashboard/")
-    assert row_of(r, "fullest", "cn1 ") == "cn1 MEMORY_MB 2,048 / 3,584 57%"
+    assert row_of(r, "fullest", "cn1 ") == "cn1 MEMORY_MB 2 GiB / 3.5 GiB 57%"
     html = r.content.decode().split('id="fullest"')[1]
     assert html.index(">cn1<") < html.index(">cn1-numa0<") < html.index(">cn2<")
 
 
-def test_overview_draws_utilisation_chart_as_inline_svg(cloud, staff):
+def test_overview_shows_each_class_shared_by_project(cloud, staff):
     html = staff.get("/dashboard/").content.decode()
-    svg = html.split('<svg class="chart" id="utilisation-chart"', 1)[1].split("</svg>")[0]
-    assert "VCPU: 6 of 20 used" in svg
-    # 30% of the 420px bar
-    assert 'width="126.0"' in svg
-    assert "http" not in svg.replace("http://www.w3.org", "")
+    shares = html.split('id="project-shares"', 1)[1].split("</section>")[0]
+    # VCPU: p1 holds 4 + 2 of 6; PCPU: p2 holds all 2.
+    assert 'title="p1: 6 (100%)"' in shares
+    assert 'title="p2: 2 (100%)"' in shares
+    assert 'MEMORY_MB</span> <span class="muted">3 GiB used' in shares
+
+
+def test_overview_sums_the_smaller_projects_as_other(db, staff):
+    from tests.factories import make_allocation, make_consumer
+
+    rp = make_provider("big", inventories={"VCPU": 100})
+    for i in range(7):
+        make_allocation(rp, make_consumer(project=f"proj{i}"), {"VCPU": 10 + i})
+    shares = staff.get("/dashboard/").content.decode().split('id="project-shares"', 1)[1]
+    # proj6..proj2 are the top five; proj1 (11) and proj0 (10) are summed.
+    assert "other projects: 21 (" in shares.split("</section>")[0]
+
+
+def test_overview_shows_the_periodic_tasks_health(db, staff):
+    from datetime import timedelta
+
+    from django.utils import timezone
+    from django_celery_beat.models import IntervalSchedule, PeriodicTask
+
+    from placementsite.tasks import heartbeat_record
+
+    every_minute = IntervalSchedule.objects.create(every=60, period=IntervalSchedule.SECONDS)
+    PeriodicTask.objects.update_or_create(
+        name="placement heartbeat",
+        defaults={"task": "placementsite.tasks.heartbeat", "interval": every_minute},
+    )
+    PeriodicTask.objects.update_or_create(
+        name="stalled sync",
+        defaults={
+            "task": "providers.tasks.sync",
+            "interval": every_minute,
+            "last_run_at": timezone.now() - timedelta(hours=1),
+        },
+    )
+    heartbeat_record(name="heartbeat", hostname="worker-1")
+    r = staff.get("/dashboard/")
+    assert "placement heartbeat 0:01:00" in row_of(r, "tasks", "placement heartbeat")
+    assert row_of(r, "tasks", "placement heartbeat").endswith("worker-1 on time")
+    assert "late: is the worker or beat running?" in row_of(r, "tasks", "stalled sync")
 
 
 def test_overview_marks_a_class_over_capacity(db, staff):
@@ -74,7 +115,7 @@ def test_overview_marks_a_class_over_capacity(db, staff):
     make_allocation(rp, make_consumer(), {"VCPU": 2})
     rp.inventories.update(total=1)
     r = staff.get("/dashboard/")
-    assert row_of(r, "class-usage", "VCPU") == "VCPU 1 1 0 1 2 -1 200%"
+    assert row_of(r, "class-usage", "VCPU") == "VCPU 1 1 0 1 2 -1 200% emptiest hosts"
     assert 'class="num over"' in r.content.decode()
 
 
@@ -89,7 +130,7 @@ def test_overview_of_an_empty_cloud_says_so(db, staff):
 
 def names_listed(response):
     html = response.content.decode()
-    table = html.split('<table class="grid">', 1)[1].split("</table>")[0]
+    table = html.split('<table class="grid sortable"', 1)[1].split("</table>")[0]
     return re.findall(r'class="strong" href="/dashboard/providers/[0-9a-f-]+/">([^<]+)<', table)
 
 
@@ -186,9 +227,10 @@ def test_providers_list_links_each_provider_to_its_admin_change_page(cloud, staf
 
 def test_provider_page_shows_inventories_with_capacity_used_and_free(cloud, staff):
     r = staff.get(f"/dashboard/providers/{cloud['cn1'].uuid}/")
-    assert row_of(r, "inventories", "VCPU") == "VCPU 8 0 2 16 4 12 1 / 2147483647 / 1 25%"
+    # Placement's default max_unit reads "no limit"; memory in binary units.
+    assert row_of(r, "inventories", "VCPU") == "VCPU 8 0 2 16 4 12 1 / no limit / 1 25%"
     assert row_of(r, "inventories", "MEMORY_MB") == (
-        "MEMORY_MB 4,096 512 1 3,584 2,048 1,536 1 / 2147483647 / 1 57%"
+        "MEMORY_MB 4 GiB 512 MiB 1 3.5 GiB 2 GiB 1.5 GiB 1 MiB / no limit / 1 MiB 57%"
     )
 
 
@@ -227,7 +269,7 @@ def test_provider_page_lists_traits_and_aggregates(cloud, staff):
 def test_provider_page_lists_allocations_by_consumer(cloud, staff):
     r = staff.get(f"/dashboard/providers/{cloud['cn1'].uuid}/")
     row = row_of(r, "allocations", str(cloud["vm1"].uuid))
-    assert row == f"{cloud['vm1'].uuid} p1 alice — 1 VCPU 4 MEMORY_MB 2,048"
+    assert row == f"{cloud['vm1'].uuid} p1 alice — 1 VCPU 4 MEMORY_MB 2 GiB"
 
 
 def test_provider_page_links_to_its_admin_change_page(cloud, staff):
@@ -238,10 +280,30 @@ def test_provider_page_links_to_its_admin_change_page(cloud, staff):
 # --- consumers and projects -----------------------------------------------------------------
 
 
-def test_consumers_list_shows_project_user_type_generation_and_resources(cloud, staff):
+def test_consumers_list_shows_project_user_type_host_resources_dates_generation(cloud, staff):
     r = staff.get("/dashboard/consumers/")
-    row = row_of(r, "consumers", str(cloud["vm3"].uuid))
-    assert row == f"{cloud['vm3'].uuid} p2 carol INSTANCE 1 1 PCPU 2 Edit"
+    vm3 = cloud["vm3"]
+    vm3.refresh_from_db()
+    created = f"{vm3.created_at:%Y-%m-%d %H:%M}"
+    updated = f"{vm3.updated_at:%Y-%m-%d %H:%M}"
+    row = row_of(r, "consumers", str(vm3.uuid))
+    # Its PCPU is on cn1-numa0: the host shown is cn1.
+    assert row == f"{vm3.uuid} p2 carol INSTANCE cn1 PCPU 2 {created} {updated} 1 Edit"
+
+
+def test_consumers_are_listed_newest_first(cloud, staff):
+    html = staff.get("/dashboard/consumers/").content.decode()
+    vm1, vm2, vm3 = (str(cloud[name].uuid) for name in ("vm1", "vm2", "vm3"))
+    assert html.index(vm3) < html.index(vm2) < html.index(vm1)
+
+
+def test_consumer_type_filter_is_a_select_of_existing_types(cloud, staff):
+    html = staff.get("/dashboard/consumers/").content.decode()
+    assert '<select name="consumer_type"' in html
+    assert '<option value="INSTANCE">INSTANCE</option>' in html
+    r = staff.get("/dashboard/consumers/?consumer_type=NO_SUCH_TYPE")
+    assert r.status_code == 200
+    assert "consumer_type: Select a valid choice." in text(r)
 
 
 def test_consumers_filter_by_project(cloud, staff):
@@ -262,7 +324,7 @@ def test_consumers_filter_by_consumer_type(cloud, staff):
 
 def test_consumer_page_shows_allocations_per_provider(cloud, staff):
     r = staff.get(f"/dashboard/consumers/{cloud['vm1'].uuid}/")
-    assert row_of(r, "allocations", "cn1") == f"cn1 {cloud['cn1'].uuid} VCPU 4 MEMORY_MB 2,048"
+    assert row_of(r, "allocations", "cn1") == f"cn1 {cloud['cn1'].uuid} VCPU 4 MEMORY_MB 2 GiB"
     assert "Project p1 User alice Consumer type — Generation 1" in text(r)
     assert f"/admin/allocations/consumer/{cloud['vm1'].pk}/change/" in r.content.decode()
 

@@ -13,17 +13,18 @@ AGG = uuid.UUID("cccccccc-0000-4000-8000-000000000003")
 # Queries per page, including the session and user lookups of the login (2) and the user's and
 # their groups' permissions (2).
 BUDGET = {
-    "overview": 19,
-    "providers": 11,
-    "provider": 11,
-    "consumers": 7,
-    "consumer": 6,
-    "projects": 7,
-    "traits": 6,
-    "resource_classes": 7,  # three grouped reads: classes, providers per class, usage
-    "aggregates": 6,
-    "aggregate": 9,
-    "try": 20,  # 11 for the fit report + 7 for the allocation candidates engine
+    # Every page also reads the resource classes' units once (1).
+    "overview": 23,  # + usage share by project (1), periodic tasks and heartbeats (2)
+    "providers": 14,  # + inventories and usage of whole trees for hosts with children (2)
+    "provider": 14,  # + the tree's totals (2)
+    "consumers": 8,
+    "consumer": 7,
+    "projects": 8,
+    "traits": 7,
+    "resource_classes": 8,  # three grouped reads: classes, providers per class, usage
+    "aggregates": 7,
+    "aggregate": 15,  # as providers, + the members' totals (2) and sharing count (1)
+    "try": 21,  # 11 for the fit report + 7 for the allocation candidates engine
 }
 
 

@@ -1,0 +1,55 @@
+"""Template helpers of the dashboard: amounts in human units and sortable column headers."""
+
+from django import template
+from django.utils.html import format_html
+
+from ..units import NO_LIMIT, human
+
+register = template.Library()
+
+
+@register.simple_tag(takes_context=True)
+def amount(context, value, resource_class):
+    """``{% amount inv.used inv.resource_class %}``: the amount in the class's unit.
+
+    The page's ``units`` ({class name: unit}, read once per page by the view) says
+    which unit a class counts in.
+    """
+    return human(value, context.get("units", {}).get(resource_class, ""))
+
+
+@register.simple_tag(takes_context=True)
+def limit(context, value, resource_class):
+    """As ``amount``, but Placement's default max_unit reads as "no limit"."""
+    if value == NO_LIMIT:
+        return "no limit"
+    return amount(context, value, resource_class)
+
+
+@register.simple_tag(takes_context=True)
+def sort_header(context, key, label, numeric=False):
+    """A column header that sorts the table by ``key`` (server-side, kept in the URL).
+
+    The first click on a numeric column sorts it largest first; a second click flips it.
+    """
+    request = context["request"]
+    current = context.get("sort", "")
+    descending_first = numeric
+    if current == key:
+        target, arrow, state = f"-{key}", " ▲", "ascending"
+    elif current == f"-{key}":
+        target, arrow, state = key, " ▼", "descending"
+    else:
+        target, arrow, state = (f"-{key}" if descending_first else key), "", "none"
+    query = request.GET.copy()
+    query["sort"] = target
+    query.pop("page", None)
+    return format_html(
+        '<a class="sort{}" href="?{}" aria-sort="{}" data-sort="{}">{}{}</a>',
+        "" if state == "none" else " sorted",
+        query.urlencode(),
+        state,
+        key,
+        label,
+        arrow,
+    )

@@ -1,0 +1,60 @@
+"""Reads about the service itself: are the Celery worker and beat alive, when did tasks run."""
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django_celery_beat.models import PeriodicTask
+
+from .models import Heartbeat
+
+# A periodic task is late after this many of its periods without a run.
+LATE_AFTER_PERIODS = 3
+
+
+@dataclass(frozen=True)
+class TaskHealth:
+    name: str
+    enabled: bool
+    every: timedelta | None  # its interval, when it runs on one
+    last_run: object  # datetime or None
+    heartbeat_runs: int | None  # for tasks that record a heartbeat
+    hostname: str
+
+    def late(self, now):
+        """True when it has not run for LATE_AFTER_PERIODS periods (or never ran)."""
+        if not self.enabled:
+            return False
+        if self.last_run is None:
+            return True
+        return self.every is not None and now - self.last_run > self.every * LATE_AFTER_PERIODS
+
+
+def task_health():
+    """Every periodic task of the beat schedule with its last run (two queries).
+
+    A task's heartbeat (written by the worker when it ran the task) wins over beat's own
+    ``last_run_at`` (written when beat sent it): a heartbeat proves the worker ran it.
+    """
+    beats = {h.name: h for h in Heartbeat.objects.all()}
+    found = []
+    for task in PeriodicTask.objects.select_related("interval").order_by("name"):
+        if task.name.startswith("celery."):  # celery's own housekeeping
+            continue
+        interval = task.interval
+        every = None
+        if interval is not None:
+            every = timedelta(**{interval.period: interval.every})
+        # placementsite.tasks.heartbeat records its runs as "heartbeat": by the task's name.
+        beat = beats.get(task.task.rsplit(".", 1)[-1]) or beats.get(task.name)
+        last_run = beat.last_run if beat is not None else task.last_run_at
+        found.append(
+            TaskHealth(
+                name=task.name,
+                enabled=task.enabled,
+                every=every,
+                last_run=last_run,
+                heartbeat_runs=beat.runs if beat is not None else None,
+                hostname=beat.hostname if beat is not None else "",
+            )
+        )
+    return found
