@@ -17,7 +17,7 @@ BUDGET = {
     "overview": 23,  # + usage share by project (1), periodic tasks and heartbeats (2)
     "providers": 14,  # + inventories and usage of whole trees for hosts with children (2)
     "provider": 14,  # + the tree's totals (2)
-    "consumers": 8,
+    "consumers": 10,  # + the consumer types of the filter (1), the hosts of the page (1)
     "consumer": 7,
     "projects": 8,
     "traits": 7,
