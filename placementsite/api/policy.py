@@ -133,16 +133,24 @@ API_RULES = {
         "rule:admin_api",
         "GET /api/capacity/?flavor=: how many more instances fit",
     ),
-    "placement:api:compute_nodes:list": (SYSTEM_READER, "rule:admin_api", "List compute hosts"),
-    "placement:api:compute_nodes:show": (SYSTEM_READER, "rule:admin_api", "Show a compute host"),
+    "placement:api:compute_nodes:list": (ADMIN_OR_SERVICE, "rule:admin_api", "List compute hosts"),
+    "placement:api:compute_nodes:show": (ADMIN_OR_SERVICE, "rule:admin_api", "Show a compute host"),
     "placement:api:compute_nodes:update": (
         ADMIN_OR_SERVICE,
         ADMIN_OR_SERVICE,
         "Report a host (PUT) or enable/disable it (PATCH)",
     ),
     "placement:api:compute_nodes:delete": (ADMIN, "rule:admin_api", "Forget a compute host"),
-    "placement:api:resource_classes:list": (SYSTEM_READER, "rule:admin_api", "List class metadata"),
-    "placement:api:resource_classes:show": (SYSTEM_READER, "rule:admin_api", "Show class metadata"),
+    "placement:api:resource_classes:list": (
+        ADMIN_OR_SERVICE,
+        "rule:admin_api",
+        "List class metadata",
+    ),
+    "placement:api:resource_classes:show": (
+        ADMIN_OR_SERVICE,
+        "rule:admin_api",
+        "Show class metadata",
+    ),
     "placement:api:resource_classes:update": (
         ADMIN,
         ADMIN,
