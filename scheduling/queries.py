@@ -162,3 +162,18 @@ def trait_names(provider_ids):
     """``[(provider id, trait name), ...]`` in trait id order."""
     condition, params = _id_in("pt.resource_provider_id", provider_ids)
     return fetch(_TRAIT_NAMES.format(provider_in=condition), params)
+
+
+_PROVIDER_NAMES = f"""
+    SELECT id, CAST(uuid AS varchar), name FROM {_PROVIDERS} WHERE {{id_in}}
+"""
+
+
+def provider_names(provider_ids):
+    """``[(id, uuid, name), ...]`` of the providers ``provider_ids``: one query, thousands of
+    ids as one parameter (the what-if capacity lists every host)."""
+    condition, params = _id_in("id", provider_ids)
+    rows = fetch(_PROVIDER_NAMES.format(id_in=condition), params)
+    if connection.vendor != "postgresql":
+        rows = [(pk, str(uuidlib.UUID(text)), name) for pk, text, name in rows]
+    return rows

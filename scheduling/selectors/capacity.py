@@ -22,7 +22,6 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from providers.capacity import usable_units
-from providers.models import ResourceProvider
 from providers.request_groups import resolve_groups
 from providers.selectors import compute_nodes
 from providers.selectors import resource_providers as rp_selectors
@@ -85,59 +84,90 @@ def flavor_capacity(*, flavor, aggregate=None):
         anchors[sharing_id].add(root_id)
 
     per_instance = defaultdict(int)  # class id -> units one instance asks in all groups
-    free = {}  # (provider id, class id) -> free units
-    root_of = {}
+    for rg in resolved.values():
+        for class_id, amount in rg.resources.items():
+            per_instance[class_id] += amount
+    shared_class = len(per_instance) < sum(len(rg.resources) for rg in resolved.values())
+    # (provider id, class id) -> free units of every inventory counted (once, whichever
+    # groups read it)
+    free = {}
+    provider_roots = {}
     group_counts = []  # per group: {root id: instances}
     allowed = None  # roots meeting the unsuffixed group's required traits (None: any)
     for suffix, rg in resolved.items():
-        per_provider = defaultdict(dict)  # provider id -> class id -> instances it can take
+        # (provider id, class id) -> instances that inventory can take, and the providers' roots
+        takes = {}
+        root_of = {}
+        amounts = rg.resources
         for provider_id, root_id, class_id, total, reserved, ratio, used in _rows(rg, not suffix):
             root_of[provider_id] = root_id
             units = usable_units(total, reserved, ratio) - used
+            takes[(provider_id, class_id)] = units // amounts[class_id]
             free[(provider_id, class_id)] = units
-            per_provider[provider_id][class_id] = units // rg.resources[class_id]
-        for class_id, amount in rg.resources.items():
-            per_instance[class_id] += amount
-        group_counts.append(_group_counts(per_provider, rg, not suffix, anchors, root_of))
+        provider_roots.update(root_of)
+        group_counts.append(_group_counts(takes, rg, not suffix, anchors, root_of))
         if not suffix:
-            met = _roots_with_traits(rg.required_traits, list(per_provider), root_of)
-            if met is not None:
-                allowed = met
+            allowed = _roots_with_traits(rg.required_traits, list(root_of), root_of)
     fits = _per_host(group_counts, allowed)
     # Disabled and stale hosts take nothing (hosts without a report count as enabled).
     for root_id in set(compute_nodes.unavailable_root_ids()) & set(fits):
         del fits[root_id]
-    _bound_by_class(fits, free, per_instance, anchors, root_of)
+    if shared_class:
+        # Two groups asking one class share its units: no host takes more than they allow.
+        root_units = defaultdict(int)
+        for (provider_id, class_id), units in free.items():
+            for root_id in anchors.get(provider_id) or (provider_roots[provider_id],):
+                root_units[(root_id, class_id)] += max(units, 0)
+        for root_id in fits:
+            for class_id, amount in per_instance.items():
+                fits[root_id] = min(fits[root_id], root_units[(root_id, class_id)] // amount)
     total = sum(fits.values())
-    if any(provider_id in anchors for provider_id, _c in free):
+    if anchors:
         # A sharing provider was counted for every host it serves: its units count once.
+        class_units = defaultdict(int)
+        for (_provider_id, class_id), units in free.items():
+            class_units[class_id] += max(units, 0)
         for class_id, amount in per_instance.items():
-            units = sum(u for (p, c), u in free.items() if c == class_id and u > 0)
-            total = min(total, units // amount)
+            total = min(total, class_units[class_id] // amount)
     return FlavorCapacity(flavor=flavor.name, total=total, hosts=_hosts(fits))
 
 
-def _group_counts(per_provider, rg, unsuffixed, anchors, root_of):
-    counts = defaultdict(int)
+def _group_counts(takes, rg, unsuffixed, anchors, root_of):
+    """``{root id: instances}`` for one group from what each inventory can take."""
+    wanted = len(rg.resources)
     if unsuffixed:
-        by_root = defaultdict(lambda: defaultdict(int))
-        for provider_id, classes in per_provider.items():
-            for root_id in anchors.get(provider_id) or {root_of[provider_id]}:
-                for class_id, n in classes.items():
-                    by_root[root_id][class_id] += n
-        for root_id, classes in by_root.items():
-            if len(classes) == len(rg.resources):
-                counts[root_id] = min(classes.values())
-    else:
-        for provider_id, classes in per_provider.items():
-            if len(classes) == len(rg.resources):
-                for root_id in anchors.get(provider_id) or {root_of[provider_id]}:
-                    counts[root_id] += min(classes.values())
+        # Each class may come from any provider of the tree: sum per class, least class wins.
+        per_class = defaultdict(int)
+        for (provider_id, class_id), n in takes.items():
+            for root_id in anchors.get(provider_id) or (root_of[provider_id],):
+                per_class[(root_id, class_id)] += n
+        least, classes = {}, defaultdict(int)
+        for (root_id, _class_id), n in per_class.items():
+            classes[root_id] += 1
+            if root_id not in least or n < least[root_id]:
+                least[root_id] = n
+        return {root_id: n for root_id, n in least.items() if classes[root_id] == wanted}
+    # A granular group lands on one provider having every class of the group.
+    per_provider = defaultdict(list)
+    for (provider_id, _class_id), n in takes.items():
+        per_provider[provider_id].append(n)
+    counts = defaultdict(int)
+    for provider_id, ns in per_provider.items():
+        if len(ns) == wanted:
+            for root_id in anchors.get(provider_id) or (root_of[provider_id],):
+                counts[root_id] += min(ns)
     return counts
 
 
 def _per_host(group_counts, allowed):
-    roots = set(group_counts[0]) if group_counts else set()
+    if not group_counts:
+        return {}
+    if len(group_counts) == 1:
+        (counts,) = group_counts
+        if allowed is None:
+            return dict(counts)
+        return {root: n for root, n in counts.items() if root in allowed}
+    roots = set(group_counts[0])
     for counts in group_counts[1:]:
         roots &= set(counts)
     if allowed is not None:
@@ -145,24 +175,10 @@ def _per_host(group_counts, allowed):
     return {root: min(counts[root] for counts in group_counts) for root in roots}
 
 
-def _bound_by_class(fits, free, per_instance, anchors, root_of):
-    """No host takes more than its free units of a class over what one instance asks in all."""
-    units = defaultdict(int)  # (root id, class id) -> free units
-    for (provider_id, class_id), n in free.items():
-        for root_id in anchors.get(provider_id) or {root_of[provider_id]}:
-            units[(root_id, class_id)] += max(n, 0)
-    for root_id in fits:
-        for class_id, amount in per_instance.items():
-            fits[root_id] = min(fits[root_id], units[(root_id, class_id)] // amount)
-
-
 def _hosts(fits):
     wanted = [root for root, n in fits.items() if n > 0]
-    names = {
-        row[0]: row[1:]
-        for row in ResourceProvider.objects.filter(id__in=wanted).values_list("id", "uuid", "name")
-    }
-    return sorted(
-        (HostCapacity(str(names[r][0]), names[r][1], fits[r]) for r in wanted if r in names),
-        key=lambda h: (-h.fits, h.name),
+    rows = sorted(
+        (-fits[pk], name, uuid)
+        for pk, uuid, name in (queries.provider_names(wanted) if wanted else [])
     )
+    return [HostCapacity(uuid, name, -negative) for negative, name, uuid in rows]
