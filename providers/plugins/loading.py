@@ -51,8 +51,8 @@ def _instantiate(obj, name):
     return plugin
 
 
-def load_plugin(name):
-    entry_points = _entry_points()
+def load_plugin(name, entry_points=None):
+    entry_points = _entry_points() if entry_points is None else entry_points
     try:
         if name in entry_points:
             return _instantiate(entry_points[name].load(), name)
@@ -70,11 +70,19 @@ def load_plugin(name):
 
 def load_plugins(names):
     """The plugins named, in order; raises PluginLoadError naming the available ones."""
-    return [load_plugin(name) for name in names]
+    entry_points = _entry_points()  # scanning installed distributions is slow: once
+    return [load_plugin(name, entry_points) for name in names]
+
+
+_loaded = {}
 
 
 def configured_plugins():
-    return load_plugins(settings.PLACEMENT_RESOURCE_PLUGINS)
+    """The operator's plugins, loaded once per process and plugin list."""
+    names = tuple(settings.PLACEMENT_RESOURCE_PLUGINS)
+    if names not in _loaded:
+        _loaded[names] = load_plugins(names)
+    return _loaded[names]
 
 
 def plugins_signature(names=None):

@@ -219,25 +219,41 @@ class _ClassCache:
             self.metadata.update(plugin.class_metadata)
         self.known_classes = set()
         self.known_traits = set()
+        self.class_ids = {}
+
+    def class_id(self, name):
+        if name not in self.class_ids:
+            self.class_ids[name] = ResourceClass.objects.values_list("id", flat=True).get(name=name)
+        return self.class_ids[name]
 
     def ensure_classes(self, names):
-        for name in set(names) - self.known_classes:
-            if name.startswith(CUSTOM_PREFIX):
-                rc, _created = resource_class_ensure(name=name)
-                if not rc.unit and name in self.metadata:
-                    rc.kind, rc.unit, rc.description = self.metadata[name]
-                    rc.save(update_fields=["kind", "unit", "description", "updated_at"])
-            elif not ResourceClass.objects.filter(name=name).exists():
+        missing = set(names) - self.known_classes
+        if not missing:
+            return
+        found = dict(ResourceClass.objects.filter(name__in=missing).values_list("name", "id"))
+        for name in sorted(missing - set(found)):
+            if not name.startswith(CUSTOM_PREFIX):
                 raise PlacementError(f"No such resource class {name}")
-            self.known_classes.add(name)
+            rc, _created = resource_class_ensure(name=name)
+            found[name] = rc.id
+        for name in missing & set(self.metadata):
+            rc = ResourceClass.objects.get(name=name)
+            if not rc.unit:
+                rc.kind, rc.unit, rc.description = self.metadata[name]
+                rc.save(update_fields=["kind", "unit", "description", "updated_at"])
+        self.class_ids.update(found)
+        self.known_classes |= missing
 
     def ensure_traits(self, names):
-        for name in set(names) - self.known_traits:
-            if name.startswith(CUSTOM_PREFIX):
-                trait_ensure(name=name)
-            elif not Trait.objects.filter(name=name).exists():
+        missing = set(names) - self.known_traits
+        if not missing:
+            return
+        found = set(Trait.objects.filter(name__in=missing).values_list("name", flat=True))
+        for name in sorted(missing - found):
+            if not name.startswith(CUSTOM_PREFIX):
                 raise PlacementError(f"No such trait {name}")
-            self.known_traits.add(name)
+            trait_ensure(name=name)
+        self.known_traits |= missing
 
 
 def _write_tree(node, tree, classes, now):
@@ -252,13 +268,20 @@ def _write_tree(node, tree, classes, now):
             outcome.status = ComputeNode.SyncStatus.PARTIAL
         outcome.errors.append(f"{spec_name}: {getattr(exc, 'detail', None) or exc}")
 
+    specs = tree.providers()
+    # One read for every provider of the tree that exists already by name (adopted).
+    by_name = {p.name: p for p in ResourceProvider.objects.filter(name__in=[s.name for s in specs])}
+    changes = []
     root = None
-    for spec in tree.providers():
+    for spec in specs:
         last = state.get(spec.key) or {}
+        # No savepoint of its own: each service call is atomic by itself, so a refused
+        # write leaves this provider's earlier writes and the other providers in place.
         try:
-            with transaction.atomic():
-                provider = _provider(node, spec, last, root)
-                entry, changes = _sync_provider(node, provider, spec, last, classes, now)
+            provider, created = _provider(node, spec, last, root, by_name)
+            entry, count = _sync_provider(
+                node, provider, spec, last, classes, now, changes, created=created
+            )
         except PlacementError as exc:
             failed(spec.name, exc)
             if spec.key:
@@ -269,12 +292,14 @@ def _write_tree(node, tree, classes, now):
             if outcome.status != ComputeNode.SyncStatus.CONFLICT:
                 outcome.status = ComputeNode.SyncStatus.FAILED
             node.synced_state = state
+            InventoryChange.objects.bulk_create(changes)
             return outcome
         if not spec.key:
             root = provider
             node.provider = provider
         new_state[spec.key] = entry
-        outcome.changes += changes
+        outcome.changes += count
+    InventoryChange.objects.bulk_create(changes)
 
     # Children the plugins no longer want (a NUMA cell or device group gone).
     for key, last in state.items():
@@ -291,31 +316,38 @@ def _write_tree(node, tree, classes, now):
     return outcome
 
 
-def _provider(node, spec, last, root):
-    """The host's provider for ``spec``: the one synced before, one of that name, or a new one."""
+def _provider(node, spec, last, root, by_name):
+    """The host's provider for ``spec`` and whether it is new: the one synced before, one of
+    that name, or a new one."""
     provider = None
     if not spec.key and node.provider_id:
         provider = ResourceProvider.objects.filter(pk=node.provider_id).first()
     if provider is None and last.get("uuid"):
-        provider = ResourceProvider.objects.filter(uuid=last["uuid"]).first()
+        provider = by_name.get(spec.name)
+        if provider is None or str(provider.uuid) != last["uuid"]:
+            provider = ResourceProvider.objects.filter(uuid=last["uuid"]).first()
     if provider is None:
-        provider = ResourceProvider.objects.filter(name=spec.name).first()
+        provider = by_name.get(spec.name)
     if provider is None:
         provider = resource_provider_create(
             name=spec.name, parent_uuid=root.uuid if root is not None else None
         )
-    return provider
+        return provider, True
+    return provider, False
 
 
-def _sync_provider(node, provider, spec, last, classes, now):
-    """Write one provider's inventories and traits; returns (its state entry, changes)."""
+def _sync_provider(node, provider, spec, last, classes, now, changes, *, created):
+    """Write one provider's inventories and traits (appending history rows to ``changes``);
+    returns (its state entry, how many changes)."""
     classes.ensure_classes(spec.inventories)
-    current = {
-        inv.resource_class.name: inv
-        for inv in Inventory.objects.filter(resource_provider=provider).select_related(
-            "resource_class"
-        )
-    }
+    current = {}
+    if not created:  # a provider made a moment ago has nothing yet
+        current = {
+            inv.resource_class.name: inv
+            for inv in Inventory.objects.filter(resource_provider=provider).select_related(
+                "resource_class"
+            )
+        }
     last_classes = last.get("classes") or {}
     proposed, wanted = {}, {}
     for name, inventory in spec.inventories.items():
@@ -341,7 +373,7 @@ def _sync_provider(node, provider, spec, last, classes, now):
         if name not in wanted and name not in last_classes:
             wanted[name] = {f: getattr(existing, f) for f in INVENTORY_FIELDS}
 
-    changes = 0
+    count = 0
     if wanted != {
         name: {f: getattr(inv, f) for f in INVENTORY_FIELDS} for name, inv in current.items()
     }:
@@ -351,21 +383,21 @@ def _sync_provider(node, provider, spec, last, classes, now):
             inventories=wanted,
             microversion=SYNC_MICROVERSION,
         )
-        changes = _record_changes(node, provider, current, wanted, now)
+        count = _record_changes(node, provider, current, wanted, now, classes, changes)
 
-    traits = _sync_traits(provider, spec, last, classes)
+    traits = _sync_traits(provider, spec, last, classes, created=created)
     entry = {
         "uuid": str(provider.uuid),
         "name": provider.name,
         "classes": proposed,
         "traits": sorted(spec.traits),
     }
-    return entry, changes + traits
+    return entry, count + traits
 
 
-def _record_changes(node, provider, current, wanted, now):
-    ids = dict(ResourceClass.objects.filter(name__in=[*current, *wanted]).values_list("name", "id"))
-    rows = []
+def _record_changes(node, provider, current, wanted, now, classes, rows):
+    """Append a history row per class whose total, reserved or ratio changed; returns how many."""
+    before = len(rows)
     for name in sorted({*current, *wanted}):
         old, new = current.get(name), wanted.get(name)
         old_values = (old.total, old.reserved, old.allocation_ratio) if old else (None,) * 3
@@ -377,7 +409,7 @@ def _record_changes(node, provider, current, wanted, now):
         rows.append(
             InventoryChange(
                 provider=provider,
-                resource_class_id=ids[name],
+                resource_class_id=classes.class_id(name),
                 compute_node=node,
                 changed_at=now,
                 old_total=old_values[0],
@@ -388,13 +420,12 @@ def _record_changes(node, provider, current, wanted, now):
                 new_allocation_ratio=new_values[2],
             )
         )
-    InventoryChange.objects.bulk_create(rows)
-    return len(rows)
+    return len(rows) - before
 
 
-def _sync_traits(provider, spec, last, classes):
+def _sync_traits(provider, spec, last, classes, *, created):
     """Add the plugins' traits, drop the ones the sync added and no plugin wants; keep the rest."""
-    current = set(provider.traits.values_list("name", flat=True))
+    current = set() if created else set(provider.traits.values_list("name", flat=True))
     previously = set(last.get("traits") or [])
     wanted = (current - (previously - spec.traits)) | spec.traits
     if wanted == current:
