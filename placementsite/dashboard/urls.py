@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import views
+from . import migrations, views
 
 app_name = "dashboard"
 
@@ -19,4 +19,5 @@ urlpatterns = [
     path("aggregates/<uuid:uuid>/", views.aggregate_detail, name="aggregate"),
     path("try/", views.try_request, name="try"),
     path("search/", views.search, name="search"),
+    path("migrations/", migrations.migration_list, name="migrations"),
 ]

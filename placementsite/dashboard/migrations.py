@@ -1,0 +1,33 @@
+"""The dashboard's Migrations page: moves in flight, resources held by migration consumers per
+host, expired and leftover moves, and the cleanup and audit history."""
+
+from django.http import Http404
+
+from scheduling.models import LifecycleRecord
+from scheduling.selectors.migrations import migrations_overview
+
+from .views import _render, staff_required
+
+MIGRATIONS = (
+    "scheduling.view_migration",
+    "scheduling.view_lifecyclerecord",
+    "allocations.view_allocation",
+)
+
+
+@staff_required(*MIGRATIONS)
+def migration_list(request):
+    action = request.GET.get("action") or None
+    if action is not None and action not in LifecycleRecord.Action.values:
+        raise Http404("No such action.")
+    overview = migrations_overview(history_action=action)
+    return _render(
+        request,
+        "migrations.html",
+        "migrations",
+        {
+            "overview": overview,
+            "actions": LifecycleRecord.Action.choices,
+            "action": action,
+        },
+    )
