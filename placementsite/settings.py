@@ -23,6 +23,11 @@ def env_bool(name, default=False):
     return value.strip().lower() in ("1", "true", "yes", "on")
 
 
+def env_number(name, default, kind=int):
+    value = os.environ.get(name, "").strip()
+    return kind(value) if value else default
+
+
 def env_list(name):
     return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
 
@@ -33,7 +38,26 @@ SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY") or secret_key.load_or_create(
     VAR_DIR / "secret_key"
 )
 DEBUG = env_bool("DJANGO_DEBUG", False)
-ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS") or ["*"]
+# Without configuration only the loopback names: a request for another Host is refused (400).
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS") or ["127.0.0.1", "localhost", "[::1]"]
+
+# --- HTTPS, cookies and headers (production sets these; see README "Security") ------------
+# Behind a TLS-terminating proxy: "HTTP_X_FORWARDED_PROTO,https" (the header and the value
+# meaning the request came over HTTPS). Only set it when the proxy overwrites that header.
+if os.environ.get("DJANGO_SECURE_PROXY_SSL_HEADER"):
+    SECURE_PROXY_SSL_HEADER = tuple(
+        part.strip() for part in os.environ["DJANGO_SECURE_PROXY_SSL_HEADER"].split(",", 1)
+    )
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", False)
+SECURE_HSTS_SECONDS = env_number("DJANGO_SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_SECURE_HSTS_PRELOAD", False)
+# Session and CSRF cookies only over HTTPS; off by default so that the admin works on
+# http://127.0.0.1 in development.
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", False)
+SESSION_COOKIE_HTTPONLY = True
+X_FRAME_OPTIONS = "DENY"
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -48,6 +72,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "django_celery_beat",
     "corsheaders",
+    "axes",
     "placementsite",
     "providers",
     "allocations",
@@ -67,7 +92,20 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: locks out repeated failed logins (admin and dashboard).
+    "axes.middleware.AxesMiddleware",
 ]
+
+AUTHENTICATION_BACKENDS = [
+    # First, so that a locked-out username/address is refused before the password is checked.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Failed logins per username and client address before a lockout, and its length in hours.
+AXES_FAILURE_LIMIT = env_number("PLACEMENT_LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = env_number("PLACEMENT_LOGIN_COOLOFF_HOURS", 1.0, float)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
 
 ROOT_URLCONF = "placementsite.urls"
 # Placement URLs have no trailing slash; never redirect API calls.
@@ -110,7 +148,13 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": f"django.contrib.auth.password_validation.{name}"}
+    for name in (
+        "UserAttributeSimilarityValidator",
+        "MinimumLengthValidator",
+        "CommonPasswordValidator",
+        "NumericPasswordValidator",
+    )
 ]
 
 LANGUAGE_CODE = "en-us"
