@@ -1,5 +1,6 @@
 """Serializers of /api/flavors/, /api/servers/, /api/scheduler/explain/ and /api/capacity/."""
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from ..extra_specs import InvalidExtraSpec, validate
@@ -86,6 +87,7 @@ class HintsSerializer(serializers.Serializer):
         }
 
 
+@extend_schema_field({"oneOf": [{"type": "integer"}, {"type": "string"}]})
 class FlavorField(serializers.Field):
     """A flavor by id or by name."""
 
