@@ -113,6 +113,8 @@ class ComputeNodeSerializer(serializers.ModelSerializer):
 
 class ResourceClassSerializer(serializers.ModelSerializer):
     type = serializers.ChoiceField(source="kind", choices=ResourceClass.Kind.choices)
+    # Declared, so that the schema knows the model property's type.
+    is_custom = serializers.BooleanField(read_only=True)
 
     class Meta:
         model = ResourceClass
