@@ -450,7 +450,9 @@ def parse_candidate_request(query, version):
                     f"{suffix} not found in [{known}]."
                 )
     check_candidate_groups(groups, version, same_subtree)
-    group_policy = query.get("group_policy")
+    # As Placement, a repeated group_policy or limit takes its first value (QueryDict.get
+    # would return the last one).
+    group_policy = query.getlist("group_policy", [None])[0]
     if version >= (1, 25) and group_policy is None and len([s for s in groups if s]) > 1:
         raise BadRequest(
             'The "group_policy" parameter is required when specifying more than one '
@@ -462,7 +464,7 @@ def parse_candidate_request(query, version):
     return CandidateRequest(
         groups=groups,
         group_policy=group_policy,
-        limit=int(query["limit"]) if "limit" in query else None,
+        limit=int(query.getlist("limit")[0]) if "limit" in query else None,
         root_required=tuple(root_required),
         root_forbidden=root_forbidden,
         same_subtree=tuple(same_subtree),

@@ -85,7 +85,7 @@ def query_params(request, schema):
     try:
         validation.validate(params, schema)
     except jsonschema.ValidationError as exc:
-        raise BadRequest(f"Invalid query string parameters: {exc.message}") from None
+        raise BadRequest(f"Invalid query string parameters: {exc}") from None
     return params
 
 

@@ -62,7 +62,7 @@ def validate(data, schema):
     try:
         validation.validate(data, schema, format_checker=validation.FORMAT_CHECKER)
     except jsonschema.ValidationError as exc:
-        raise BadRequest(f"JSON does not validate: {exc.message}") from None
+        raise BadRequest(f"JSON does not validate: {exc}") from None
 
 
 def latest(*timestamps):

@@ -37,7 +37,7 @@ def validate_query(query, schema):
     try:
         validation.validate(query.dict(), schema, format_checker=FORMAT_CHECKER)
     except jsonschema.ValidationError as exc:
-        raise BadRequest(f"Invalid query string parameters: {exc.message}") from None
+        raise BadRequest(f"Invalid query string parameters: {exc}") from None
 
 
 def validate_body(data, schema):
@@ -45,7 +45,7 @@ def validate_body(data, schema):
     try:
         validation.validate(data, schema, format_checker=FORMAT_CHECKER)
     except jsonschema.ValidationError as exc:
-        raise BadRequest(f"JSON does not validate: {exc.message}") from None
+        raise BadRequest(f"JSON does not validate: {exc}") from None
 
 
 # --- allocation candidates: granular request groups and request-wide options

@@ -38,7 +38,7 @@ def validate_query(request, schema):
     try:
         validation.validate(params, schema)
     except jsonschema.ValidationError as exc:
-        raise BadRequest(f"Invalid query string parameters: {exc.message}") from None
+        raise BadRequest(f"Invalid query string parameters: {exc}") from None
     return params
 
 
