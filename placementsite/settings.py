@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 from placementsite import secret_key
 
@@ -72,6 +73,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "django_celery_beat",
     "corsheaders",
+    "django_prometheus",
     "axes",
     "placementsite",
     "providers",
@@ -82,6 +84,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # Outermost, so that CORS preflights are answered before authentication.
     "corsheaders.middleware.CorsMiddleware",
+    # Request counts and latencies (django-prometheus) of every request, refusals included.
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "placementsite.api.middleware.PlacementApiMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # The admin's static files, served by the application server itself.
@@ -92,6 +96,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
     # Last, as django-axes asks: locks out repeated failed logins (admin and dashboard).
     "axes.middleware.AxesMiddleware",
 ]
@@ -144,6 +149,14 @@ if DATABASES["default"]["ENGINE"].endswith("postgresql"):
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # Writers wait for each other instead of failing with "database is locked".
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+# django-prometheus's wrappers of the same backends count queries, errors and connections.
+_PROMETHEUS_BACKENDS = {
+    "django.db.backends.postgresql": "django_prometheus.db.backends.postgresql",
+    "django.db.backends.sqlite3": "django_prometheus.db.backends.sqlite3",
+}
+DATABASES["default"]["ENGINE"] = _PROMETHEUS_BACKENDS.get(
+    DATABASES["default"]["ENGINE"], DATABASES["default"]["ENGINE"]
+)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -203,7 +216,15 @@ PLACEMENT_AUTH_STRATEGY = os.environ.get("PLACEMENT_AUTH_STRATEGY", "token")
 PLACEMENT_POLICY_DEFAULTS = os.environ.get("PLACEMENT_POLICY_DEFAULTS", "legacy")
 PLACEMENT_POLICY_FILE = os.environ.get("PLACEMENT_POLICY_FILE", "")
 # Paths served by Django itself rather than the Placement API plumbing.
-PLACEMENT_NON_API_PREFIXES = ("/admin/", "/dashboard/", "/static/", "/accounts/", "/favicon.ico")
+PLACEMENT_NON_API_PREFIXES = (
+    "/admin/",
+    "/dashboard/",
+    "/static/",
+    "/accounts/",
+    "/favicon.ico",
+    "/healthcheck",
+    "/metrics",
+)
 # The project's own REST API (DRF, placementsite.rest): request ids and error bodies as the
 # Placement API, but its own authentication class and no microversions.
 PLACEMENT_REST_API_PREFIX = "/api/"
@@ -277,6 +298,23 @@ PLACEMENT_HOST_STALE_SECONDS = int(os.environ.get("PLACEMENT_HOST_STALE_SECONDS"
 # How long usage samples and inventory change history are kept.
 PLACEMENT_HISTORY_RETENTION_DAYS = int(os.environ.get("PLACEMENT_HISTORY_RETENTION_DAYS", "30"))
 
+# --- Operations -----------------------------------------------------------
+# Who may read /metrics: "token" (a valid token with the reader role or more), "open"
+# (anyone: the port is reachable only by Prometheus), "off" (404).
+PLACEMENT_METRICS = os.environ.get("PLACEMENT_METRICS", "token")
+if PLACEMENT_METRICS not in ("token", "open", "off"):
+    raise ImproperlyConfigured(
+        f"PLACEMENT_METRICS must be token, open or off, not {PLACEMENT_METRICS!r}"
+    )
+# /healthcheck?detailed reports beat as down when its heartbeat (every 60 s) is older.
+PLACEMENT_HEARTBEAT_MAX_AGE = int(os.environ.get("PLACEMENT_HEARTBEAT_MAX_AGE", "180"))
+# Log lines as plain text (default) or one JSON object per line ("json").
+PLACEMENT_LOG_FORMAT = os.environ.get("PLACEMENT_LOG_FORMAT", "text")
+if PLACEMENT_LOG_FORMAT not in ("text", "json"):
+    raise ImproperlyConfigured(
+        f"PLACEMENT_LOG_FORMAT must be text or json, not {PLACEMENT_LOG_FORMAT!r}"
+    )
+
 # --- CORS ---------------------------------------------------------------
 # The middleware is always installed; with no allowed origins it is disabled
 # for every URL (no preflight answers, no ``Vary: origin``), as if absent.
@@ -312,16 +350,23 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
-        "placement": {
+        "text": {
             "format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s %(global_request_id)s] "
             "%(message)s",
-        }
+        },
+        # Every field of the record (the request log's method, path, status, ... included).
+        "json": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "format": "%(asctime)s %(levelname)s %(name)s %(message)s %(request_id)s "
+            "%(global_request_id)s",
+            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+        },
     },
     "filters": {"request_id": {"()": "placementsite.api.request_id.RequestIdLogFilter"}},
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
-            "formatter": "placement",
+            "formatter": PLACEMENT_LOG_FORMAT,
             "filters": ["request_id"],
         }
     },

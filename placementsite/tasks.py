@@ -6,6 +6,7 @@ written into django-celery-beat's tables after every ``migrate`` (see
 may change or disable an entry in the admin and keep their change.
 """
 
+import logging
 import socket
 
 from celery import shared_task
@@ -16,6 +17,8 @@ from django.utils import timezone
 from .models import Heartbeat
 
 HEARTBEAT_TASK = "placementsite.tasks.heartbeat"
+
+logger = logging.getLogger("placement.tasks")
 
 # name -> task and how often (seconds) it runs.
 BEAT_SCHEDULE = {
@@ -80,4 +83,6 @@ def sync_beat_schedule_after_migrate(sender, using="default", **kwargs):
 @shared_task(name=HEARTBEAT_TASK)
 def heartbeat():
     """Periodic proof of life: when did the worker and beat last run."""
-    return heartbeat_record(name="heartbeat", hostname=socket.gethostname()).runs
+    runs = heartbeat_record(name="heartbeat", hostname=socket.gethostname()).runs
+    logger.info("heartbeat recorded (run %s)", runs)
+    return runs

@@ -12,6 +12,7 @@ urlpatterns = [
     path("dashboard/", include("placementsite.dashboard.urls")),
     path("favicon.ico", errors.favicon, name="favicon"),
     path("api/", include("placementsite.rest.urls")),
+    path("", include("placementsite.observability.urls")),
     path("", RootView.as_view(), name="root"),
     path("", include("providers.api.urls")),
     path("", include("allocations.api.urls")),

@@ -16,6 +16,8 @@ from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.http import JsonResponse
 from rest_framework import exceptions as drf_exceptions
 
+from placementsite.observability import metrics
+
 logger = logging.getLogger("placement.api")
 
 # Placement's error codes (placement.errors).
@@ -137,6 +139,7 @@ def error_response(request, status, detail, code=DEFAULT, headers=None):
 
 def response_for(request, exc):
     """The HTTP response for a PlacementError raised while serving ``request``."""
+    metrics.count_allocation_conflict(getattr(request, "path", ""), exc.status, exc.code)
     return error_response(request, exc.status, exc.detail, exc.code, exc.headers)
 
 

@@ -9,6 +9,7 @@ but authenticates in DRF (placementsite.rest) and has no microversions.
 """
 
 import logging
+import time
 
 from django.conf import settings
 from django.core.exceptions import TooManyFieldsSent
@@ -62,6 +63,7 @@ class PlacementApiMiddleware:
     def __call__(self, request):
         if not is_api_path(request.path):
             return self.get_response(request)
+        started = time.monotonic()
         request.request_id = request_id.new_request_id()
         request.global_request_id = request_id.global_request_id(request.META)
         tokens = (
@@ -74,24 +76,45 @@ class PlacementApiMiddleware:
             else:
                 response = self._handle(request)
             response[request_id.RESPONSE_HEADER] = request.request_id
-            self._log_request(request, response)
+            self._log_request(request, response, time.monotonic() - started)
         finally:
             request_id.current_request_id.reset(tokens[0])
             request_id.current_global_request_id.reset(tokens[1])
         return response
 
     @staticmethod
-    def _log_request(request, response):
-        """One line per request, as Placement's request log, with both request ids."""
+    def _log_request(request, response, duration):
+        """One line per request, as Placement's request log, with both request ids.
+
+        The fields are also attributes of the record, so ``PLACEMENT_LOG_FORMAT=json`` writes
+        them as JSON fields.
+        """
+        context = getattr(request, "context", None)
+        version = getattr(request, "microversion", None)
+        fields = {
+            "remote_addr": request.META.get("REMOTE_ADDR", "-"),
+            "method": request.method,
+            "path": request.get_full_path(),
+            "status": response.status_code,
+            "length": len(response.content) if not response.streaming else None,
+            "microversion": str(version) if version is not None else None,
+            "duration_ms": round(duration * 1000, 1),
+            "user_id": context.user_id if context else None,
+            "project_id": context.project_id if context else None,
+        }
         logger.info(
-            '%s "%s %s" status: %s len: %s microversion: %s',
-            request.META.get("REMOTE_ADDR", "-"),
-            request.method,
-            request.get_full_path(),
-            response.status_code,
-            len(response.content) if not response.streaming else "-",
-            getattr(request, "microversion", "-"),
+            '%s "%s %s" status: %s len: %s microversion: %s time: %.3f user: %s project: %s',
+            fields["remote_addr"],
+            fields["method"],
+            fields["path"],
+            fields["status"],
+            "-" if fields["length"] is None else fields["length"],
+            fields["microversion"] or "-",
+            duration,
+            fields["user_id"] or "-",
+            fields["project_id"] or "-",
             extra={
+                **fields,
                 "request_id": request.request_id,
                 "global_request_id": request.global_request_id or "-",
             },

@@ -2,6 +2,7 @@
 
 import functools
 import gc
+import time
 from contextlib import contextmanager
 
 import orjson
@@ -9,6 +10,7 @@ import orjson
 from placementsite.api.errors import BadRequest
 from placementsite.api.microversion import since
 from placementsite.api.views import PlacementView
+from placementsite.observability import metrics
 from providers import request_groups
 from providers.api import query_params as qp
 
@@ -110,8 +112,11 @@ def cyclic_gc_paused():
 class AllocationCandidatesView(PlacementView):
     @since("1.10")
     def get(self, request):
+        started = time.perf_counter()
         with cyclic_gc_paused():
-            return self._get(request)
+            response = self._get(request)
+        metrics.observe_candidates(time.perf_counter() - started, self.returned)
+        return response
 
     def _get(self, request):
         self.authorize(request, "placement:allocation_candidates:list")
@@ -125,6 +130,7 @@ class AllocationCandidatesView(PlacementView):
             raise BadRequest(f"Invalid resource class in resources parameter: {exc}") from None
         except request_groups.UnknownTrait as exc:
             raise BadRequest(str(exc)) from None
+        self.returned = len(found.allocation_requests)
         body = orjson.dumps(
             {
                 "allocation_requests": allocation_requests_repr(found.allocation_requests, version),

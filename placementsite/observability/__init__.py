@@ -1,0 +1,1 @@
+"""Operating the service: health checks, Prometheus metrics, request logs, Celery context."""

@@ -1,0 +1,27 @@
+"""The service's log format (``PLACEMENT_LOG_FORMAT``), for handlers Django's LOGGING does not
+configure: the Celery worker's own."""
+
+import logging
+from logging.config import DictConfigurator
+
+from django.conf import settings
+
+from placementsite.api.request_id import RequestIdLogFilter
+
+
+def formatter(kind=None):
+    """The formatter ``LOGGING`` declares for ``kind`` (default: ``PLACEMENT_LOG_FORMAT``)."""
+    config = dict(settings.LOGGING["formatters"][kind or settings.PLACEMENT_LOG_FORMAT])
+    return DictConfigurator({}).configure_formatter(config)
+
+
+def use_service_format(handler, kind=None):
+    """Give ``handler`` the request-id filter and the service's format."""
+    handler.addFilter(RequestIdLogFilter())
+    handler.setFormatter(formatter(kind))
+    return handler
+
+
+def format_handlers_of(logger=None):
+    for handler in (logger or logging.getLogger()).handlers:
+        use_service_format(handler)

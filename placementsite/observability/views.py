@@ -1,0 +1,80 @@
+"""``/healthcheck`` and ``/metrics``: for load balancers, operators and Prometheus.
+
+Neither is a Placement API resource, so they skip the API plumbing (no microversion); when they
+refuse a caller they still answer in Placement's error format.
+"""
+
+from django.conf import settings
+from django.http import HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from prometheus_client import CONTENT_TYPE_LATEST
+
+from placementsite.api import auth
+from placementsite.api.errors import PlacementError, error_response
+
+from . import health, metrics
+
+# "The reader role or more": any of these roles may read operational data.
+READER_ROLES = {"reader", "member", "admin", "service"}
+
+
+def _method_not_allowed(request, allowed):
+    if request.method in allowed:
+        return None
+    return error_response(
+        request, 405, "Method not allowed.", headers={"Allow": ", ".join(allowed)}
+    )
+
+
+def _require_reader(request):
+    """None when the caller has a valid token with a reader role or more; else the refusal."""
+    try:
+        context = auth.authenticate(request)
+    except PlacementError as exc:
+        return error_response(request, exc.status, exc.detail, exc.code, exc.headers)
+    if not READER_ROLES.intersection(role.lower() for role in context.roles):
+        return error_response(request, 403, "The reader role (or more) is required.")
+    request.context = context
+    return None
+
+
+@csrf_exempt
+def healthcheck(request):
+    """200 ``OK`` / 503 with the reason, without a token, as oslo.middleware's healthcheck.
+
+    ``?detailed`` is the operator's form (a token with the reader role or more): every check,
+    as JSON, 503 when any fails.
+    """
+    refusal = _method_not_allowed(request, ("GET", "HEAD"))
+    if refusal is not None:
+        return refusal
+    if "detailed" in request.GET:
+        refusal = _require_reader(request)
+        if refusal is not None:
+            return refusal
+        healthy, checks = health.health_report(detailed=True)
+        return JsonResponse(
+            {"status": "OK" if healthy else "FAILED", "checks": checks},
+            status=200 if healthy else 503,
+        )
+    healthy, checks = health.health_report(detailed=False)
+    if healthy:
+        return HttpResponse("OK", content_type="text/plain", status=200)
+    reasons = "; ".join(f"{name}: {c['detail']}" for name, c in checks.items() if not c["ok"])
+    return HttpResponse(reasons, content_type="text/plain", status=503)
+
+
+@csrf_exempt
+def metrics_view(request):
+    """Prometheus text exposition; who may read it is ``PLACEMENT_METRICS``."""
+    refusal = _method_not_allowed(request, ("GET",))
+    if refusal is not None:
+        return refusal
+    mode = settings.PLACEMENT_METRICS
+    if mode == "off":
+        return error_response(request, 404, "The resource could not be found.")
+    if mode != "open":
+        refusal = _require_reader(request)
+        if refusal is not None:
+            return refusal
+    return HttpResponse(metrics.exposition(), content_type=CONTENT_TYPE_LATEST)

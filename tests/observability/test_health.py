@@ -1,0 +1,132 @@
+"""/healthcheck: 200/503 without a token for load balancers; ?detailed for operators."""
+
+import datetime as dt
+
+import pytest
+from django.db import OperationalError
+from django.utils import timezone
+
+from placementsite.celery import app as celery_app
+from placementsite.models import Heartbeat
+from placementsite.observability import health
+from placementsite.tasks import heartbeat_record
+
+
+def use_broker(monkeypatch, url):
+    # Celery reads CELERY_BROKER_URL from the environment before its configuration.
+    monkeypatch.setenv("CELERY_BROKER_URL", url)
+    monkeypatch.setattr(celery_app.conf, "broker_url", url)
+
+
+@pytest.fixture
+def memory_broker(monkeypatch):
+    use_broker(monkeypatch, "memory://")
+
+
+class BrokenCursor:
+    def __enter__(self):
+        raise OperationalError("could not connect to server: Connection refused")
+
+    def __exit__(self, *exc):
+        return False
+
+
+class DatabaseDown:
+    vendor = "postgresql"
+
+    def cursor(self):
+        return BrokenCursor()
+
+
+def test_healthcheck_answers_ok_without_a_token(api):
+    response = api.get("/healthcheck", token=None)
+    assert response.status == 200
+    assert response.content == b"OK"
+    assert response.headers["Content-Type"].startswith("text/plain")
+
+
+def test_healthcheck_head(api):
+    assert api.request("HEAD", "/healthcheck", token=None).status == 200
+
+
+def test_healthcheck_is_503_with_the_reason_when_the_database_is_down(api, monkeypatch):
+    monkeypatch.setattr(health, "connection", DatabaseDown())
+    response = api.get("/healthcheck", token=None)
+    assert response.status == 503
+    assert b"database: unreachable" in response.content
+    assert b"Connection refused" in response.content
+
+
+def test_healthcheck_refuses_other_methods_in_placement_format(api):
+    response = api.post("/healthcheck", {}, token=None)
+    assert response.status == 405
+    assert response.error["title"] == "Method Not Allowed"
+    assert response.headers["Allow"] == "GET, HEAD"
+
+
+def test_detailed_healthcheck_needs_a_token(api):
+    response = api.get("/healthcheck?detailed", token=None)
+    assert response.status == 401
+    assert response.error["status"] == 401
+
+
+def test_detailed_healthcheck_needs_the_reader_role(api):
+    response = api.get("/healthcheck?detailed", token="someone:p1", headers={"X-Roles": "x"})
+    assert response.status == 403
+
+
+def test_detailed_healthcheck_all_good(api, memory_broker):
+    heartbeat_record(name="heartbeat", hostname="worker-1")
+    response = api.get("/healthcheck?detailed=1", token="op:p1", headers={"X-Roles": "reader"})
+    assert response.status == 200, response
+    body = response.json
+    assert body["status"] == "OK"
+    assert set(body["checks"]) == {"database", "migrations", "broker", "beat"}
+    assert all(check["ok"] for check in body["checks"].values())
+    assert "worker-1" in body["checks"]["beat"]["detail"]
+    assert body["checks"]["migrations"]["detail"] == "all migrations applied"
+
+
+def test_detailed_healthcheck_reports_beat_never_ran(api, memory_broker):
+    response = api.get("/healthcheck?detailed")
+    assert response.status == 503
+    beat = response.json["checks"]["beat"]
+    assert beat["ok"] is False
+    assert "never run" in beat["detail"]
+    assert response.json["checks"]["database"]["ok"] is True
+
+
+def test_detailed_healthcheck_reports_a_stale_heartbeat(api, memory_broker, settings):
+    settings.PLACEMENT_HEARTBEAT_MAX_AGE = 180
+    heartbeat_record(name="heartbeat", hostname="worker-1")
+    Heartbeat.objects.update(last_run=timezone.now() - dt.timedelta(minutes=10))
+    response = api.get("/healthcheck?detailed")
+    assert response.status == 503
+    assert response.json["checks"]["beat"]["ok"] is False
+    assert "600 s ago" in response.json["checks"]["beat"]["detail"]
+
+
+def test_detailed_healthcheck_reports_an_unreachable_broker(api, monkeypatch):
+    # Nothing listens on port 1 of the loopback address: the connection is refused at once.
+    use_broker(monkeypatch, "redis://127.0.0.1:1/0")
+    heartbeat_record(name="heartbeat", hostname="worker-1")
+    response = api.get("/healthcheck?detailed")
+    assert response.status == 503
+    broker = response.json["checks"]["broker"]
+    assert broker["ok"] is False
+    assert broker["detail"].startswith("unreachable")
+
+
+def test_detailed_healthcheck_reports_unapplied_migrations(api, memory_broker, monkeypatch):
+    class Plan:
+        app_label, name = "providers", "9999_future"
+
+    monkeypatch.setattr(
+        health.MigrationExecutor, "migration_plan", lambda self, targets: [(Plan(), False)]
+    )
+    heartbeat_record(name="heartbeat", hostname="worker-1")
+    response = api.get("/healthcheck?detailed")
+    assert response.status == 503
+    assert response.json["checks"]["migrations"]["detail"] == (
+        "1 unapplied migration(s): providers.9999_future"
+    )
