@@ -13,13 +13,21 @@ active Django users. Roles are the user's group names (``admin``,
 ``project:<id>`` gives the project, and a group ``system-scope`` marks the
 user as system scoped. Placement's rules are all project scoped, so a
 system-scoped token is refused everywhere: superusers are not system scoped.
+
+``keystone`` reads what keystonemiddleware's auth_token (``placementsite.api.keystone``,
+wrapped around the WSGI application) validated: user, project, roles and scope of the user
+token, and the roles of a valid service token. A request that did not pass the middleware is
+refused whatever its headers say, so they cannot be forged.
 """
 
+import logging
 from dataclasses import dataclass, field
 
 from django.conf import settings
 
 from .errors import Unauthorized
+
+logger = logging.getLogger("placement.api")
 
 TOKEN_HEADER = "HTTP_X_AUTH_TOKEN"
 ROLES_HEADER = "HTTP_X_ROLES"
@@ -35,6 +43,8 @@ class RequestContext:
     project_id: str | None
     roles: list = field(default_factory=list)
     system_scope: str | None = None
+    # Roles of a valid service token sent beside the user's (X-Service-Token), as oslo.context.
+    service_roles: list = field(default_factory=list)
 
     @property
     def is_admin(self):
@@ -46,6 +56,7 @@ class RequestContext:
             "project_id": self.project_id,
             "roles": self.roles,
             "system_scope": self.system_scope,
+            "service_roles": self.service_roles,
             "is_admin": self.is_admin,
         }
 
@@ -104,9 +115,39 @@ def token_context(meta):
     )
 
 
-# "keystone" joins once it validates tokens against Keystone; until then startup refuses it
-# (placementsite.api.configuration) rather than accept any token of its own.
-STRATEGIES = {"noauth2": noauth2_context, "token": token_context}
+KEYSTONE_TOKEN_AUTH = "keystone.token_auth"  # set by auth_token; no client header can reach it
+IDENTITY_STATUS = "HTTP_X_IDENTITY_STATUS"
+SERVICE_IDENTITY_STATUS = "HTTP_X_SERVICE_IDENTITY_STATUS"
+
+
+def keystone_context(meta):
+    token_auth = meta.get(KEYSTONE_TOKEN_AUTH)
+    if token_auth is None:
+        logger.error(
+            "PLACEMENT_AUTH_STRATEGY=keystone but the request did not pass keystonemiddleware: "
+            "serve placementsite.wsgi:application (gunicorn), which wraps it"
+        )
+        raise Unauthorized("Authentication required")
+    # With a service token, auth_token says whether it was valid (and had a service role).
+    if meta.get(SERVICE_IDENTITY_STATUS, "Confirmed") != "Confirmed":
+        raise Unauthorized("Invalid service token")
+    if meta.get(IDENTITY_STATUS) != "Confirmed" or not token_auth.has_user_token:
+        if not meta.get(TOKEN_HEADER):
+            raise Unauthorized("Authentication required")
+        raise Unauthorized("Invalid authentication token")
+    user = token_auth.user
+    system_scope = "all" if user.system_scoped and (user.system or {}).get("all") else None
+    service_roles = token_auth.service.role_names if token_auth.has_service_token else []
+    return RequestContext(
+        user_id=user.user_id,
+        project_id=None if system_scope else user.project_id,
+        roles=sorted({role.lower() for role in user.role_names}),
+        system_scope=system_scope,
+        service_roles=sorted({role.lower() for role in service_roles}),
+    )
+
+
+STRATEGIES = {"noauth2": noauth2_context, "token": token_context, "keystone": keystone_context}
 
 
 def authenticate(request):

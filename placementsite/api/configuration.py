@@ -9,7 +9,7 @@ import logging
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from . import auth, policy
+from . import auth, keystone, policy
 
 logger = logging.getLogger("placement.api")
 
@@ -18,14 +18,12 @@ def check_configuration():
     strategy = settings.PLACEMENT_AUTH_STRATEGY
     if strategy not in auth.STRATEGIES:
         known = ", ".join(sorted(auth.STRATEGIES))
-        if strategy == "keystone":
-            raise ImproperlyConfigured(
-                "PLACEMENT_AUTH_STRATEGY=keystone is not supported yet: it would validate "
-                f"nothing against Keystone. Use one of: {known}."
-            )
         raise ImproperlyConfigured(
             f"Unknown PLACEMENT_AUTH_STRATEGY {strategy!r}: use one of {known}."
         )
+    if strategy == "keystone":
+        # Refuse startup on options keystonemiddleware would not understand.
+        keystone.check()
     if strategy == "noauth2":
         logger.warning(
             "PLACEMENT_AUTH_STRATEGY=noauth2: any caller may claim any user, project and role "

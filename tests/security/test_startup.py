@@ -13,7 +13,6 @@ from placementsite.api.configuration import check_configuration
 
 REFUSED = [
     ({"PLACEMENT_AUTH_STRATEGY": "bogus"}, "Unknown PLACEMENT_AUTH_STRATEGY 'bogus'"),
-    ({"PLACEMENT_AUTH_STRATEGY": "keystone"}, "keystone is not supported yet"),
     ({"PLACEMENT_POLICY_DEFAULTS": "strict"}, "Unknown PLACEMENT_POLICY_DEFAULTS 'strict'"),
     ({"PLACEMENT_POLICY_FILE": "/nonexistent/policy.yaml"}, "cannot be read"),
 ]
@@ -86,8 +85,40 @@ def test_wsgi_application_refuses_to_load(overrides, message):
 
 
 def test_manage_py_refuses_to_run_and_starts_with_a_good_configuration():
-    refused = _start(["manage.py", "check"], {"PLACEMENT_AUTH_STRATEGY": "keystone"})
+    refused = _start(["manage.py", "check"], {"PLACEMENT_AUTH_STRATEGY": "bogus"})
     assert refused.returncode != 0
-    assert "keystone is not supported yet" in refused.stderr
+    assert "Unknown PLACEMENT_AUTH_STRATEGY 'bogus'" in refused.stderr
     started = _start(["manage.py", "check"], {"PLACEMENT_AUTH_STRATEGY": "token"})
     assert started.returncode == 0, started.stderr
+
+
+KEYSTONE = {
+    "PLACEMENT_AUTH_STRATEGY": "keystone",
+    "PLACEMENT_KEYSTONE_AUTH_URL": "http://keystone.example.test/identity",
+    "PLACEMENT_KEYSTONE_WWW_AUTHENTICATE_URI": "http://keystone.example.test/identity",
+    "PLACEMENT_KEYSTONE_USERNAME": "placement",
+    "PLACEMENT_KEYSTONE_PASSWORD": "secret",
+    "PLACEMENT_KEYSTONE_PROJECT_NAME": "service",
+}
+
+
+def test_keystone_strategy_starts_when_configured():
+    # Building keystonemiddleware's auth_token needs no Keystone server yet.
+    result = _start(["-c", "import placementsite.wsgi as w; print(type(w.application))"], KEYSTONE)
+    assert result.returncode == 0, result.stderr
+    assert "AuthProtocol" in result.stdout
+
+
+def test_keystone_strategy_without_a_service_user_is_refused():
+    result = _start(["manage.py", "check"], {"PLACEMENT_AUTH_STRATEGY": "keystone"})
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr
+    assert "keystone auth_token" in result.stderr
+
+
+def test_keystone_option_typo_is_refused():
+    result = _start(["manage.py", "check"], {**KEYSTONE, "PLACEMENT_KEYSTONE_PASWORD": "x"})
+    assert result.returncode != 0
+    assert "PLACEMENT_KEYSTONE_PASWORD: keystonemiddleware has no option 'pasword'" in (
+        result.stderr
+    )
