@@ -466,11 +466,16 @@ def try_request(request):
                         (REASON_LABELS.get(kind, kind), count)
                         for kind, count in report.reason_counts
                     ]
+                    report.host_reason_counts = [
+                        (REASON_LABELS.get(kind, kind), count)
+                        for kind, count in report.host_reason_counts
+                    ]
+                    report.left_out = _children_under_hosts(report.left_out)
             except fit.FitRequestError as exc:
                 error = str(exc)
                 candidates, candidates_note = None, None
     elif submitted:
-        error = "Some fields are not valid; see below."
+        error = "Some fields are not valid: see the messages under them in the form above."
     return _render(
         request,
         "try_request.html",
@@ -487,6 +492,18 @@ def try_request(request):
             "candidates_note": candidates_note,
             "candidates_shown": CANDIDATES_SHOWN,
         },
+    )
+
+
+def _children_under_hosts(left_out):
+    """``left_out`` ((ProviderRef, reasons), by name) with each tree's providers together,
+    the host first, trees in the order their first provider came."""
+    first_seen = {}
+    for ref, _reasons in left_out:
+        first_seen.setdefault(ref.root_id or ref.id, len(first_seen))
+    return sorted(
+        left_out,
+        key=lambda item: (first_seen[item[0].root_id or item[0].id], not item[0].is_root),
     )
 
 
@@ -525,4 +542,23 @@ def _candidates(groups, options):
         return None, "Allocation candidates need resources in every group that asks something."
     numbered = [suffix for suffix in asked if suffix]
     policy = options.cleaned_data["group_policy"] if len(numbered) > 1 else None
-    return candidates_preview(groups=asked, group_policy=policy, limit=CANDIDATES_SHOWN), None
+    found = candidates_preview(groups=asked, group_policy=policy, limit=CANDIDATES_SHOWN)
+    return _by_host(found), None
+
+
+def _by_host(candidates):
+    """Candidates grouped by the host they land on: ``[(host uuid, host name, [candidate])]``
+    where each candidate is ``[(uuid, name, resources, is_sharing)]``, the host's own tree
+    first and sharing providers after (one query for the hosts of the providers shown)."""
+    hosts = provider_reads.hosts_of({uuid for c in candidates for uuid, _n, _r in c})
+    grouped = {}
+    for candidate in candidates:
+        parts = [
+            (uuid, name, res, hosts.get(uuid, (None, name, False))) for uuid, name, res in candidate
+        ]
+        own = [p for p in parts if not p[3][2]] or parts
+        host_uuid, host_name, _sharing = own[0][3]
+        ordered = sorted(parts, key=lambda p: (p[3][2], p[1]))
+        entry = grouped.setdefault(host_uuid or own[0][0], [host_uuid or own[0][0], host_name, []])
+        entry[2].append([(uuid, name, res, info[2]) for uuid, name, res, info in ordered])
+    return [tuple(entry) for entry in grouped.values()]

@@ -780,3 +780,15 @@ def providers_matching(q, limit=20):
             "uuid", "name", "parent_id", "root__name"
         )[:limit]
     )
+
+
+def hosts_of(uuids):
+    """{provider uuid (str): (host uuid, host name, is sharing)} for ``uuids`` (one query)."""
+    rows = (
+        ResourceProvider.objects.filter(uuid__in=list(uuids))
+        .annotate(is_sharing=_is_sharing())
+        .values_list("uuid", "root__uuid", "root__name", "is_sharing")
+    )
+    return {
+        str(uuid): (root_uuid, root_name, sharing) for uuid, root_uuid, root_name, sharing in rows
+    }

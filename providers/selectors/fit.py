@@ -21,6 +21,14 @@ each kind of reason, cover every provider. Providers that give the same
 answers to every rule share one verdict, so the Python work grows with the
 number of distinct answers, not with the number of providers.
 
+Hosts: a host (a root provider) fits a group when some provider of its tree
+fits it on its own, so a host whose VCPU sits on its NUMA children fits
+through them; left-out hosts are counted once each, with the reasons of
+their closest provider. Sharing providers (MISC_SHARES_VIA_AGGREGATE) are
+reported apart: they lend resources to the hosts of their aggregates rather
+than hosting anything. When no host fits, the largest free amount of each
+requested class anywhere says how far the request is from fitting.
+
 Scope, said plainly: providers are judged one by one. A group's resources
 must all come from the one provider; trees (resources spread over a root and
 its children) and sharing providers are not combined here, as the
@@ -104,6 +112,17 @@ class GroupReport:
     reason_counts: list = field(default_factory=list)  # (kind, count), most common first
     fitting: list = field(default_factory=list)  # (ProviderRef, [])
     left_out: list = field(default_factory=list)  # (ProviderRef, [Reason, ...])
+    # Per host (root provider) rather than per provider; sharing providers apart.
+    host_count: int = 0
+    hosts_fitting: int = 0
+    host_reason_counts: list = field(default_factory=list)  # (kind, hosts), most common first
+    fitting_hosts: list = field(default_factory=list)  # (host ProviderRef, [fitting children])
+    sharing: list = field(default_factory=list)  # (ProviderRef, [Reason, ...]); [] = fits
+    largest_free: list = field(default_factory=list)  # LargestFree per class, when none fits
+
+    @property
+    def hosts_left_out(self):
+        return self.host_count - self.hosts_fitting
 
     @property
     def label(self):
@@ -125,6 +144,35 @@ class GroupReport:
     @property
     def forbidden_aggregates(self):
         return sorted(self.group.forbidden_aggregates)
+
+
+class LargestFree(NamedTuple):
+    resource_class: str
+    asked: int
+    free: int | None  # None: no provider has inventory of the class
+    provider: ProviderRef | None
+
+
+SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
+# Ranking a left-out provider's failures to find its host's closest provider: lacking the
+# class altogether is further from fitting than being short of it.
+_DISTANCE = {NO_INVENTORY: 2}
+
+
+def largest_free_by_class(class_ids):
+    """{class id: (provider id, free)} of the inventory with the most free units per class
+    (one read of the classes' inventories with their usage; free by the capacity model)."""
+    best = {}
+    rows = (
+        Inventory.objects.filter(resource_class_id__in=class_ids)
+        .annotate(used=engine.usage_expression())
+        .values_list("resource_provider_id", "resource_class_id", *CAPACITY_FIELDS, "used")
+    )
+    for rp, rc, *shape, used in rows:
+        free = Capacity(*shape).free(used)
+        if rc not in best or free > best[rc][1]:
+            best[rc] = (rp, free)
+    return best
 
 
 def provider_refs(ids):
@@ -155,6 +203,10 @@ class _Tally:
     counts: dict = field(default_factory=lambda: defaultdict(int))
     fitting: list = field(default_factory=list)  # lists of row positions, one per pattern
     left_out: list = field(default_factory=list)  # (positions, failed rules) per pattern
+    left_kinds: list = field(default_factory=list)  # (kinds, classes short of) per pattern
+    refined: dict = field(default_factory=dict)  # position -> capacity model's kinds
+    fitting_roots: set = field(default_factory=set)
+    host_reason_counts: list = field(default_factory=list)
 
 
 def fit_report(groups, shown=100):
@@ -201,6 +253,7 @@ def fit_report(groups, shown=100):
             tally.left_out_count += len(where)
             tally.left_out.append((where, failed))
             kinds, short_of = set(), []
+            tally.left_kinds.append((kinds, short_of))  # filled just below
             for rule in failed:
                 if rule.kind != engine.RESOURCES:
                     kinds.add(_KIND_OF_RULE[rule.kind])
@@ -229,23 +282,84 @@ def fit_report(groups, shown=100):
                     kinds |= {s.rule for s in found} if found else {EXCEEDS_CAPACITY}
                 for kind in kinds:
                     tally.counts[kind] += 1
+                tally.refined[position] = kinds
 
-    # The first ``shown`` of each side, by name, and words for those left out.
+    # Hosts: which trees have a fitting provider; sharing providers apart (two queries).
+    root_of = dict(ResourceProvider.objects.values_list("id", "root_id"))
+    sharing_ids = set(
+        ResourceProviderTrait.objects.filter(trait__name=SHARING_TRAIT).values_list(
+            "resource_provider_id", flat=True
+        )
+    )
+    hosts = {root_of[pid] or pid for pid in root_of} - sharing_ids
+    for tally in tallies:
+        tally.fitting_roots = {
+            root_of[rows[p][0]] or rows[p][0] for where in tally.fitting for p in where
+        } - sharing_ids
+        closest = {}  # left-out host -> (distance, kinds) of its closest provider
+        for (where, _failed), (kinds, _short_of) in zip(
+            tally.left_out, tally.left_kinds, strict=True
+        ):
+            for p in where:
+                pid = rows[p][0]
+                root = root_of[pid] or pid
+                if root in tally.fitting_roots or pid in sharing_ids:
+                    continue
+                found = frozenset(kinds | tally.refined.get(p, set()))
+                distance = sum(_DISTANCE.get(kind, 1) for kind in found)
+                if root not in closest or distance < closest[root][0]:
+                    closest[root] = (distance, found)
+        host_counts = defaultdict(int)
+        for _distance, kinds in closest.values():
+            for kind in kinds:
+                host_counts[kind] += 1
+        tally.host_reason_counts = sorted(host_counts.items(), key=lambda i: (-i[1], i[0]))
+
+    # The first ``shown`` of each side, by name, and words for those left out. A provider
+    # of a host that fits is not listed as left out; sharing providers are listed apart.
     picked = []
     for tally in tallies:
         fitting = list(islice(merge(*tally.fitting), shown))
-        failed_at = {p: failed for where, failed in tally.left_out for p in where[:shown]}
-        left_out = [
-            (p, failed_at[p]) for p in islice(merge(*(w for w, _ in tally.left_out)), shown)
-        ]
-        picked.append(
-            ([rows[p][0] for p in fitting], [(rows[p][0], failed) for p, failed in left_out])
+        failed_at = {}
+        for where, failed in tally.left_out:
+            for p in where:
+                failed_at[p] = failed
+        kept = (
+            p
+            for p in merge(*(w for w, _ in tally.left_out))
+            if (root_of[rows[p][0]] or rows[p][0]) not in tally.fitting_roots
+            and rows[p][0] not in sharing_ids
         )
-    words = _Words(judge, [left_out for _, left_out in picked], [t.resolved for t in tallies])
-    refs = provider_refs(
-        {pid for fitting, left_out in picked for pid in fitting}
-        | {pid for _, left_out in picked for pid, _ in left_out}
+        left_out = [(p, failed_at[p]) for p in islice(kept, shown)]
+        sharing = [
+            (pid, failed_at.get(p, []))
+            for p, pid in ((p, rows[p][0]) for p in range(len(rows)))
+            if pid in sharing_ids
+        ][:shown]
+        picked.append(
+            (
+                [rows[p][0] for p in fitting],
+                [(rows[p][0], failed) for p, failed in left_out],
+                sharing,
+            )
+        )
+    words = _Words(
+        judge,
+        [left_out + sharing for _, left_out, sharing in picked],
+        [t.resolved for t in tallies],
     )
+    hosts_shown = {root_of[pid] or pid for fitting, _, _ in picked for pid in fitting}
+    refs = provider_refs(
+        {pid for fitting, _, _ in picked for pid in fitting}
+        | {pid for _, left_out, _ in picked for pid, _ in left_out}
+        | {pid for _, _, sharing in picked for pid, _ in sharing}
+        | hosts_shown
+    )
+    nothing_fits = [t for t in tallies if not t.fitting_roots]
+    asked = sorted({c for t in nothing_fits for c in t.resolved.resources})
+    largest = largest_free_by_class(asked) if asked else {}
+    if largest:
+        refs.update(provider_refs({rp for rp, _free in largest.values()} - set(refs)))
     return [
         GroupReport(
             suffix=suffix,
@@ -259,9 +373,54 @@ def fit_report(groups, shown=100):
                 for pid, failed in left_out
                 if pid in refs
             ],
+            host_count=len(hosts),
+            hosts_fitting=len(tally.fitting_roots),
+            host_reason_counts=tally.host_reason_counts,
+            fitting_hosts=_by_host([refs[pid] for pid in fitting if pid in refs], refs),
+            sharing=[
+                (refs[pid], words.reasons(tally.resolved, pid, failed) if failed else [])
+                for pid, failed in sharing
+                if pid in refs
+            ],
+            largest_free=(
+                [
+                    _largest(tally.resolved, class_id, largest.get(class_id), refs)
+                    for class_id in tally.resolved.resources
+                ]
+                if not tally.fitting_roots
+                else []
+            ),
         )
-        for suffix, tally, (fitting, left_out) in zip(resolved, tallies, picked, strict=True)
+        for suffix, tally, (fitting, left_out, sharing) in zip(
+            resolved, tallies, picked, strict=True
+        )
     ]
+
+
+def _by_host(fitting, refs):
+    """Fitting providers grouped under their host, hosts in the order first met:
+    ``[(host ref, whether the host itself fits, [fitting children])]``."""
+    hosts = {}
+    for ref in fitting:
+        root_id = ref.root_id or ref.id
+        entry = hosts.setdefault(root_id, [False, []])
+        if ref.id == root_id:
+            entry[0] = True
+        else:
+            entry[1].append(ref)
+    return [
+        (refs[root_id], itself, children)
+        for root_id, (itself, children) in hosts.items()
+        if root_id in refs
+    ]
+
+
+def _largest(resolved, class_id, best, refs):
+    name = resolved.class_names[class_id]
+    if best is None:
+        return LargestFree(name, resolved.resources[class_id], None, None)
+    provider_id, free = best
+    return LargestFree(name, resolved.resources[class_id], free, refs.get(provider_id))
 
 
 class _CapacityJudge:

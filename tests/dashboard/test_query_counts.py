@@ -24,7 +24,8 @@ BUDGET = {
     "resource_classes": 8,  # three grouped reads: classes, providers per class, usage
     "aggregates": 7,
     "aggregate": 15,  # as providers, + the members' totals (2) and sharing count (1)
-    "try": 21,  # 11 for the fit report + 7 for the allocation candidates engine
+    "try": 25,  # 11 fit report + 7 candidates engine + hosts: trees, sharing, candidates (3)
+    # (+ the largest free amounts when no host fits)
 }
 
 

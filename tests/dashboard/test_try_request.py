@@ -23,12 +23,20 @@ def group(response, suffix="unnumbered"):
     section = html.split(f'id="group-{suffix}"', 1)[1].split("</section>", 1)[0]
     fits = section.split('class="grid compact fits"')[1].split("</table>")[0]
     left = section.split('class="grid compact left-out"')[1].split("</table>")[0]
-    fitting = re.findall(r'class="strong" href="[^"]+">([^<]+)<', fits)
+    # The providers that fit on their own (hosts that fit themselves, children they fit
+    # through) in name order, and each listed left-out provider with its reasons.
+    fitting = []
+    for row in fits.split("<tr>")[2:]:
+        host = re.search(r'class="strong" href="[^"]+">([^<]+)<', row)
+        if host and "the host itself" in row:
+            fitting.append(host.group(1))
+        fitting += re.findall(r'class="child-fit" href="[^"]+">([^<]+)<', row)
     reasons = {}
     for row in left.split("<tr>")[2:]:
-        name = re.search(r'class="strong" href="[^"]+">([^<]+)<', row).group(1)
-        reasons[name] = re.findall(r'<li class="reason [^"]+">([^<]+)</li>', row)
-    return fitting, reasons
+        name = re.search(r'href="/dashboard/providers/[^"]+">([^<]+)<', row)
+        if name:
+            reasons[name.group(1)] = re.findall(r'<li class="reason [^"]+">([^<]+)</li>', row)
+    return sorted(fitting), reasons
 
 
 def error_of(response):
@@ -63,7 +71,7 @@ def candidates_of(response):
         found.append(
             sorted(
                 " ".join(
-                    [re.search(r'class="strong" href="[^"]+">([^<]+)<', part).group(1)]
+                    [re.search(r'href="[^"]+">([^<]+)<', part).group(1)]
                     + [f"{rc} {n}" for rc, n in re.findall(r"<b>(\w+)</b> ([\d,]+)", part)]
                 )
                 for part in parts
@@ -106,8 +114,15 @@ def test_provider_short_of_memory_says_by_how_much_and_what_is_free(cloud, staff
 
 
 def test_provider_without_the_class_says_it_has_no_inventory(cloud, staff):
-    _, reasons = group(evaluate(staff, resources="VCPU:1"))
-    assert reasons["cn1-numa0"] == ["has no inventory of VCPU"]
+    _, reasons = group(evaluate(staff, resources="PCPU:1"))
+    assert reasons["cn2"] == ["has no inventory of PCPU"]
+
+
+def test_a_provider_of_a_host_that_fits_is_not_listed_as_left_out(cloud, staff):
+    # cn1-numa0 has no VCPU, but its host cn1 fits: the host is what an operator places on.
+    fitting, reasons = group(evaluate(staff, resources="VCPU:1"))
+    assert fitting == ["cn1", "cn2"]
+    assert "cn1-numa0" not in reasons
 
 
 def test_request_above_max_unit_is_explained(cloud, staff):
@@ -169,7 +184,7 @@ def test_member_of_an_aggregate_is_explained(cloud, staff):
 def test_member_of_any_of_several_aggregates(cloud, staff):
     fitting, reasons = group(evaluate(staff, member_of=f"in:{AGG_A},{AGG_B}"))
     assert fitting == ["cn1", "cn2"]
-    assert reasons["cn1-numa0"] == [f"not in any of aggregates {AGG_A}, {AGG_B}"]
+    assert "cn1-numa0" not in reasons  # its host fits
 
 
 def test_forbidden_aggregate_is_explained(cloud, staff):
@@ -186,10 +201,15 @@ def test_granular_groups_are_judged_separately(cloud, staff):
 
 
 def test_reasons_are_summed_up_by_kind(cloud, staff):
-    html = evaluate(staff, resources="VCPU:3").content.decode()
-    summary = html.split('class="reason-summary"')[1].split("</p>")[0]
-    assert "request exceeds max_unit <b>1</b>" in summary
-    assert "no inventory of a requested class <b>1</b>" in summary
+    r = evaluate(staff, resources="VCPU:3")
+    # Hosts: cn2 (max_unit 2) is left out; cn1 fits (its NUMA child lacks VCPU, no matter).
+    # (cn2 has 2 VCPU free: short as well.)
+    assert reason_summary(r) == {"request exceeds max_unit": "1", "not enough free capacity": "1"}
+    assert reason_summary(r, which="provider-reason-summary") == {
+        "request exceeds max_unit": "1",
+        "not enough free capacity": "1",
+        "no inventory of a requested class": "1",
+    }
 
 
 def test_unknown_resource_class_is_an_error_message(cloud, staff):
@@ -220,7 +240,9 @@ def test_unknown_trait_is_an_error_message(cloud, staff):
 )
 def test_bad_input_is_explained_next_to_the_field(cloud, staff, fields, message):
     r = evaluate(staff, **fields)
-    assert error_of(r) == "Some fields are not valid; see below."
+    assert (
+        error_of(r) == "Some fields are not valid: see the messages under them in the form above."
+    )
     assert message in html.unescape(r.content.decode())
 
 
@@ -240,6 +262,7 @@ def test_over_capacity_provider_reports_nothing_free(db, staff):
 
 
 def verdict(response, suffix="unnumbered"):
+    """(hosts that fit, hosts left out)."""
     html = response.content.decode()
     section = html.split(f'id="group-{suffix}"', 1)[1].split("</section>", 1)[0]
     fit = re.search(r'class="fit-count">([^<]+)<', section).group(1)
@@ -247,10 +270,20 @@ def verdict(response, suffix="unnumbered"):
     return int(fit.replace(",", "")), int(out.replace(",", ""))
 
 
-def reason_summary(response, suffix="unnumbered"):
+def provider_verdict(response, suffix="unnumbered"):
+    """(providers that fit on their own, providers that do not)."""
     html = response.content.decode()
     section = html.split(f'id="group-{suffix}"', 1)[1].split("</section>", 1)[0]
-    summary = section.split('class="reason-summary"')[1].split("</p>")[0]
+    fit = re.search(r"(\d[\d,]*) providers? fits? on", section).group(1)
+    out = re.search(r'class="provider-out-count">([^<]+)<', section).group(1)
+    return int(fit.replace(",", "")), int(out.replace(",", ""))
+
+
+def reason_summary(response, suffix="unnumbered", which="reason-summary"):
+    """{reason: count} of hosts left out (``provider-reason-summary``: of providers)."""
+    html = response.content.decode()
+    section = html.split(f'id="group-{suffix}"', 1)[1].split("</section>", 1)[0]
+    summary = section.split(f'class="{which}"')[1].split("</p>")[0]
     return dict(re.findall(r'<span class="chip chip-bad">([^<]+) <b>([^<]+)</b>', summary))
 
 
@@ -282,7 +315,9 @@ def test_providers_that_fit_are_those_the_provider_list_api_returns(
 
 
 def test_fit_and_left_out_counts_cover_every_provider(cloud, staff):
-    assert verdict(evaluate(staff, resources="VCPU:1")) == (2, 1)
+    r = evaluate(staff, resources="VCPU:1")
+    assert verdict(r) == (2, 0)  # hosts cn1 and cn2 fit
+    assert provider_verdict(r) == (2, 1)  # cn1-numa0 does not on its own
 
 
 def test_counts_include_providers_beyond_the_rows_shown(db, staff, one_row_shown):
@@ -330,17 +365,19 @@ def test_each_forbidden_trait_held_is_named(db, staff):
 
 def test_only_the_forbidden_aggregates_held_are_named(cloud, staff):
     _, reasons = group(evaluate(staff, member_of=f"!in:{AGG_A},{AGG_B}"))
-    assert reasons["cn1"] == [f"in forbidden aggregate {AGG_A}"]
+    # cn1 is in AGG_A, but its child is in neither: the host fits through it.
     assert reasons["cn2"] == [f"in forbidden aggregate {AGG_B}"]
-    assert "cn1-numa0" not in reasons
+    assert "cn1" not in reasons and "cn1-numa0" not in reasons
 
 
 def test_unknown_aggregate_in_member_of_leaves_every_provider_out(cloud, staff):
     unknown = "dddddddd-0000-4000-8000-000000000004"
     r = evaluate(staff, member_of=unknown)
     _, reasons = group(r)
-    assert verdict(r) == (0, 3)
+    assert verdict(r) == (0, 2)
+    assert provider_verdict(r) == (0, 3)
     assert reasons["cn2"] == [f"not in aggregate {unknown}"]
+    assert reasons["cn1-numa0"] == [f"not in aggregate {unknown}"]
 
 
 def test_unknown_trait_in_a_numbered_group_is_an_error_message(cloud, staff):
@@ -356,8 +393,11 @@ def test_several_unknown_classes_are_named_together(cloud, staff):
 
 def test_reasons_of_a_group_are_counted_for_that_group_only(cloud, staff):
     r = evaluate(staff, resources="PCPU:1", **{"g1-resources": "VCPU:1"})
-    assert reason_summary(r) == {"no inventory of a requested class": "2"}
-    assert reason_summary(r, "1") == {"no inventory of a requested class": "1"}
+    provider_level = "provider-reason-summary"
+    assert reason_summary(r, which=provider_level) == {"no inventory of a requested class": "2"}
+    assert reason_summary(r, "1", provider_level) == {"no inventory of a requested class": "1"}
+    # Hosts: only cn2 lacks PCPU in its whole tree; every host has a provider with VCPU.
+    assert reason_summary(r) == {"no inventory of a requested class": "1"}
 
 
 @pytest.mark.django_db(transaction=True)
@@ -388,3 +428,61 @@ def test_unknown_names_are_reported_once_when_read_side_by_side(cloud, staff):
     r = evaluate(staff, resources="VCPU:1,CUSTOM_NOPE:1")
     assert "CUSTOM_NOPE" in error_of(r)
     assert 'class="grid compact candidates"' not in r.content.decode()
+
+
+# --- hosts: trees judged as a whole, sharing providers apart, nothing-fits summary ------------
+
+
+@pytest.fixture
+def numa_host(db):
+    """A host whose only VCPU is on its two NUMA children, and a sharing disk pool."""
+    host = make_provider("numa-host", inventories={"DISK_GB": 50})
+    make_provider("numa-host-n0", parent=host, inventories={"VCPU": 8, "MEMORY_MB": 8192})
+    make_provider("numa-host-n1", parent=host, inventories={"VCPU": 8, "MEMORY_MB": 8192})
+    make_provider("pool", inventories={"DISK_GB": 5000}, traits=["MISC_SHARES_VIA_AGGREGATE"])
+    return host
+
+
+def test_host_fits_through_its_numa_children(numa_host, staff):
+    r = evaluate(staff, resources="VCPU:4,MEMORY_MB:4096")
+    html = r.content.decode()
+    fits = html.split('class="grid compact fits"')[1].split("</table>")[0]
+    row = fits.split("<tr>")[2]
+    assert ">numa-host<" in row
+    assert ">numa-host-n0<" in row and ">numa-host-n1<" in row  # children under their host
+    assert verdict(r) == (1, 0)
+    _, reasons = group(r)
+    assert "numa-host" not in reasons  # no "left out: has no inventory of VCPU"
+
+
+def test_sharing_provider_is_shown_as_such_not_left_out(numa_host, staff):
+    r = evaluate(staff, resources="VCPU:4")
+    _, reasons = group(r)
+    assert "pool" not in reasons
+    html = r.content.decode()
+    sharing = html.split('class="grid compact sharing"')[1].split("</table>")[0]
+    assert ">pool<" in sharing and "lends to hosts of its aggregates" in sharing
+    assert verdict(r) == (1, 0)  # the pool is not counted as a host left out
+
+
+def test_nothing_fits_leads_with_the_largest_free_amount_per_class(numa_host, staff):
+    r = evaluate(staff, resources="VCPU:12,DISK_GB:10")
+    html = r.content.decode()
+    summary = html.split('id="nothing-fits-unnumbered"')[1].split("</div>")[0]
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", summary))
+    assert "VCPU: asked 12; at most 8 free, on numa-host-n0" in text
+    assert "DISK_GB: asked 10 GB; at most 5 TB free, on pool" in text
+    # The host counts once, with the reasons of its closest provider (the root: it has the
+    # disk but no VCPU; each child is short of VCPU and lacks the disk).
+    assert reason_summary(r) == {"no inventory of a requested class": "1"}
+    # The per-provider detail is there, collapsed.
+    assert '<details class="left-out-details">' in html
+
+
+def test_candidates_are_grouped_by_host(numa_host, staff):
+    r = evaluate(staff, resources="VCPU:2")
+    html = r.content.decode()
+    table = html.split('class="grid compact candidates"')[1].split("</table>")[0]
+    row = table.split("<tr>")[2]
+    assert 'class="strong" href="/dashboard/providers/' in row and ">numa-host<" in row
+    assert "2 candidates" in row
