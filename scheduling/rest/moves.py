@@ -7,7 +7,8 @@ import uuid
 import django_filters
 from django.db.models import Q
 from django.http import Http404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
@@ -71,8 +72,13 @@ class MoveSerializer(_StrictSerializer):
     host = serializers.CharField(max_length=255, required=False, allow_null=True)
 
 
+@extend_schema_field(OpenApiTypes.STR)
+class FlavorRef(FlavorField):
+    """A flavor by name or id (a string in the OpenAPI document)."""
+
+
 class ResizeSerializer(_StrictSerializer):
-    flavor = FlavorField()
+    flavor = FlavorRef()
 
 
 class SettleSerializer(_StrictSerializer):

@@ -128,8 +128,10 @@ class Command(BaseCommand):
                 started = time.perf_counter()
                 result = migrations_cleanup(origin="command")
                 elapsed = time.perf_counter() - started
+            sql_seconds = sum(float(q["time"]) for q in queries.captured_queries)
             self.stdout.write(
-                f"cleanup: {elapsed:.2f} s, {len(queries)} queries, checked {result.checked}, "
+                f"cleanup: {elapsed:.2f} s ({sql_seconds:.2f} s in SQL), {len(queries)} queries, "
+                f"checked {result.checked}, "
                 f"freed {result.freed_allocations} allocations of {result.freed_migrations} "
                 f"migrations ({result.freed_migrations / elapsed:.0f} migrations/s)"
             )
