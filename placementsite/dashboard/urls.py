@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import migrations, views
+from . import migrations, scheduling_views, views
 
 app_name = "dashboard"
 
@@ -20,4 +20,6 @@ urlpatterns = [
     path("try/", views.try_request, name="try"),
     path("search/", views.search, name="search"),
     path("migrations/", migrations.migration_list, name="migrations"),
+    path("flavors/", scheduling_views.flavor_list, name="flavors"),
+    path("schedule/", scheduling_views.schedule, name="schedule"),
 ]

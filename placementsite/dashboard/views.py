@@ -24,6 +24,7 @@ from providers import capacity
 from providers.selectors import dashboard as provider_reads
 from providers.selectors import fit
 from scheduling.selectors import candidates_preview
+from scheduling.selectors import dashboard as flavor_reads
 
 from . import exports
 from .forms import (
@@ -130,6 +131,12 @@ def overview(request):
             "provider_counts": provider_reads.provider_counts(),
             "allocation_counts": allocation_reads.allocation_counts(),
             "fullest": provider_reads.fullest_providers(limit=10),
+            # "Fits N more" per flavor, for those who may see flavors.
+            "flavor_fits": (
+                flavor_reads.flavor_fits()
+                if request.user.has_perm("scheduling.view_flavor")
+                else None
+            ),
         },
     )
 
