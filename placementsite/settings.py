@@ -83,7 +83,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     # Outermost, so that CORS preflights are answered before authentication.
-    "corsheaders.middleware.CorsMiddleware",
+    "placementsite.api.cors.CorsMiddleware",
     # Request counts and latencies (django-prometheus) of every request, refusals included.
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "placementsite.api.middleware.PlacementApiMiddleware",

@@ -13,12 +13,16 @@ the message.
 import logging
 
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
-from django.http import JsonResponse
+from django.http import HttpResponse, JsonResponse
+from django.utils.html import escape
 from rest_framework import exceptions as drf_exceptions
 
 from placementsite.observability import metrics
 
 logger = logging.getLogger("placement.api")
+
+JSON = "application/json"
+HTML = "text/html"
 
 # Placement's error codes (placement.errors).
 DEFAULT = "placement.undefined_code"
@@ -130,8 +134,34 @@ def error_body(status, detail, code=DEFAULT, request=None):
     return {"errors": [error]}
 
 
+def wants_html(request):
+    """True when the client's Accept prefers HTML to JSON, as webob's error pages honour.
+
+    No Accept header means JSON (Placement's request log middleware defaults it so), and so
+    does a tie (``*/*``), which keeps JSON for clients that accept anything.
+    """
+    if request is None or not request.META.get("HTTP_ACCEPT"):
+        return False
+    return request.get_preferred_type([JSON, HTML]) == HTML
+
+
+def html_error_page(status, detail):
+    title = f"{status} {TITLES.get(status, 'Error')}"
+    return (
+        f"<html>\n <head>\n  <title>{title}</title>\n </head>\n <body>\n"
+        f"  <h1>{title}</h1>\n  {escape(EXPLANATIONS.get(status, ''))}<br /><br />\n"
+        f"{escape(detail)}\n\n </body>\n</html>"
+    )
+
+
 def error_response(request, status, detail, code=DEFAULT, headers=None):
-    response = JsonResponse(error_body(status, detail, code, request), status=status)
+    if wants_html(request):
+        response = HttpResponse(
+            html_error_page(status, detail), status=status, content_type=f"{HTML}; charset=UTF-8"
+        )
+    else:
+        response = JsonResponse(error_body(status, detail, code, request), status=status)
+    response.placement_error = True  # already in Placement's format: the middleware keeps it
     for name, value in (headers or {}).items():
         response[name] = value
     return response
@@ -162,8 +192,12 @@ def exception_handler(exc, context):
         return response_for(django_request, exc)
     if isinstance(exc, drf_exceptions.MethodNotAllowed):
         view = context.get("view")
-        allow = ", ".join(view.allowed_methods) if view else ""
-        return error_response(django_request, 405, "Method not allowed.", headers={"Allow": allow})
+        return error_response(
+            django_request,
+            405,
+            f"The method {django_request.method} is not allowed for this resource.",
+            headers={"Allow": ", ".join(view.allowed_methods) if view else ""},
+        )
     if isinstance(exc, drf_exceptions.APIException):
         detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
         return error_response(django_request, exc.status_code, detail)

@@ -18,6 +18,7 @@ from placementsite.rest.errors import error_response as rest_error_response
 
 from . import auth, microversion, request_id
 from .errors import (
+    BadRequest,
     PlacementError,
     RequestTooLarge,
     error_response,
@@ -48,6 +49,16 @@ def _check_size(request):
         length = 0
     if limit is not None and length > limit:
         raise RequestTooLarge(f"The request body is larger than {limit} bytes.")
+
+
+def _check_content_type_declared(meta):
+    """A body must say what it is, on any URL, as Placement's handler checks first."""
+    try:
+        length = int(meta.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        raise BadRequest("content-length header must be an integer") from None
+    if length > 0 and not meta.get("CONTENT_TYPE"):
+        raise BadRequest("content-type header required when content-length > 0")
 
 
 def _has_nul(request):
@@ -157,6 +168,7 @@ class PlacementApiMiddleware:
             request.microversion = microversion.from_headers(
                 request.META.get("HTTP_OPENSTACK_API_VERSION", "")
             )
+            _check_content_type_declared(request.META)
         except PlacementError as exc:
             return response_for(request, exc)
         try:
@@ -170,7 +182,7 @@ class PlacementApiMiddleware:
     @staticmethod
     def _placement_error_for_django_error(request, response):
         """Django's own 404/405/500 pages become Placement error bodies."""
-        if response.status_code < 400:
+        if response.status_code < 400 or getattr(response, "placement_error", False):
             return response
         if response.get("Content-Type", "").startswith("application/json"):
             return response
@@ -185,7 +197,7 @@ class PlacementApiMiddleware:
     def _add_version_headers(request, response):
         version = request.microversion
         response[microversion.HEADER] = f"{microversion.SERVICE_TYPE} {version}"
-        response["Vary"] = microversion.HEADER
+        response["Vary"] = microversion.HEADER.lower()  # as Placement sends it
         if request.method == "GET" and version >= (1, 15) and response.status_code == 200:
             response["Cache-Control"] = "no-cache"
 

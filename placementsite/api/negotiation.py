@@ -9,7 +9,8 @@ class PlacementNegotiation(DefaultContentNegotiation):
     def select_renderer(self, request, renderers, format_suffix=None):
         renderer = renderers[0]
         accept = request.META.get("HTTP_ACCEPT", "")
-        if accept:
+        # Placement checks Accept on its GET handlers only: a write answers JSON regardless.
+        if accept and request.method in ("GET", "HEAD"):
             ranges = [part.split(";")[0].strip().lower() for part in accept.split(",")]
             if not any(r in ("*/*", "application/*", "application/json") for r in ranges):
                 raise NotAcceptable("Only application/json is provided")

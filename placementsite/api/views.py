@@ -24,6 +24,11 @@ class PlacementView(APIView):
 
     http_method_names = ["get", "put", "post", "delete", "head"]
 
+    @property
+    def allowed_methods(self):
+        """The methods for ``Allow``: those Placement routes; HEAD, answered by GET, is not one."""
+        return [m for m in super().allowed_methods if m not in ("HEAD", "OPTIONS")]
+
     def dispatch(self, request, *args, **kwargs):
         response = super().dispatch(request, *args, **kwargs)
         # DRF keeps the response on the view, and the view is in a reference cycle with its
@@ -54,6 +59,9 @@ class PlacementView(APIView):
             response["Last-Modified"] = http_date((last_modified or timezone.now()).timestamp())
         for name, value in (headers or {}).items():
             response[name] = value
+        if response.get("Location", "").startswith("/"):
+            # Placement's Location is absolute (webob completes the path with the host).
+            response["Location"] = request.build_absolute_uri(response["Location"])
         return response
 
 

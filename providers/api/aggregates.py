@@ -6,9 +6,11 @@ object with ``aggregates`` and ``resource_provider_generation``.
 """
 
 from placementsite.api.microversion import since
+from placementsite.api.parsers import require_json
 from placementsite.api.views import PlacementView
 
 from ..selectors import aggregates as selectors
+from ..selectors import resource_providers as provider_selectors
 from ..services import aggregates as services
 from .provider_traits import provider_uuid_from_path
 from .traits import cache_headers
@@ -55,8 +57,11 @@ class ProviderAggregatesView(PlacementView):
 
     @since("1.1")
     def put(self, request, uuid):
+        require_json(request)
         self.authorize(request, "placement:resource_providers:aggregates:update")
         provider_uuid = provider_uuid_from_path(uuid)
+        # As in Placement: an unknown provider is a 404 before its body is read.
+        provider_selectors.resource_provider_get(uuid=provider_uuid)
         if with_generation(request):
             data = self.json_body(request, AGGREGATES_BODY_1_19)
             aggregates, generation = data["aggregates"], data["resource_provider_generation"]

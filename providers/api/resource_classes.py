@@ -47,11 +47,12 @@ class ResourceClassDetailView(PlacementView):
             # Idempotent create: 201 when new, 204 when it already existed.
             validate_custom_name(name)
             rc, created = services.resource_class_ensure(name=name)
-            if created:
-                return self.respond(
-                    request, status=201, headers={"Location": f"/resource_classes/{rc.name}"}
-                )
-            return self.respond(request, status=204)
+            # Location both when created (201) and when it already existed (204).
+            return self.respond(
+                request,
+                status=201 if created else 204,
+                headers={"Location": f"/resource_classes/{rc.name}"},
+            )
         data = self.json_body(request, RESOURCE_CLASS_BODY)
         rc = services.resource_class_rename(name=name, new_name=data["name"])
         return self.respond(request, resource_class_repr(rc))

@@ -4,6 +4,7 @@ from django.utils import timezone
 from django.utils.http import http_date
 
 from placementsite.api.errors import BadRequest, NotFound
+from placementsite.api.parsers import require_json
 from placementsite.api.views import PlacementView, latest
 
 from .. import request_groups
@@ -126,6 +127,7 @@ class ResourceProviderDetailView(PlacementView):
         )
 
     def put(self, request, uuid):
+        require_json(request)  # the content type first, as Placement's require_content
         self.authorize(request, "placement:resource_providers:update")
         version = request.microversion
         selectors.resource_provider_get(uuid=uuid_in_url(uuid))  # 404 before the body

@@ -362,10 +362,24 @@ def test_cors_preflight_needs_no_token(cors):
     assert "openstack-api-version" in allowed
 
 
+def test_cors_preflight_echoes_only_the_requested_allowed_headers(cors):
+    r = client(None).request(
+        "OPTIONS",
+        "/",
+        headers={
+            "Origin": ORIGIN,
+            "Access-Control-Request-Method": "GET",
+            "Access-Control-Request-Headers": "OpenStack-API-Version, x-not-allowed",
+        },
+    )
+    assert r.status == 200
+    assert r.headers["Access-Control-Allow-Headers"] == "openstack-api-version"
+
+
 def test_cors_off_without_allowed_origins(db):
     r = client("admin").get(LIST, headers={"Origin": ORIGIN})
     assert "Access-Control-Allow-Origin" not in r.headers
-    assert r.headers["Vary"] == "OpenStack-API-Version"
+    assert r.headers["Vary"] == "openstack-api-version"
 
 
 def test_cors_origins_setting_enables_the_middleware(monkeypatch):
@@ -379,7 +393,7 @@ def test_cors_origins_setting_enables_the_middleware(monkeypatch):
         reloaded = importlib.reload(site_settings)
         assert reloaded.CORS_ALLOWED_ORIGINS == [ORIGIN, "https://b.example"]
         assert reloaded.CORS_URLS_REGEX == r"^.*$"
-        assert reloaded.MIDDLEWARE[0] == "corsheaders.middleware.CorsMiddleware"
+        assert reloaded.MIDDLEWARE[0] == "placementsite.api.cors.CorsMiddleware"
     finally:
         monkeypatch.delenv("PLACEMENT_CORS_ALLOWED_ORIGINS")
         importlib.reload(site_settings)

@@ -26,7 +26,7 @@ def test_other_urls_need_a_token(db):
 def test_version_headers_in_responses(api_at):
     r = api_at("1.20").get("/resource_classes")
     assert r.headers["OpenStack-API-Version"] == "placement 1.20"
-    assert r.headers["Vary"] == "OpenStack-API-Version"
+    assert r.headers["Vary"] == "openstack-api-version"
     assert r.headers["openstack-request-id"].startswith("req-")
 
 
