@@ -17,6 +17,7 @@ from django.db import connection
 
 from allocations.models import Allocation
 from providers.models import (
+    Aggregate,
     Inventory,
     ResourceClass,
     ResourceProvider,
@@ -176,4 +177,39 @@ def provider_names(provider_ids):
     rows = fetch(_PROVIDER_NAMES.format(id_in=condition), params)
     if connection.vendor != "postgresql":
         rows = [(pk, str(uuidlib.UUID(text)), name) for pk, text, name in rows]
+    return rows
+
+
+_ROOTS_BY_UUID = f"""
+    SELECT id, CAST(uuid AS varchar), name FROM {_PROVIDERS}
+    WHERE parent_id IS NULL AND uuid IN ({{uuids}})
+"""
+
+_PROVIDER_AGGREGATE_UUIDS = f"""
+    SELECT pa.resource_provider_id, a.id, CAST(a.uuid AS varchar)
+    FROM {_PROVIDER_AGGREGATES} pa JOIN {Aggregate._meta.db_table} a ON a.id = pa.aggregate_id
+    WHERE {{provider_in}}
+"""
+
+
+def roots_by_uuid(uuids):
+    """``[(id, uuid, name), ...]`` of the root providers among ``uuids`` (the scheduler's
+    hosts): one query, the uuids as one parameter."""
+    uuids = [str(uuidlib.UUID(str(u))) for u in uuids]
+    if connection.vendor == "postgresql":
+        sql = _ROOTS_BY_UUID.format(uuids="SELECT unnest(%s::uuid[])")
+        rows = fetch(sql, ["{" + ",".join(uuids) + "}"])
+    else:
+        sql = _ROOTS_BY_UUID.format(uuids="SELECT value FROM json_each(%s)")
+        rows = fetch(sql, [json.dumps([u.replace("-", "") for u in uuids])])
+        rows = [(pk, str(uuidlib.UUID(text)), name) for pk, text, name in rows]
+    return rows
+
+
+def provider_aggregates(provider_ids):
+    """``[(provider id, aggregate id, aggregate uuid), ...]`` of ``provider_ids``."""
+    condition, params = _id_in("pa.resource_provider_id", provider_ids)
+    rows = fetch(_PROVIDER_AGGREGATE_UUIDS.format(provider_in=condition), params)
+    if connection.vendor != "postgresql":
+        rows = [(pk, agg, str(uuidlib.UUID(text))) for pk, agg, text in rows]
     return rows

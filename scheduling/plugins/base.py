@@ -29,25 +29,36 @@ class HostState:
     traits: dict = field(default_factory=dict)
     aggregates: frozenset = frozenset()
     aggregate_metadata: list = field(default_factory=list)
-    report: object = None
+    # Reads the host's report on first use (see :attr:`report`).
+    report_of: object = field(default=None, repr=False)
     enabled: bool = True
     stale: bool = False
     candidates: list = field(default_factory=list)
 
+    @property
+    def report(self):
+        """The host's compute report (``providers.models.ComputeNode``), or None."""
+        return self.report_of(self.id) if self.report_of is not None else None
+
+    def _totals(self):
+        # {class: [capacity, used]} over the tree, summed once per host state.
+        totals = self.__dict__.get("_class_totals")
+        if totals is None:
+            totals = {}
+            for inventory in self.inventories.values():
+                for name, numbers in inventory.items():
+                    pair = totals.setdefault(name, [0, 0])
+                    pair[0] += numbers["capacity"]
+                    pair[1] += numbers["used"]
+            self.__dict__["_class_totals"] = totals
+        return totals
+
     def capacity(self, resource_class):
         """Usable units of a class over the whole tree."""
-        return sum(
-            inv[resource_class]["capacity"]
-            for inv in self.inventories.values()
-            if resource_class in inv
-        )
+        return self._totals().get(resource_class, (0, 0))[0]
 
     def used(self, resource_class):
-        return sum(
-            inv[resource_class]["used"]
-            for inv in self.inventories.values()
-            if resource_class in inv
-        )
+        return self._totals().get(resource_class, (0, 0))[1]
 
     def free(self, resource_class):
         """Free units of a class over the whole tree (0 when the host has none)."""

@@ -15,11 +15,12 @@ from django.conf import settings
 
 from placementsite.api.errors import BadRequest
 from providers import request_groups
-from providers.models import ComputeNode, ResourceProvider, ResourceProviderAggregate
+from providers.models import ComputeNode, ResourceProvider
 from providers.selectors import compute_nodes
 from providers.selectors.fit import FitRequestError, fit_report
 
 from .. import candidates as engine
+from .. import queries
 from ..models import AggregateMetadata, Server
 from ..plugins import HostState, configured_filters, configured_weighers, normalise
 from ..queries import SHARING_TRAIT
@@ -124,10 +125,8 @@ def host_states(found):
         by_host.setdefault(sorted(roots)[0], []).append((allocations, mappings))
     if not by_host:
         return []
-    rows = ResourceProvider.objects.filter(uuid__in=list(by_host)).values_list("uuid", "id", "name")
     hosts = {}
-    for uuid, provider_id, name in rows:
-        uuid = str(uuid)
+    for provider_id, uuid, name in queries.roots_by_uuid(by_host):
         hosts[provider_id] = HostState(
             uuid=uuid, name=name, id=provider_id, candidates=by_host[uuid]
         )
@@ -137,21 +136,20 @@ def host_states(found):
         if host is not None:
             host.providers.append((uuid, parent))
             host.inventories[uuid] = resources
-            host.traits[uuid] = list(traits)
+            host.traits[uuid] = traits
     _add_aggregates(hosts)
     _add_reports(hosts)
     return sorted(hosts.values(), key=lambda h: h.name)
 
 
 def _add_aggregates(hosts):
-    members = ResourceProviderAggregate.objects.filter(
-        resource_provider_id__in=list(hosts)
-    ).values_list("resource_provider_id", "aggregate_id", "aggregate__uuid")
     aggregate_ids = {}
-    for provider_id, aggregate_id, uuid in members:
+    for provider_id, aggregate_id, uuid in queries.provider_aggregates(hosts):
         aggregate_ids.setdefault(provider_id, set()).add(aggregate_id)
-        hosts[provider_id].aggregates |= {str(uuid)}
+        hosts[provider_id].aggregates |= {uuid}
     wanted = set().union(*aggregate_ids.values()) if aggregate_ids else set()
+    if not wanted:
+        return
     metadata = {
         row["aggregate_id"]: row
         for row in AggregateMetadata.objects.filter(aggregate_id__in=wanted).values(
@@ -162,23 +160,37 @@ def _add_aggregates(hosts):
         hosts[provider_id].aggregate_metadata = [metadata[i] for i in sorted(ids) if i in metadata]
 
 
+class _Reports:
+    """The compute reports of a pass's hosts, read in one query the first time a plugin asks
+    for one (most requests never do)."""
+
+    def __init__(self, root_ids):
+        self.root_ids = root_ids
+        self.found = None
+
+    def __call__(self, root_id):
+        if self.found is None:
+            self.found = {
+                node.provider.root_id: node
+                for node in ComputeNode.objects.filter(
+                    provider__root_id__in=self.root_ids
+                ).select_related("provider")
+            }
+        return self.found.get(root_id)
+
+
 def _add_reports(hosts):
-    """Hosts with a compute report take ``enabled`` and ``stale`` from it (the host-sync
-    selector's rule); the others (made through the Placement API alone) count as enabled."""
-    flags = compute_nodes.host_states(provider_ids=list(hosts))
-    if not flags:
-        return
-    reports = {
-        node.provider.root_id: node
-        for node in ComputeNode.objects.filter(provider__root_id__in=list(flags)).select_related(
-            "provider"
-        )
-    }
-    for root_id, state in flags.items():
-        host = hosts[root_id]
-        host.enabled = state["enabled"]
-        host.stale = state["stale"]
-        host.report = reports.get(root_id)
+    """Disabled and stale hosts as the host-sync selector says (hosts made through the
+    Placement API alone have no report and count as enabled). Only the unavailable hosts are
+    read here: they are few, the available ones need nothing."""
+    unavailable = set(compute_nodes.unavailable_root_ids()) & set(hosts)
+    if unavailable:
+        for root_id, state in compute_nodes.host_states(provider_ids=unavailable).items():
+            hosts[root_id].enabled = state["enabled"]
+            hosts[root_id].stale = state["stale"]
+    reports = _Reports(list(hosts))
+    for host in hosts.values():
+        host.report_of = reports
 
 
 # --- filtering and weighing ---------------------------------------------------

@@ -295,3 +295,45 @@ def test_a_plugin_that_raises_is_logged_and_skipped(api, settings, flavor, caplo
     funnel = _explain(api)
     assert funnel["filters"][0]["error"] == "RuntimeError: boom"
     assert list(funnel["weighed"][0]["weights"]) == ["ram"]
+
+
+class NoIronicFilter(BaseFilter):
+    """Reads the host's report: refuses hosts reporting the ironic hypervisor."""
+
+    def check(self, host, spec):
+        if host.report is not None and host.report.hypervisor_type == "ironic":
+            return "reports hypervisor ironic"
+        return None
+
+
+def test_plugins_see_the_host_report_and_extended_resources(api, settings, flavor):
+    api.put("/resource_classes/CUSTOM_CU")
+    baremetal = make_host(api, "baremetal")
+    kvm = make_host(api, "kvm", {"VCPU": 8, "MEMORY_MB": 4096, "DISK_GB": 10, "CUSTOM_CU": 50})
+    make_host(api, "handmade", {"VCPU": 8, "MEMORY_MB": 2048, "DISK_GB": 10})
+    _report(baremetal)
+    _report(kvm)
+    ComputeNode.objects.filter(provider__uuid=baremetal).update(hypervisor_type="ironic")
+    here = "tests.scheduling.test_scheduler_filters_weighers"
+    settings.PLACEMENT_SCHEDULER_FILTERS = f"{here}.NoIronicFilter"
+    settings.PLACEMENT_SCHEDULER_WEIGHERS = "ram"
+    assert _host_of(boot(api, "f")) == "kvm"
+    step = _explain(api)["filters"][0]
+    assert step["dropped"] == [
+        {"host": "baremetal", "host_uuid": baremetal, "reason": "reports hypervisor ironic"}
+    ]
+    from scheduling import candidates
+    from scheduling.models import Flavor
+    from scheduling.selectors.scheduler import host_states
+    from scheduling.services.servers import scheduling_spec
+
+    spec = scheduling_spec(flavor=Flavor.objects.get(name="f"), project_id="p", user_id="u")
+    hosts = {
+        h.name: h
+        for h in host_states(
+            candidates.candidates_for_request(spec.flavor_request.candidate_request)
+        )
+    }
+    assert hosts["kvm"].extended_resources == {"CUSTOM_CU": 50}
+    assert hosts["kvm"].report.hostname.startswith("host-")
+    assert hosts["handmade"].report is None and hosts["handmade"].enabled
