@@ -21,8 +21,9 @@ asking the same class it is an upper bound (``group_policy=isolate`` is not mode
 from collections import defaultdict
 from dataclasses import dataclass
 
+from placementsite.api.errors import BadRequest
 from providers.capacity import usable_units
-from providers.request_groups import resolve_groups
+from providers.request_groups import UnknownResourceClass, UnknownTrait, resolve_groups
 from providers.selectors import compute_nodes
 from providers.selectors import resource_providers as rp_selectors
 
@@ -78,7 +79,13 @@ def flavor_capacity(*, flavor, aggregate=None):
     request = translate_flavor(
         flavor, aggregates=[aggregate] if aggregate else ()
     ).candidate_request
-    resolved = resolve_groups(request.groups)
+    try:
+        resolved = resolve_groups(request.groups)
+    except (UnknownResourceClass, UnknownTrait) as exc:
+        # A class or trait deleted since the flavor was written.
+        raise BadRequest(
+            f"Flavor {flavor.name} asks for {exc}", code="scheduler.invalid_flavor"
+        ) from None
     anchors = defaultdict(set)
     for sharing_id, root_id in queries.sharing_anchors():
         anchors[sharing_id].add(root_id)

@@ -115,3 +115,16 @@ def test_capacity_claims_nothing(api):
     make_flavor(api, "f", vcpus=2, ram=2048, disk=10)
     _capacity(api, "flavor=f")
     assert Allocation.objects.count() == 0
+
+
+def test_a_flavor_whose_class_was_deleted_since_is_a_400_not_a_500(api):
+    api.put("/resource_classes/CUSTOM_GONE")
+    make_host(api, "cn1")
+    make_flavor(api, "f", vcpus=1, ram=512, disk=1, extra_specs={"resources:CUSTOM_GONE": 1})
+    assert api.delete("/resource_classes/CUSTOM_GONE").status == 204
+    response = api.get("/api/capacity/?flavor=f")
+    assert response.status == 400
+    assert response.error_code == "scheduler.invalid_flavor"
+    assert boot(api, "f").error_code == "scheduler.invalid_flavor"
+    body = {"name": "x", "flavor": "f", "project_id": "p", "user_id": "u"}
+    assert api.post("/api/scheduler/explain/", body).status == 400
