@@ -160,3 +160,15 @@ def usage_by_provider_and_class():
         .values_list("resource_provider_id", "resource_class_id", "total")
     )
     return {(provider_id, class_id): total for provider_id, class_id, total in rows}
+
+
+def usage_for_providers(provider_ids):
+    """``{(provider_id, class name): used}`` for these providers, in one query."""
+    rows = (
+        Allocation.objects.filter(resource_provider_id__in=list(provider_ids))
+        .order_by()
+        .values("resource_provider_id", "resource_class__name")
+        .annotate(total=Sum("used"))
+        .values_list("resource_provider_id", "resource_class__name", "total")
+    )
+    return {(provider_id, name): total for provider_id, name, total in rows}

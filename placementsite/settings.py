@@ -128,7 +128,10 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
             ],
             # The dashboard is a package of placementsite, not an app: name its tags here.
-            "libraries": {"dashboard": "placementsite.dashboard.templatetags.dashboard"},
+            "libraries": {
+                "dashboard": "placementsite.dashboard.templatetags.dashboard",
+                "history": "placementsite.dashboard.templatetags.history",
+            },
         },
     },
 ]

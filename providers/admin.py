@@ -26,19 +26,23 @@ from placementsite.api.errors import BadRequest, Conflict, PlacementError
 from .models import (
     CUSTOM_NAME_RE,
     Aggregate,
+    ComputeNode,
     Inventory,
+    InventoryChange,
     ResourceClass,
     ResourceProvider,
     ResourceProviderAggregate,
     ResourceProviderTrait,
     Trait,
 )
+from .services import compute_nodes as compute_node_services
 from .services import generations
 from .services import inventories as inventory_services
 from .services import resource_classes as resource_class_services
 from .services import resource_providers as provider_services
 from .services import traits as trait_services
 from .services.aggregates import provider_aggregates_set
+from .services.compute_nodes import REPORT_FIELDS
 
 
 def as_form_error(exc):
@@ -176,22 +180,31 @@ def require_custom_name(name):
 class ResourceClassForm(ServiceForm):
     class Meta:
         model = ResourceClass
-        fields = ["name"]
+        fields = ["name", "kind", "unit", "description"]
 
     def apply(self, cleaned):
         name = cleaned["name"]
         require_custom_name(name)
         if self.instance.pk is None:
-            return resource_class_services.resource_class_create(name=name)
-        if name == self.instance.name:
-            return self.instance
-        return resource_class_services.resource_class_rename(name=self.instance.name, new_name=name)
+            rc = resource_class_services.resource_class_create(name=name)
+        elif name == self.instance.name:
+            rc = self.instance
+        else:
+            rc = resource_class_services.resource_class_rename(
+                name=self.instance.name, new_name=name
+            )
+        return resource_class_services.resource_class_describe(
+            name=rc.name,
+            kind=cleaned.get("kind") or ResourceClass.Kind.OTHER,
+            unit=cleaned.get("unit", ""),
+            description=cleaned.get("description", ""),
+        )
 
 
 @admin.register(ResourceClass)
 class ResourceClassAdmin(CustomOnlyMixin, ServiceAdmin):
     form = ResourceClassForm
-    list_display = ["name", "custom", "inventory_count", "created_at"]
+    list_display = ["name", "custom", "kind", "unit", "inventory_count", "created_at"]
     list_filter = [StandardOrCustomFilter]
     search_fields = ["name"]
     ordering = ["id"]
@@ -655,3 +668,69 @@ class ResourceProviderAggregateAdmin(LinkAdmin):
     list_display = ["resource_provider", "aggregate"]
     list_select_related = ["resource_provider", "aggregate"]
     search_fields = ["resource_provider__name", "=resource_provider__uuid", "=aggregate__uuid"]
+
+
+# --- compute hosts ------------------------------------------------------------
+
+
+@admin.register(ComputeNode)
+class ComputeNodeAdmin(admin.ModelAdmin):
+    """Hosts are written by their reports and the sync; an operator only enables or disables."""
+
+    list_display = [
+        "hostname",
+        "enabled",
+        "vcpus",
+        "memory_mb",
+        "local_gb",
+        "reported_at",
+        "synced_at",
+        "sync_status",
+    ]
+    list_filter = ["enabled", "sync_status", "hypervisor_type"]
+    search_fields = ["hostname"]
+    list_editable = ["enabled"]
+    fields = [
+        "hostname",
+        "provider",
+        "enabled",
+        *REPORT_FIELDS,
+        "reported_at",
+        "synced_at",
+        "sync_status",
+        "sync_error",
+        "plugin_errors",
+    ]
+    readonly_fields = [f for f in fields if f != "enabled"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def save_model(self, request, obj, form, change):
+        compute_node_services.compute_node_set_enabled(hostname=obj.hostname, enabled=obj.enabled)
+
+
+@admin.register(InventoryChange)
+class InventoryChangeAdmin(admin.ModelAdmin):
+    """The drift history: read-only."""
+
+    list_display = [
+        "changed_at",
+        "provider",
+        "resource_class",
+        "old_total",
+        "new_total",
+        "old_reserved",
+        "new_reserved",
+        "old_allocation_ratio",
+        "new_allocation_ratio",
+    ]
+    list_filter = ["resource_class"]
+    search_fields = ["provider__name"]
+    list_select_related = ["provider", "resource_class"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

@@ -10,7 +10,8 @@ from django.conf import settings
 from django.db.models import F, Q
 from django.utils import timezone
 
-from ..models import ComputeNode
+from ..capacity import usable_expression
+from ..models import ComputeNode, Inventory
 
 
 def stale_after():
@@ -71,4 +72,39 @@ def hosts_needing_sync(*, plugins_signature, hostname=None):
         | ~Q(synced_plugins=plugins_signature)
         | Q(sync_status__in=[ComputeNode.SyncStatus.CONFLICT, ComputeNode.SyncStatus.FAILED])
         | Q(provider__isnull=True)
+    )
+
+
+def host_rows(*, q="", state=""):
+    """Hosts for the dashboard's list, with their provider; ``state`` narrows them to
+    ``stale``, ``disabled``, ``errors`` (a plugin or write failed) or ``pending``."""
+    hosts = ComputeNode.objects.select_related("provider").order_by("hostname")
+    if q:
+        hosts = hosts.filter(hostname__icontains=q)
+    if state == "stale":
+        hosts = hosts.filter(stale_q())
+    elif state == "disabled":
+        hosts = hosts.filter(enabled=False)
+    elif state == "errors":
+        hosts = hosts.filter(
+            sync_status__in=[
+                ComputeNode.SyncStatus.PARTIAL,
+                ComputeNode.SyncStatus.FAILED,
+                ComputeNode.SyncStatus.CONFLICT,
+            ]
+        )
+    elif state == "pending":
+        hosts = hosts.filter(~Q(synced_hash=F("report_hash")) | Q(provider__isnull=True))
+    return hosts
+
+
+def tree_capacities(*, root_ids):
+    """``[(root_id, provider_id, class name, usable capacity)]`` of every inventory in these
+    trees, for comparing with usage (which lives with allocations)."""
+    return list(
+        Inventory.objects.filter(resource_provider__root_id__in=list(root_ids))
+        .annotate(usable=usable_expression())
+        .values_list(
+            "resource_provider__root_id", "resource_provider_id", "resource_class__name", "usable"
+        )
     )

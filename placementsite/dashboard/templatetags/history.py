@@ -1,0 +1,86 @@
+"""``{% host_history provider %}`` and ``{% cloud_history %}``: capacity and usage over time.
+
+Each class is drawn as an inline SVG (capacity and used as two lines, no script), from
+the usage samples the ``usage history`` beat task records.
+"""
+
+from django import template
+
+from providers.selectors.history import history_provider_ids, recent_changes, usage_series
+
+from ..units import class_units, human
+
+register = template.Library()
+WIDTH, HEIGHT = 560, 120
+
+
+def _points(samples, index, top, start, span):
+    points = []
+    for sample in samples:
+        x = (sample[0] - start).total_seconds() / span * WIDTH if span else WIDTH
+        y = HEIGHT - (sample[index] / top * HEIGHT if top else 0)
+        points.append(f"{x:.1f},{y:.1f}")
+    return " ".join(points)
+
+
+def charts(series, units):
+    """One chart per class: SVG polylines and the latest figures in the class's unit."""
+    drawn = []
+    for name, samples in sorted(series.items()):
+        start, end = samples[0][0], samples[-1][0]
+        span = (end - start).total_seconds()
+        top = max(max(s[1], s[2]) for s in samples) or 1
+        last = samples[-1]
+        unit = units.get(name, "")
+        drawn.append(
+            {
+                "resource_class": name,
+                "capacity_points": _points(samples, 1, top, start, span),
+                "used_points": _points(samples, 2, top, start, span),
+                "capacity": human(last[1], unit),
+                "used": human(last[2], unit),
+                "peak": human(top, unit),
+                "start": start,
+                "end": end,
+                "samples": len(samples),
+            }
+        )
+    return drawn
+
+
+def _units(context):
+    """The page's ``units`` ({class: unit}, read once by the view) or a read of them."""
+    units = context.get("units")
+    return units if units is not None else class_units()
+
+
+@register.inclusion_tag("dashboard/_history_charts.html", takes_context=True)
+def host_history(context, provider, tree=None, days=7):
+    """A provider's capacity and usage over ``days`` (a host's: its whole ``tree``, given as
+    the page's tree nodes when it has them), and the last changes syncs made."""
+    if tree and provider.root_id == provider.id:
+        provider_ids = [node.id for node in tree]
+    else:
+        provider_ids = history_provider_ids(provider)
+    return {
+        "title": "History" + (" of this host" if provider.root_id == provider.id else ""),
+        "charts": charts(usage_series(provider_ids=provider_ids, days=days), _units(context)),
+        "changes": recent_changes(provider_ids=provider_ids),
+        "show_changes": True,
+        "days": days,
+        "width": WIDTH,
+        "height": HEIGHT,
+    }
+
+
+@register.inclusion_tag("dashboard/_history_charts.html", takes_context=True)
+def cloud_history(context, days=7):
+    """The whole cloud's capacity and usage per class over ``days``."""
+    return {
+        "title": "Cloud capacity and usage over time",
+        "charts": charts(usage_series(days=days), _units(context)),
+        "show_changes": False,
+        "days": days,
+        "width": WIDTH,
+        "height": HEIGHT,
+    }
