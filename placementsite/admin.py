@@ -1,7 +1,13 @@
 """The admin site's names and links, and the admin of the service's own bookkeeping."""
 
-from django.contrib import admin
+from django import forms
+from django.conf import settings
+from django.contrib import admin, messages
+from django.http import HttpResponseRedirect
+from django.urls import reverse
+from knox.models import AuthToken
 
+from .api.tokens import token_create
 from .models import Heartbeat
 
 # "View site" leads to the operator dashboard (/ is the Placement API's version document).
@@ -20,3 +26,68 @@ class HeartbeatAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False  # only the task writes heartbeats
+
+
+class ApiTokenCreateForm(forms.ModelForm):
+    days = forms.IntegerField(
+        min_value=0,
+        initial=settings.PLACEMENT_TOKEN_TTL_DAYS,
+        help_text="Days before the token expires (0: never).",
+    )
+    rotate = forms.BooleanField(
+        required=False, help_text="Delete the user's other tokens (rotation)."
+    )
+
+    class Meta:
+        model = AuthToken
+        fields = ["user"]
+
+
+# knox's own admin lists the digests and full-text search on them; this one shows the first
+# characters of a token only, and a new token once, to the operator who created it.
+admin.site.unregister(AuthToken)
+
+
+@admin.register(AuthToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    list_display = ["prefix", "user", "created", "expiry"]
+    list_filter = ["expiry"]
+    search_fields = ["token_key", "user__username"]
+    ordering = ["-created"]
+    raw_id_fields = ["user"]
+
+    @admin.display(description="token starts with")
+    def prefix(self, token):
+        return f"{token.token_key[:8]}…"
+
+    def get_fields(self, request, obj=None):
+        return (
+            ["user", "days", "rotate"] if obj is None else ["prefix", "user", "created", "expiry"]
+        )
+
+    def get_readonly_fields(self, request, obj=None):
+        return [] if obj is None else ["prefix", "user", "created", "expiry"]
+
+    def get_form(self, request, obj=None, **kwargs):
+        if obj is None:
+            kwargs["form"] = ApiTokenCreateForm
+        return super().get_form(request, obj, **kwargs)
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            return  # nothing of a token is editable
+        created, token = token_create(
+            user=form.cleaned_data["user"],
+            days=form.cleaned_data["days"],
+            rotate=form.cleaned_data["rotate"],
+        )
+        self.message_user(
+            request,
+            f"API token for {created.user}: {token} (shown only this once; send it as "
+            "X-Auth-Token)",
+            messages.SUCCESS,
+        )
+
+    def response_add(self, request, obj, post_url_continue=None):
+        # Back to the list (the token's own page would name it by its digest).
+        return HttpResponseRedirect(reverse("admin:knox_authtoken_changelist"))

@@ -11,7 +11,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from placementsite import secret_key
+from placementsite import private_files, secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("PLACEMENT_VAR_DIR", BASE_DIR / "var"))
@@ -68,7 +68,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
+    "knox",
     "django_filters",
     "drf_spectacular",
     "django_celery_beat",
@@ -152,6 +152,10 @@ if DATABASES["default"]["ENGINE"].endswith("postgresql"):
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # Writers wait for each other instead of failing with "database is locked".
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    _sqlite_file = str(DATABASES["default"]["NAME"])
+    if _sqlite_file and _sqlite_file != ":memory:" and not _sqlite_file.startswith("file:"):
+        # Created readable by the service user only (SQLite itself would follow the umask).
+        private_files.create_private(_sqlite_file)
 # django-prometheus's wrappers of the same backends count queries, errors and connections.
 _PROMETHEUS_BACKENDS = {
     "django.db.backends.postgresql": "django_prometheus.db.backends.postgresql",
@@ -215,6 +219,9 @@ SPECTACULAR_SETTINGS = {
 }
 
 # --- Placement API -------------------------------------------------------
+# API tokens (X-Auth-Token of the token strategy, placementsite.api.tokens) expire after this
+# many days; 0: never (not advised).
+PLACEMENT_TOKEN_TTL_DAYS = env_number("PLACEMENT_TOKEN_TTL_DAYS", 30)
 PLACEMENT_AUTH_STRATEGY = os.environ.get("PLACEMENT_AUTH_STRATEGY", "token")
 PLACEMENT_POLICY_DEFAULTS = os.environ.get("PLACEMENT_POLICY_DEFAULTS", "legacy")
 PLACEMENT_POLICY_FILE = os.environ.get("PLACEMENT_POLICY_FILE", "")

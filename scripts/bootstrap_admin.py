@@ -1,9 +1,10 @@
 """Create the first admin user, once, and print how to use it.
 
 Run by scripts/serve after migrating. When no user exists yet it creates a
-superuser with a generated password and a DRF API token (the ``X-Auth-Token``
-of the default ``token`` auth strategy) and prints both; otherwise it does
-nothing but say so.
+superuser with a generated password and an API token (the ``X-Auth-Token`` of
+the default ``token`` auth strategy), writes both to a file only the service
+user can read (var/initial-admin-credentials.txt) and prints that file's path;
+otherwise it does nothing but say so.
 """
 
 import os
@@ -19,8 +20,11 @@ def main():
     import django
 
     django.setup()
+    from django.conf import settings
     from django.contrib.auth import get_user_model
-    from rest_framework.authtoken.models import Token
+
+    from placementsite.api.tokens import token_create
+    from placementsite.private_files import write_private
 
     user_model = get_user_model()
     base_url = os.environ.get(
@@ -36,19 +40,33 @@ def main():
     username = os.environ.get("PLACEMENT_ADMIN_USERNAME", "admin")
     password = secrets.token_urlsafe(15)
     user = user_model.objects.create_superuser(username=username, email="", password=password)
-    token = Token.objects.create(user=user)
+    token_row, token = token_create(user=user)
+    expiry = token_row.expiry.date().isoformat() if token_row.expiry else "never"
+    # The secrets go to a file only the service user can read, never to standard output
+    # (which ends up in service logs).
+    credentials = Path(settings.VAR_DIR) / "initial-admin-credentials.txt"
+    write_private(
+        credentials,
+        "\n".join(
+            [
+                "The first admin user of the Placement service (delete this file once read).",
+                f"username:  {username}",
+                f"password:  {password}",
+                f"API token: {token}  (expires {expiry}; new ones: manage.py create_api_token)",
+                f"try:       curl -H 'X-Auth-Token: {token}' {base_url}/resource_providers",
+                "",
+            ]
+        ),
+    )
     print(
         "\n".join(
             [
                 "",
                 "=" * 72,
-                "Created the first admin user (shown only this once):",
-                f"  username:  {username}",
-                f"  password:  {password}",
+                f"Created the first admin user {username!r}. Its password and an API token",
+                f"are in {credentials} (readable by this user only).",
                 f"  dashboard: {base_url}/dashboard/",
                 f"  admin:     {base_url}/admin/",
-                f"  API token: {token.key}",
-                f"  try:       curl -H 'X-Auth-Token: {token.key}' {base_url}/resource_providers",
                 f"  lost the password? .venv/bin/python manage.py changepassword {username}",
                 "=" * 72,
                 "",

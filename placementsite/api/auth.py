@@ -7,7 +7,8 @@ oslo.context reads it), ``X-Roles`` (comma separated) gives the roles (else
 ``OpenStack-System-Scope: all`` marks a system-scoped token, which has no
 project from the token.
 
-``token`` (the default) looks the ``X-Auth-Token`` up among DRF tokens of
+``token`` (the default) looks the ``X-Auth-Token`` up among the hashed API
+tokens (placementsite.api.tokens) of
 active Django users. Roles are the user's group names (``admin``,
 ``service``, ``member``, ``reader``; a superuser is an admin), a group
 ``project:<id>`` gives the project, and a group ``system-scope`` marks the
@@ -87,15 +88,14 @@ def noauth2_context(meta):
 
 
 def token_context(meta):
-    from rest_framework.authtoken.models import Token
+    from .tokens import token_user
 
     key = meta.get(TOKEN_HEADER)
     if not key:
         raise Unauthorized("Authentication required")
-    token = Token.objects.select_related("user").filter(key=key).first()
-    if token is None or not token.user.is_active:
+    user = token_user(key)
+    if user is None:
         raise Unauthorized("Invalid authentication token")
-    user = token.user
     groups = list(user.groups.values_list("name", flat=True))
     roles = {name.lower() for name in groups if ":" not in name and name != SYSTEM_SCOPE_GROUP}
     if user.is_superuser:

@@ -5,10 +5,10 @@ import os
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
-from rest_framework.authtoken.models import Token
 
 from placementsite.api import policy
 from placementsite.api.auth import RequestContext
+from placementsite.api.tokens import token_create
 from tests.conftest import PlacementClient
 
 pytestmark = pytest.mark.django_db
@@ -23,7 +23,7 @@ def token_auth(settings):
 
 
 def user_token(username, *groups, superuser=False, active=True):
-    """A Django user in ``groups`` (its roles) and the key of its DRF token."""
+    """A Django user in ``groups`` (its roles) and one of its API tokens."""
     users = get_user_model().objects
     if superuser:
         user = users.create_superuser(username, "", "pw-" + username)
@@ -33,7 +33,7 @@ def user_token(username, *groups, superuser=False, active=True):
     user.save()
     for name in groups:
         user.groups.add(Group.objects.get_or_create(name=name)[0])
-    return Token.objects.create(user=user).key
+    return token_create(user=user)[1]
 
 
 def client(token):

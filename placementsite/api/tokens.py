@@ -1,0 +1,45 @@
+"""API tokens (``X-Auth-Token`` of the ``token`` strategy): stored hashed, with an expiry.
+
+django-rest-knox keeps the tokens: only the SHA-512 digest of a token (the primary key) and its
+first characters (``token_key``, shown in the admin) are stored, so a database dump or the
+admin's token list gives nobody a usable token. A token is shown once, when it is created.
+"""
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from knox.crypto import hash_token
+from knox.models import AuthToken
+
+
+def token_create(*, user, days=None, rotate=False):
+    """A new token of ``user`` valid ``days`` days (PLACEMENT_TOKEN_TTL_DAYS by default).
+
+    ``rotate`` deletes the user's other tokens in the same transaction. Returns ``(AuthToken,
+    token)``; the token itself is not stored and cannot be shown again.
+    """
+    days = settings.PLACEMENT_TOKEN_TTL_DAYS if days is None else days
+    expiry = timedelta(days=days) if days > 0 else None
+    with transaction.atomic():
+        if rotate:
+            AuthToken.objects.filter(user=user).delete()
+        return AuthToken.objects.create(user=user, expiry=expiry)
+
+
+def token_user(key):
+    """The active user owning the unexpired token ``key``, else None (one query).
+
+    The digest is the primary key, so the lookup compares hashes, never the token itself. An
+    expired token is deleted when it is presented.
+    """
+    if not key:
+        return None
+    found = AuthToken.objects.select_related("user").filter(digest=hash_token(key)).first()
+    if found is None:
+        return None
+    if found.expiry is not None and found.expiry <= timezone.now():
+        found.delete()
+        return None
+    return found.user if found.user.is_active else None
