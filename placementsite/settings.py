@@ -51,6 +51,8 @@ if os.environ.get("DJANGO_SECURE_PROXY_SSL_HEADER"):
     )
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", False)
+# Load balancers and Prometheus reach each server directly, often over plain HTTP.
+SECURE_REDIRECT_EXEMPT = [r"^healthcheck$", r"^metrics$"]
 SECURE_HSTS_SECONDS = env_number("DJANGO_SECURE_HSTS_SECONDS", 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
 SECURE_HSTS_PRELOAD = env_bool("DJANGO_SECURE_HSTS_PRELOAD", False)

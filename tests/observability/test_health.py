@@ -130,3 +130,10 @@ def test_detailed_healthcheck_reports_unapplied_migrations(api, memory_broker, m
     assert response.json["checks"]["migrations"]["detail"] == (
         "1 unapplied migration(s): providers.9999_future"
     )
+
+
+def test_healthcheck_is_not_redirected_to_https(api, settings):
+    """A load balancer probes each server directly, over plain HTTP."""
+    settings.SECURE_SSL_REDIRECT = True
+    assert api.get("/healthcheck", token=None).status == 200
+    assert api.get("/resource_providers").status == 301

@@ -155,3 +155,40 @@ def test_metrics_off_are_not_found(api, settings):
     response = api.get("/metrics")
     assert response.status == 404
     assert response.error["title"] == "Not Found"
+
+
+def test_multiprocess_mode_sums_the_series_of_every_worker(tmp_path):
+    """With PROMETHEUS_MULTIPROC_DIR, a scrape of one worker counts what every worker saw."""
+    import os
+    import subprocess
+    import sys
+
+    from django.conf import settings
+
+    env = {
+        **os.environ,
+        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path),
+        "DJANGO_SETTINGS_MODULE": "placementsite.settings",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+    }
+    setup = "import django; django.setup(); from placementsite.observability import metrics; "
+    observe = "metrics.observe_candidates(0.1, 3); "
+    subprocess.run(
+        [sys.executable, "-c", setup + observe],
+        env=env,
+        cwd=settings.BASE_DIR,
+        check=True,
+        timeout=120,
+    )
+    # Another worker observes too, then answers the scrape.
+    scrape = subprocess.run(
+        [sys.executable, "-c", setup + observe + "print(metrics.exposition().decode())"],
+        env=env,
+        cwd=settings.BASE_DIR,
+        check=True,
+        timeout=120,
+        capture_output=True,
+        text=True,
+    )
+    assert "placement_allocation_candidates_seconds_count 2.0" in scrape.stdout
+    assert "placement_allocation_candidates_returned_sum 6.0" in scrape.stdout
