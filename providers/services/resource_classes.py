@@ -60,13 +60,18 @@ def resource_class_rename(*, name, new_name):
 
 def resource_class_delete(*, name):
     if not name.startswith("CUSTOM_"):
-        raise BadRequest(f"Cannot delete standard resource class {name}")
+        raise BadRequest(
+            f"Error in delete resource class: Cannot delete standard resource class {name}"
+        )
     with transaction.atomic():
         rc = ResourceClass.objects.select_for_update().filter(name=name).first()
         if rc is None:
             raise NotFound(f"No such resource class {name}.")
         if rc.inventories.exists() or rc.allocations.exists():
-            raise Conflict(f"Unable to delete resource class {name}. Class is in use in inventory.")
+            raise Conflict(
+                f"Error in delete resource class: Cannot delete resource class {name}. "
+                "Class is in use in inventory."
+            )
         rc.delete()
 
 

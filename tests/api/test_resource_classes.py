@@ -72,7 +72,21 @@ def test_put_before_1_7_renames_custom_class(api_at):
 
 
 def test_standard_class_cannot_be_deleted(api):
-    assert api.delete("/resource_classes/VCPU").status == 400
+    r = api.delete("/resource_classes/VCPU")
+    assert r.status == 400
+    assert "Error in delete resource class: Cannot delete standard" in r.error["detail"]
+
+
+def test_class_in_use_cannot_be_deleted(api):
+    from tests.factories import make_provider
+
+    make_provider("cn", inventories={"CUSTOM_GOLD": 10})
+    r = api.delete("/resource_classes/CUSTOM_GOLD")
+    assert r.status == 409
+    assert (
+        "Error in delete resource class: Cannot delete resource class CUSTOM_GOLD. "
+        "Class is in use in inventory." in r.error["detail"]
+    )
 
 
 def test_malformed_json_and_wrong_media_type(api):
