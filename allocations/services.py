@@ -36,6 +36,7 @@ from placementsite.api.errors import (
 from providers.capacity import CapacityExceeded
 from providers.models import Inventory, ResourceClass
 from providers.services.generations import bump_generation, providers_for_update
+from providers.services.inventories import FIELDS as INVENTORY_FIELDS
 from providers.services.inventories import InventoryInUse, inventories_write
 
 from .models import Allocation, Consumer, ConsumerType, Project, User
@@ -207,19 +208,20 @@ class _AllocationWrite:
                         f"actual: {provider.generation}, given: {generation}"
                     )
             self._lock_consumers()
-            self._clear()
+            # Placement's reshape, step by step, each step bumping the generations it touches
+            # (clients see the numbers): an interim inventory keeping the old classes beside
+            # the new records, so the allocations can move; the allocations; the final one.
             for provider_uuid, (_generation, records) in inventories.items():
-                try:
-                    inventories_write(
-                        provider=self.providers[provider_uuid],
-                        inventories=records,
-                        microversion=microversion,
-                    )
-                except InventoryInUse as exc:
-                    raise InventoryInUse(f"update conflict: {exc.detail}") from None
-                self.to_bump[provider_uuid] = self.providers[provider_uuid]
+                if records:
+                    provider = self.providers[provider_uuid]
+                    interim = {**_current_records(provider), **records}
+                    _reshape_inventory(provider, interim, microversion)
+            self._clear()
             self._place()
-            self._finish()
+            self._finish_allocations()
+            for provider_uuid, (_generation, records) in inventories.items():
+                _reshape_inventory(self.providers[provider_uuid], records, microversion)
+            self._delete_emptied_consumers()
 
     # 1. owners, before any row lock
     def _ensure_owners(self):
@@ -371,6 +373,10 @@ class _AllocationWrite:
 
     # 6. generations, and consumers left with nothing
     def _finish(self):
+        self._finish_allocations()
+        self._delete_emptied_consumers()
+
+    def _finish_allocations(self):
         for provider in sorted(self.to_bump.values(), key=lambda p: p.id):
             try:
                 bump_generation(provider)
@@ -382,6 +388,27 @@ class _AllocationWrite:
                 ) from None
         consumer_ids = [c.id for c in self.consumers.values()]
         Consumer.objects.filter(id__in=consumer_ids).update(generation=F("generation") + 1)
+
+    def _delete_emptied_consumers(self):
         emptied = [self.consumers[r.consumer_uuid].id for r in self.requests if not r.allocations]
         if emptied:
             Consumer.objects.filter(id__in=emptied, allocations__isnull=True).delete()
+
+
+def _current_records(provider):
+    """A provider's inventory as request records (``{class: {field: value}}``)."""
+    return {
+        inv.resource_class.name: {name: getattr(inv, name) for name in INVENTORY_FIELDS}
+        for inv in Inventory.objects.filter(resource_provider=provider).select_related(
+            "resource_class"
+        )
+    }
+
+
+def _reshape_inventory(provider, records, microversion):
+    """One inventory write of the reshaper, on a provider it has locked, then its bump."""
+    try:
+        inventories_write(provider=provider, inventories=records, microversion=microversion)
+    except InventoryInUse as exc:
+        raise InventoryInUse(f"update conflict: {exc.detail}") from None
+    bump_generation(provider)

@@ -95,6 +95,7 @@ PUT_1_28["required"].append("consumer_generation")
 
 MAPPINGS = {
     "type": "object",
+    "minProperties": 1,  # an empty mappings is refused, as Placement does
     "patternProperties": {
         GROUP_SUFFIX_KEY: {
             "type": "array",

@@ -106,6 +106,17 @@ def test_mappings_are_accepted_from_1_34(api_at, rp):
     assert api_at("1.33").put(f"/allocations/{new_uuid()}", data).status == 400
 
 
+def test_empty_mappings_are_refused(api_at, rp):
+    data = body({rp.uuid: {"VCPU": 1}})
+    del data["consumer_type"]
+    data["mappings"] = {}
+    before = snapshot()
+    r = api_at("1.34").put(f"/allocations/{new_uuid()}", data)
+    assert r.status == 400
+    assert "JSON does not validate: {}" in r.error["detail"]
+    assert snapshot() == before
+
+
 def test_consumer_type_is_required_from_1_38(api, rp):
     data = body({rp.uuid: {"VCPU": 1}})
     del data["consumer_type"]

@@ -187,3 +187,87 @@ def test_reshaper_needs_admin_under_legacy_policy(api_at, tree):
     root, child, instance = tree
     r = api_at("1.30", token="alice:p").post("/reshaper", move_vgpu_body(root, child, instance))
     assert r.status == 403
+
+
+# --- generations and order as Placement's reshape --------------------------------------
+
+
+def test_reshape_bumps_generations_as_placement_does(api_at, tree):
+    """Interim inventory (when non-empty), allocations, final inventory: one bump each."""
+    root, child, instance = tree
+    before = generation(root), generation(child)
+    assert api_at("1.30").post("/reshaper", move_vgpu_body(root, child, instance)).status == 204
+    assert (generation(root), generation(child)) == (before[0] + 3, before[1] + 3)
+
+
+def test_emptied_provider_is_bumped_for_the_allocations_it_loses(api_at, tree):
+    """A provider given no inventory skips the interim step but is bumped when a consumer's
+    allocations on it are removed, then by its final (empty) inventory."""
+    root, child, instance = tree
+    api = api_at("1.30")
+    api.post("/reshaper", move_vgpu_body(root, child, instance))
+    root_gen, child_gen = generation(root), generation(child)
+    body = {
+        "inventories": {
+            str(root.uuid): {
+                "resource_provider_generation": root_gen,
+                "inventories": {"VCPU": {"total": 8}, "VGPU": {"total": 4}},
+            },
+            str(child.uuid): {"resource_provider_generation": child_gen, "inventories": {}},
+        },
+        "allocations": {
+            str(instance.uuid): consumer_entry({root.uuid: {"VCPU": 2, "VGPU": 1}}, generation=2)
+        },
+    }
+    assert api.post("/reshaper", body).status == 204
+    assert generation(root) == root_gen + 3
+    assert generation(child) == child_gen + 1  # only its final, empty inventory
+    other = make_consumer(project="p", user="u", generation=1)
+    make_allocation(root, other, {"VCPU": 1})
+    root_gen = generation(root)
+    body = {
+        "inventories": {
+            str(root.uuid): {
+                "resource_provider_generation": root_gen,
+                "inventories": {"VCPU": {"total": 8}, "VGPU": {"total": 4}},
+            }
+        },
+        "allocations": {str(other.uuid): consumer_entry({}, generation=1)},
+    }
+    assert api.post("/reshaper", body).status == 204
+    assert generation(root) == root_gen + 3  # interim, the removed allocation, final
+
+
+def test_shrinking_below_usage_is_refused_as_an_allocation_failure(api_at, tree):
+    """The interim inventory keeps what is in use, so the new allocation is what fails."""
+    root, child, instance = tree
+    body = {
+        "inventories": {
+            str(root.uuid): {
+                "resource_provider_generation": generation(root),
+                "inventories": {"VCPU": {"total": 1}},
+            }
+        },
+        "allocations": {str(new_uuid()): consumer_entry({root.uuid: {"VCPU": 1}}, generation=None)},
+    }
+    before = snapshot()
+    r = api_at("1.30").post("/reshaper", body)
+    assert r.status == 409
+    assert "Unable to allocate inventory" in r.error["detail"]
+    assert snapshot() == before
+
+
+def test_removing_a_class_still_in_use_is_inventory_in_use(api_at, tree):
+    root, child, instance = tree
+    body = {
+        "inventories": {
+            str(root.uuid): {
+                "resource_provider_generation": generation(root),
+                "inventories": {"VCPU": {"total": 8}},
+            }
+        },
+        "allocations": {},
+    }
+    r = api_at("1.30").post("/reshaper", body)
+    assert r.status == 409
+    assert r.error_code == "placement.inventory.inuse"
