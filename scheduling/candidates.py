@@ -320,21 +320,50 @@ class _Assembler:
             found = self._lineages[provider_id] = frozenset(chain)
         return found
 
-    def _subtree_possible(self, index, picked, option_sets):
-        """Whether the combination ``picked`` (slots up to ``index`` filled) can still meet
-        every same_subtree constraint including slot ``index``: some provider, among those
-        picked or the options left to the constraint's later slots, must be an ancestor (or
-        self) of every provider picked so far. With every slot filled, this is the rule itself.
-        """
-        lineage = self._lineage
-        for constraint in self.subtree_at[index]:
-            members = {picked[i] for i in constraint if i <= index}
-            common = frozenset.intersection(*(lineage(p) for p in members))
-            if common & members:
+    def _subtree_index(self, options):
+        """Per slot of a same_subtree constraint: its options as a set, by position, and
+        ``{provider: [options in its subtree]}`` (from each option's lineage)."""
+        option_sets = [frozenset(o) for o in options]
+        below, position = {}, {}
+        for index, constraints in enumerate(self.subtree_at):
+            if not constraints:
                 continue
-            if not any(common & option_sets[i] for i in constraint if i > index):
-                return False
-        return True
+            found = defaultdict(list)
+            for provider_id in options[index]:
+                for ancestor in self._lineage(provider_id):
+                    found[ancestor].append(provider_id)
+            below[index] = found
+            position[index] = {p: n for n, p in enumerate(options[index])}
+        return option_sets, below, position
+
+    def _subtree_choices(self, index, picked, options, subtree):
+        """The options of slot ``index`` that keep every same_subtree constraint possible,
+        given the providers ``picked`` for the slots before it, in their original order.
+
+        A constraint holds when one of its providers (the top) is an ancestor or self of all
+        of them, so the top is a common ancestor of those picked so far. An option ``p`` may
+        follow when such a common ancestor is ``p`` itself, or lies above ``p`` and is picked
+        already or an option of a later slot of the constraint. Found through each ancestor's
+        list of options below it, without trying the options one by one: on a wide tree
+        most of them could never complete a combination. At a constraint's last slot this is
+        the rule itself.
+        """
+        option_sets, below, position = subtree
+        lineage = self._lineage
+        allowed = None
+        for constraint in self.subtree_at[index]:
+            members = {picked[i] for i in constraint if i < index}
+            if not members:
+                continue  # the constraint's first slot: any option may be its top
+            common = frozenset.intersection(*(lineage(p) for p in members))
+            later = [option_sets[i] for i in constraint if i > index]
+            tops = [t for t in common if t in members or any(t in s for s in later)]
+            found = {p for top in tops for p in below[index].get(top, ())}
+            found.update(p for p in common if p in option_sets[index])
+            allowed = found if allowed is None else allowed & found
+        if allowed is None:
+            return options[index]
+        return sorted(allowed, key=position[index].__getitem__)
 
     def _traits_ok(self, unsuffixed_providers):
         if not self.unsuffixed_required:
@@ -349,19 +378,21 @@ class _Assembler:
             return iter(())
         if self.simple:
             return itertools.product(*options)
-        option_sets = [frozenset(o) for o in options] if self.request.same_subtree else None
-        return self._fill(0, options, option_sets, [], {}, set())
+        subtree = self._subtree_index(options) if self.request.same_subtree else None
+        return self._fill(0, options, subtree, [], {}, set())
 
-    def _fill(self, index, options, option_sets, picked, usage, granular_used):
+    def _fill(self, index, options, subtree, picked, usage, granular_used):
         if index == len(self.slots):
             yield tuple(picked)
             return
         suffix, key = self.slots[index]
         amounts = self._amounts(suffix, key)
         spend = self.budget.spend
-        check_subtree = bool(self.subtree_at[index])
         check_traits = index == self.last_unsuffixed and self.unsuffixed_required
-        for provider_id in options[index]:
+        choices = options[index]
+        if self.subtree_at[index]:
+            choices = self._subtree_choices(index, picked, options, subtree)
+        for provider_id in choices:
             spend()
             isolated = self.isolate and suffix and suffix not in self.resourceless
             if isolated and provider_id in granular_used:
@@ -380,9 +411,7 @@ class _Assembler:
                 usage[slot] = total
             if ok:
                 picked.append(provider_id)
-                if (check_subtree and not self._subtree_possible(index, picked, option_sets)) or (
-                    check_traits and not self._traits_ok(picked)
-                ):
+                if check_traits and not self._traits_ok(picked):
                     picked.pop()
                     for slot, before in reversed(added):
                         if before is None:
@@ -392,7 +421,7 @@ class _Assembler:
                     continue
                 if isolated:
                     granular_used.add(provider_id)
-                yield from self._fill(index + 1, options, option_sets, picked, usage, granular_used)
+                yield from self._fill(index + 1, options, subtree, picked, usage, granular_used)
                 picked.pop()
                 if isolated:
                     granular_used.discard(provider_id)

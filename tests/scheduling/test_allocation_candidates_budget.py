@@ -28,9 +28,9 @@ def _cut_warnings(caplog):
 
 def test_same_subtree_on_a_wide_tree_is_pruned_while_combining(api, wide_root, settings, caplog):
     # 200 ** 3 = 8,000,000 combinations exist; pruning as each group is added examines about
-    # 2 * 200 * 200 of them (_B, then _C, tried against each child kept for _A). A budget far
-    # below the full product proves it, whatever the machine's speed.
-    settings.PLACEMENT_ALLOCATION_CANDIDATES_MAX_EXAMINED = 100_000
+    # 3 * 200 of them (for each child taken by _A, _B and _C can only take the same child). A
+    # budget far below the full product proves it, whatever the machine's speed.
+    settings.PLACEMENT_ALLOCATION_CANDIDATES_MAX_EXAMINED = 1_000
     settings.PLACEMENT_ALLOCATION_CANDIDATES_TIME_BUDGET = -1
     with caplog.at_level(logging.WARNING, logger="placement.candidates"):
         response = api.get(f"/allocation_candidates?{SAME_SUBTREE}")
@@ -84,10 +84,11 @@ def test_combination_budget_answers_with_what_was_found_and_logs_the_cut(
 
 
 def test_rejected_combinations_count_against_the_budget(api, wide_root, settings, caplog):
-    # Only one group of three fits per child and isolate forbids sharing one: every
-    # combination is rejected, and rejected ones are what the budget must count.
+    # same_subtree asks for one child, isolate for three different providers: every
+    # combination is rejected (200 tried for _A, each with the one child left for _B), and
+    # rejected ones are what the budget must count.
     Inventory.objects.filter(resource_provider__in=wide_root).update(total=1)
-    settings.PLACEMENT_ALLOCATION_CANDIDATES_MAX_EXAMINED = 5_000
+    settings.PLACEMENT_ALLOCATION_CANDIDATES_MAX_EXAMINED = 300
     settings.PLACEMENT_ALLOCATION_CANDIDATES_TIME_BUDGET = -1
     query = f"{SAME_SUBTREE}".replace("group_policy=none", "group_policy=isolate")
     with caplog.at_level(logging.WARNING, logger="placement.candidates"):
