@@ -13,7 +13,7 @@ from django.http import HttpResponseRedirect
 from placementsite.api.errors import PlacementError
 
 from .models import Allocation, Consumer, ConsumerType, Project, User
-from .services import allocation_delete
+from .services.allocations import allocation_delete
 
 
 class ViewOnlyAdmin(admin.ModelAdmin):

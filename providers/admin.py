@@ -17,7 +17,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Count, Exists, OuterRef, Sum
+from django.db.models import Count, Exists, OuterRef
 from django.utils.html import format_html
 
 from placementsite.api import microversion
@@ -43,6 +43,7 @@ from .services import resource_providers as provider_services
 from .services import traits as trait_services
 from .services.aggregates import provider_aggregates_set
 from .services.compute_nodes import REPORT_FIELDS
+from .usage import usage_subquery
 
 
 def as_form_error(exc):
@@ -272,7 +273,13 @@ class InventoryInline(ReadOnlyInline):
     readonly_fields = fields
 
     def get_queryset(self, request):
-        return super().get_queryset(request).select_related("resource_class")
+        # Usage in the same query as the rows (no query per inventory).
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("resource_class")
+            .annotate(_used=usage_subquery())
+        )
 
     @admin.display(description="capacity")
     def usable(self, obj):
@@ -280,7 +287,7 @@ class InventoryInline(ReadOnlyInline):
 
     @admin.display(description="used")
     def used(self, obj):
-        return used_of(obj)
+        return obj._used
 
 
 class ChildInline(ReadOnlyInline):
@@ -483,19 +490,6 @@ class ResourceProviderAdmin(ServiceAdmin):
 # --- inventories ----------------------------------------------------------------
 
 
-def used_of(inventory):
-    """Units of the inventory's class allocated on its provider."""
-    from allocations.models import Allocation
-
-    return (
-        Allocation.objects.filter(
-            resource_provider_id=inventory.resource_provider_id,
-            resource_class_id=inventory.resource_class_id,
-        ).aggregate(total=Sum("used"))["total"]
-        or 0
-    )
-
-
 INVENTORY_FIELDS = ["total", "reserved", "min_unit", "max_unit", "step_size", "allocation_ratio"]
 
 
@@ -563,25 +557,7 @@ class InventoryAdmin(ServiceAdmin):
     ordering = ["resource_provider_id", "resource_class_id"]
 
     def get_queryset(self, request):
-        from django.db.models import IntegerField, OuterRef, Subquery
-        from django.db.models.functions import Coalesce
-
-        from allocations.models import Allocation
-
-        used = (
-            Allocation.objects.filter(
-                resource_provider_id=OuterRef("resource_provider_id"),
-                resource_class_id=OuterRef("resource_class_id"),
-            )
-            .values("resource_provider_id")
-            .annotate(total=Sum("used"))
-            .values("total")
-        )
-        return (
-            super()
-            .get_queryset(request)
-            .annotate(_used=Coalesce(Subquery(used, output_field=IntegerField()), 0))
-        )
+        return super().get_queryset(request).annotate(_used=usage_subquery())
 
     @admin.display(description="capacity")
     def usable(self, obj):

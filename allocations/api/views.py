@@ -2,8 +2,8 @@
 
 Views parse the body for the request's microversion, build the service's
 input, call one service or selector and render the shape of that
-microversion. The rules live in :mod:`allocations.services` and
-:mod:`allocations.selectors`.
+microversion. The rules live in :mod:`allocations.services.allocations` and
+:mod:`allocations.selectors.allocations`.
 """
 
 import jsonschema
@@ -13,8 +13,9 @@ from placementsite.api.errors import BadRequest, NotFound
 from placementsite.api.microversion import since
 from placementsite.api.views import PlacementView, latest
 
-from .. import selectors, services
-from ..services import GENERATION_UNCHECKED, ConsumerAllocations
+from ..selectors import allocations as selectors
+from ..services import allocations as services
+from ..services.allocations import GENERATION_UNCHECKED, ConsumerAllocations
 from . import schemas
 
 

@@ -6,7 +6,8 @@ from django.http import QueryDict
 from placementsite.api.errors import BadRequest
 from placementsite.api.microversion import MAX_VERSION
 from providers import request_groups
-from providers.selectors.dashboard import TREE_CHILD, TREE_ROOT, ProviderFilters
+
+from .selectors.providers import TREE_CHILD, TREE_ROOT, ProviderFilters
 
 NUMBERED_GROUPS = 3
 

@@ -58,6 +58,7 @@ from ..request_groups import (
     UnknownTrait,
     resolve_groups,
 )
+from ..usage import usage_subquery
 from . import resource_providers as engine
 
 # Kinds of reason, besides the capacity model's own rules
@@ -440,7 +441,7 @@ class _CapacityJudge:
             which |= Q(resource_class_id=class_id, resource_provider_id__in=sorted(provider_ids))
         rows = (
             Inventory.objects.filter(which)
-            .annotate(used=engine.usage_expression())
+            .annotate(used=usage_subquery())
             .values_list("resource_provider_id", "resource_class_id", *CAPACITY_FIELDS, "used")
         )
         shapes = {}  # identical inventories share one (immutable) Capacity

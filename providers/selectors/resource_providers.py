@@ -18,23 +18,16 @@ one query (the dashboard's "why not"). Capacity comes from providers.capacity
 from dataclasses import dataclass
 
 from django.db.models import (
-    BigIntegerField,
     BooleanField,
     Exists,
     ExpressionWrapper,
     F,
-    FilteredRelation,
-    IntegerField,
     OuterRef,
     Q,
     Subquery,
-    Sum,
-    Value,
 )
-from django.db.models.functions import Coalesce
 
-from allocations.models import Allocation
-
+from .. import usage
 from ..capacity import CAPACITY_FIELDS, can_provide_q, usable_expression
 from ..models import (
     Inventory,
@@ -48,21 +41,6 @@ from ..services.generations import provider_not_found
 # --- building blocks --------------------------------------------------------
 
 
-def usage_expression():
-    """The units of the inventory row's class its provider has allocated (0 if none)."""
-    used = (
-        Allocation.objects.filter(
-            resource_provider_id=OuterRef("resource_provider_id"),
-            resource_class_id=OuterRef("resource_class_id"),
-        )
-        .order_by()
-        .values("resource_provider_id")
-        .annotate(total=Sum("used"))
-        .values("total")
-    )
-    return Coalesce(Subquery(used, output_field=IntegerField()), Value(0))
-
-
 def inventories_that_fit(resource_class_id, amount):
     """Inventory rows of a class that can take ``amount`` more, on any provider.
 
@@ -70,7 +48,7 @@ def inventories_that_fit(resource_class_id, amount):
     """
     return (
         Inventory.objects.filter(resource_class_id=resource_class_id)
-        .annotate(used=usage_expression(), usable=usable_expression())
+        .annotate(used=usage.usage_subquery(), usable=usable_expression())
         .filter(can_provide_q(amount, used=F("used")))
     )
 
@@ -339,20 +317,7 @@ def fitting_inventories(resolved, providers):
     if providers.query.where:  # no condition on providers: no semi-join
         inventories = inventories.filter(resource_provider_id__in=providers.values("id"))
     columns = ("resource_provider_id", "root_id", "resource_class_id", *CAPACITY_FIELDS)
-    return (
-        inventories.annotate(
-            root_id=F("resource_provider__root_id"),
-            class_allocations=FilteredRelation(
-                "resource_provider__allocations",
-                condition=Q(
-                    resource_provider__allocations__resource_class_id=F("resource_class_id")
-                ),
-            ),
-        )
-        .values("id", *columns)  # GROUP BY the inventory row
-        .annotate(
-            used=Coalesce(Sum("class_allocations__used"), Value(0), output_field=BigIntegerField())
-        )
-        .filter(fits)  # HAVING: the aggregate is computed once per row
-        .values(*columns, "used")
+    grouped = usage.usage_joined(  # GROUP BY the inventory row
+        inventories.annotate(root_id=F("resource_provider__root_id")), "id", *columns
     )
+    return grouped.filter(fits).values(*columns, "used")  # HAVING: the sum is computed once

@@ -7,7 +7,7 @@ import logging
 
 from django.db import transaction
 
-from allocations.services import ConsumerAllocations, allocation_replace
+from allocations.services.allocations import ConsumerAllocations, allocation_replace
 from placementsite.api.errors import CONCURRENT_UPDATE, Conflict
 
 logger = logging.getLogger("placement.scheduler")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import transaction
 
-from allocations.services import allocation_delete
+from allocations.services.allocations import allocation_delete
 from placementsite.api.errors import Conflict, NotFound
 
 from ..extra_specs import translate_flavor

@@ -23,7 +23,7 @@ reported (409) and the client retries with fresh reads.
 from dataclasses import dataclass, field
 
 from django.db import DatabaseError, IntegrityError, transaction
-from django.db.models import F, Sum
+from django.db.models import F
 
 from placementsite.api.errors import (
     CONCURRENT_UPDATE,
@@ -39,8 +39,9 @@ from providers.services.generations import bump_generation, providers_for_update
 from providers.services.inventories import FIELDS as INVENTORY_FIELDS
 from providers.services.inventories import InventoryInUse, inventories_write
 
-from .models import Allocation, Consumer, ConsumerType, Project, User
-from .selectors import parse_uuid
+from ..models import Allocation, Consumer, ConsumerType, Project, User
+from ..selectors.allocations import parse_uuid
+from ..selectors.usage import usage_by_provider_and_class
 
 # Placement's [placement] incomplete_consumer_project_id / _user_id: the owner
 # of allocations written before 1.8, when requests named no project or user.
@@ -334,15 +335,7 @@ class _AllocationWrite:
                 resource_provider_id__in=provider_ids, resource_class_id__in=class_ids
             )
         }
-        usage = {
-            (row["resource_provider_id"], row["resource_class_id"]): row["used"]
-            for row in Allocation.objects.filter(
-                resource_provider_id__in=provider_ids, resource_class_id__in=class_ids
-            )
-            .order_by()
-            .values("resource_provider_id", "resource_class_id")
-            .annotate(used=Sum("used"))
-        }
+        usage = usage_by_provider_and_class(provider_ids=provider_ids, class_ids=class_ids)
         rows = []
         for request in self.requests:
             consumer = self.consumers[request.consumer_uuid]

@@ -6,12 +6,12 @@ consumers or resource classes are involved.
 
 import uuid as uuidlib
 
-from django.db.models import Count, IntegerField, OuterRef, Subquery, Sum, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Count, Sum
 
 from providers.models import Inventory, ResourceProvider
 
-from .models import Allocation
+from ..models import Allocation
+from .usage import usage_subquery
 
 # How Placement names the type of a consumer that has none.
 UNKNOWN_CONSUMER_TYPE = "unknown"
@@ -63,21 +63,9 @@ def allocations_for_provider(provider):
 
 def usages_for_provider(provider):
     """``{class name: used}`` for every class the provider has inventory of."""
-    used = (
-        Allocation.objects.filter(
-            resource_provider_id=OuterRef("resource_provider_id"),
-            resource_class_id=OuterRef("resource_class_id"),
-        )
-        .order_by()
-        .values("resource_provider_id", "resource_class_id")
-        .annotate(total=Sum("used"))
-        .values("total")
-    )
     rows = (
         Inventory.objects.filter(resource_provider=provider)
-        .annotate(
-            usage=Coalesce(Subquery(used, output_field=IntegerField()), Value(0)),
-        )
+        .annotate(usage=usage_subquery())
         .order_by("resource_class_id")
         .values_list("resource_class__name", "usage")
     )

@@ -30,9 +30,9 @@ from django.db.models import (
 from django.db.models.functions import Coalesce, NullIf
 
 from allocations.models import Allocation
-
-from ..capacity import CAPACITY_FIELDS, Capacity, usable_expression, usable_units
-from ..models import (
+from allocations.selectors.usage import usage_by_class, usage_by_provider_and_class
+from providers.capacity import CAPACITY_FIELDS, Capacity, usable_expression, usable_units
+from providers.models import (
     Aggregate,
     Inventory,
     ResourceClass,
@@ -122,13 +122,7 @@ class InventoryUsage:
 
 def inventory_usages_by_provider(provider_ids):
     """{provider_id: [InventoryUsage, ...]} in resource class order; two queries."""
-    used = {
-        (rp, rc): total
-        for rp, rc, total in Allocation.objects.filter(resource_provider_id__in=provider_ids)
-        .values("resource_provider_id", "resource_class_id")
-        .annotate(used=Sum("used"))
-        .values_list("resource_provider_id", "resource_class_id", "used")
-    }
+    used = usage_by_provider_and_class(provider_ids=provider_ids)
     rows = (
         Inventory.objects.filter(resource_provider_id__in=provider_ids)
         .order_by("resource_provider_id", "resource_class_id")
@@ -219,12 +213,7 @@ def class_usage_summary():
         .annotate(n=Count("id"))
         .order_by()
     )
-    used = dict(
-        Allocation.objects.values("resource_class_id")
-        .annotate(used=Sum("used"))
-        .order_by()
-        .values_list("resource_class_id", "used")
-    )
+    used = usage_by_class()
     sums = {}
     for row in shapes:
         rc = row["resource_class_id"]
@@ -276,13 +265,7 @@ def fullest_providers(limit=10):
     the inventories of the chosen few (two more queries). Ranking in SQL with a
     correlated usable-capacity subquery measured several times slower here.
     """
-    used = {
-        (rp, rc): amount
-        for rp, rc, amount in Allocation.objects.values("resource_provider_id", "resource_class_id")
-        .annotate(used=Sum("used"))
-        .order_by()
-        .values_list("resource_provider_id", "resource_class_id", "used")
-    }
+    used = usage_by_provider_and_class()
     if not used:
         return []
     usable_of = {}
@@ -680,9 +663,7 @@ def resource_classes_with_counts():
         .values_list("resource_class_id")
         .annotate(n=Count("id"))  # one inventory per provider and class
     )
-    used = dict(
-        Allocation.objects.order_by().values_list("resource_class_id").annotate(s=Sum("used"))
-    )
+    used = usage_by_class()
     classes = list(ResourceClass.objects.order_by("id"))
     for rc in classes:
         rc.provider_count = providers.get(rc.id, 0)

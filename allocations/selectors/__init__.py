@@ -1,0 +1,1 @@
+"""Reads about consumers, allocations and usage, as set-based queries."""

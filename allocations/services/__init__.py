@@ -1,0 +1,1 @@
+"""Writes of allocations, one transaction each, in the lock order of allocations.py."""
