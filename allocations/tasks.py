@@ -4,7 +4,7 @@ from celery import shared_task
 
 from providers.services.history import history_prune, usage_samples_record
 
-from .selectors import usage_by_provider_and_class
+from .selectors.usage import usage_by_provider_and_class
 
 SAMPLE_TASK = "allocations.tasks.sample_usage"
 

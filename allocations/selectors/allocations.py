@@ -137,26 +137,3 @@ def usages_for_project_by_consumer_type(*, project_id, user_id=None, consumer_ty
         rc_name, total = row[-2], row[-1]
         result.setdefault(type_key(name), {"consumer_count": 0})[rc_name] = total
     return result
-
-
-def usage_by_provider_and_class():
-    """``{(provider_id, resource_class_id): used}`` over every allocation, in one query."""
-    rows = (
-        Allocation.objects.order_by()
-        .values("resource_provider_id", "resource_class_id")
-        .annotate(total=Sum("used"))
-        .values_list("resource_provider_id", "resource_class_id", "total")
-    )
-    return {(provider_id, class_id): total for provider_id, class_id, total in rows}
-
-
-def usage_for_providers(provider_ids):
-    """``{(provider_id, class name): used}`` for these providers, in one query."""
-    rows = (
-        Allocation.objects.filter(resource_provider_id__in=list(provider_ids))
-        .order_by()
-        .values("resource_provider_id", "resource_class__name")
-        .annotate(total=Sum("used"))
-        .values_list("resource_provider_id", "resource_class__name", "total")
-    )
-    return {(provider_id, name): total for provider_id, name, total in rows}

@@ -64,19 +64,26 @@ def usage_joined(inventories, *group_by, name="used"):
     )
 
 
+def usage_grouped(*group_by, **filters):
+    """``(*keys, used)`` rows: usage summed per ``group_by`` (Allocation columns or paths,
+    e.g. ``"resource_provider__root_id"``) over the allocations matching ``filters``."""
+    return (
+        Allocation.objects.filter(**filters)
+        .order_by()
+        .values(*group_by)
+        .annotate(used=Sum("used"))
+        .values_list(*group_by, "used")
+    )
+
+
 def usage_rows(*, provider_ids=None, class_ids=None):
     """``(provider id, class id, used)`` rows, one per pair with allocations (a queryset)."""
-    allocations = Allocation.objects.all()
+    filters = {}
     if provider_ids is not None:
-        allocations = allocations.filter(resource_provider_id__in=provider_ids)
+        filters["resource_provider_id__in"] = provider_ids
     if class_ids is not None:
-        allocations = allocations.filter(resource_class_id__in=class_ids)
-    return (
-        allocations.order_by()
-        .values("resource_provider_id", "resource_class_id")
-        .annotate(used=Sum("used"))
-        .values_list("resource_provider_id", "resource_class_id", "used")
-    )
+        filters["resource_class_id__in"] = class_ids
+    return usage_grouped("resource_provider_id", "resource_class_id", **filters)
 
 
 def usage_by_provider_and_class(*, provider_ids=None, class_ids=None):
@@ -89,11 +96,19 @@ def usage_by_provider_and_class(*, provider_ids=None, class_ids=None):
     }
 
 
-def usage_by_class():
-    """``{class id: used}`` summed over every provider (classes with allocations)."""
-    return dict(
-        Allocation.objects.order_by()
-        .values("resource_class_id")
-        .annotate(used=Sum("used"))
-        .values_list("resource_class_id", "used")
-    )
+def usage_by_class(**filters):
+    """``{class id: used}`` summed over the providers of the allocations matching ``filters``
+    (every provider by default)."""
+    return dict(usage_grouped("resource_class_id", **filters))
+
+
+def usage_by_root_and_class(root_ids):
+    """``{(root id, class id): used}`` summed over each whole tree."""
+    return {
+        (root, class_id): used
+        for root, class_id, used in usage_grouped(
+            "resource_provider__root_id",
+            "resource_class_id",
+            resource_provider__root_id__in=root_ids,
+        )
+    }

@@ -9,7 +9,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils import timezone
 
-from allocations.selectors import usage_for_providers
+from allocations.selectors.usage import usage_grouped
 from providers.selectors.compute_nodes import host_rows, stale_after, tree_capacities
 
 from .views import PROVIDERS, staff_required
@@ -28,7 +28,13 @@ def over_capacity(root_ids):
     """``{root_id: ["VCPU on host_NUMA0: 40 used of 32", ...]}`` where usage exceeds capacity
     (an inventory lowered below its usage, as Placement allows)."""
     capacities = tree_capacities(root_ids=root_ids)
-    usage = usage_for_providers({provider_id for _, provider_id, _, _ in capacities})
+    provider_ids = sorted({provider_id for _, provider_id, _, _ in capacities})
+    usage = {
+        (provider_id, name): used
+        for provider_id, name, used in usage_grouped(
+            "resource_provider_id", "resource_class__name", resource_provider_id__in=provider_ids
+        )
+    }
     found = {}
     for root_id, provider_id, name, usable in capacities:
         used = usage.get((provider_id, name), 0)

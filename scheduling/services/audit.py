@@ -16,7 +16,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from allocations.models import Allocation
-from allocations.services import ConsumerAllocations, allocations_replace
+from allocations.services.allocations import ConsumerAllocations, allocations_replace
 from placementsite.api.errors import Conflict
 
 from ..extra_specs import translate_flavor

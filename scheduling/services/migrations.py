@@ -21,7 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from allocations.models import Allocation, Consumer
-from allocations.services import ConsumerAllocations, allocations_replace
+from allocations.services.allocations import ConsumerAllocations, allocations_replace
 from placementsite.api.errors import CONCURRENT_UPDATE, BadRequest, Conflict
 from providers.models import ComputeNode
 

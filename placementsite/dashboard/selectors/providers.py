@@ -30,7 +30,11 @@ from django.db.models import (
 from django.db.models.functions import Coalesce, NullIf
 
 from allocations.models import Allocation
-from allocations.selectors.usage import usage_by_class, usage_by_provider_and_class
+from allocations.selectors.usage import (
+    usage_by_class,
+    usage_by_provider_and_class,
+    usage_by_root_and_class,
+)
 from providers.capacity import CAPACITY_FIELDS, Capacity, usable_expression, usable_units
 from providers.models import (
     Aggregate,
@@ -162,14 +166,7 @@ def tree_usages_by_root(root_ids):
     Capacity is summed inventory by inventory (each by the capacity model's rule), so a
     host whose VCPU sits on two NUMA children has the VCPU of both.
     """
-    used = {
-        (root, rc): amount
-        for root, rc, amount in Allocation.objects.filter(resource_provider__root_id__in=root_ids)
-        .values("resource_provider__root_id", "resource_class_id")
-        .annotate(used=Sum("used"))
-        .order_by()
-        .values_list("resource_provider__root_id", "resource_class_id", "used")
-    }
+    used = usage_by_root_and_class(root_ids)
     rows = (
         Inventory.objects.filter(resource_provider__root_id__in=root_ids)
         .order_by("resource_provider__root_id", "resource_class_id")
@@ -702,13 +699,7 @@ def _member_totals(aggregate_id):
     members = ResourceProviderAggregate.objects.filter(aggregate_id=aggregate_id).values(
         "resource_provider_id"
     )
-    used = dict(
-        Allocation.objects.filter(resource_provider_id__in=members)
-        .values("resource_class_id")
-        .annotate(used=Sum("used"))
-        .order_by()
-        .values_list("resource_class_id", "used")
-    )
+    used = usage_by_class(resource_provider_id__in=members)
     rows = (
         Inventory.objects.filter(resource_provider_id__in=members)
         .order_by("resource_class_id")
