@@ -397,39 +397,40 @@ class _Assembler:
             isolated = self.isolate and suffix and suffix not in self.resourceless
             if isolated and provider_id in granular_used:
                 continue
-            added = []
-            ok = True
-            for class_id, amount in amounts.items():
-                slot = (provider_id, class_id)
-                total = usage.get(slot, 0) + amount
-                if slot in usage:
-                    capacity, used = _capacity(self.capacities[slot])
-                    if not capacity.can_provide(total, used):
-                        ok = False
-                        break
-                added.append((slot, usage.get(slot)))
-                usage[slot] = total
-            if ok:
-                picked.append(provider_id)
-                if check_traits and not self._traits_ok(picked):
-                    picked.pop()
-                    for slot, before in reversed(added):
-                        if before is None:
-                            del usage[slot]
-                        else:
-                            usage[slot] = before
-                    continue
-                if isolated:
-                    granular_used.add(provider_id)
-                yield from self._fill(index + 1, options, subtree, picked, usage, granular_used)
+            added = self._take(usage, provider_id, amounts)
+            if added is None:
+                continue
+            picked.append(provider_id)
+            if check_traits and not self._traits_ok(picked):
                 picked.pop()
-                if isolated:
-                    granular_used.discard(provider_id)
-            for slot, before in reversed(added):
-                if before is None:
-                    del usage[slot]
-                else:
-                    usage[slot] = before
+                _give_back(usage, added)
+                continue
+            if isolated:
+                granular_used.add(provider_id)
+            yield from self._fill(index + 1, options, subtree, picked, usage, granular_used)
+            picked.pop()
+            if isolated:
+                granular_used.discard(provider_id)
+            _give_back(usage, added)
+
+    def _take(self, usage, provider_id, amounts):
+        """Add ``amounts`` on ``provider_id`` to ``usage`` (slot -> units taken so far).
+
+        Returns what to give back, or None (``usage`` unchanged) when an inventory that an
+        earlier slot already uses cannot take the sum.
+        """
+        added = []
+        for class_id, amount in amounts.items():
+            slot = (provider_id, class_id)
+            total = usage.get(slot, 0) + amount
+            if slot in usage:
+                capacity, used = _capacity(self.capacities[slot])
+                if not capacity.can_provide(total, used):
+                    _give_back(usage, added)
+                    return None
+            added.append((slot, usage.get(slot)))
+            usage[slot] = total
+        return added
 
     def candidates(self, roots):
         """Distinct candidates over ``roots``, lazily, as (allocations, mappings) by id."""
@@ -606,3 +607,12 @@ def candidates_for_request(request):
     return Candidates(
         allocation_requests=requests, provider_summaries=summaries, requested_classes=requested
     )
+
+
+def _give_back(usage, added):
+    """Undo :meth:`_Assembler._take`: restore each slot's earlier amount (or remove it)."""
+    for slot, before in reversed(added):
+        if before is None:
+            del usage[slot]
+        else:
+            usage[slot] = before

@@ -88,6 +88,38 @@ def standard_amounts(*, vcpus, ram, disk, ephemeral=0, swap=0):
     }
 
 
+def _check_key_and_value(key, value):
+    if not isinstance(key, str) or not key:
+        raise InvalidExtraSpec(repr(key), "keys must be non-empty strings")
+    if isinstance(value, (dict, list)) or value is None:
+        raise InvalidExtraSpec(key, "values must be strings or integers")
+
+
+def _apply_group_spec(groups, key, value):
+    """Apply a ``resources*``, ``trait*`` or ``member_of*`` key to its group in ``groups``;
+    False when ``key`` is none of them."""
+    if match := RESOURCE_KEY.match(key):
+        suffix, name = match.groups()
+        amount = _amount(key, value)
+        group = groups.setdefault(suffix, _Group())
+        if amount:
+            group.resources[name] = amount
+        else:
+            group.resources.pop(name, None)
+    elif match := TRAIT_KEY.match(key):
+        suffix, name = match.groups()
+        how = _choice(key, value, ("required", "forbidden"))
+        groups.setdefault(suffix, _Group()).required.append(
+            name if how == "required" else f"!{name}"
+        )
+    elif match := MEMBER_OF_KEY.match(key):
+        _check_member_of(key, value)
+        groups.setdefault(match.group(1), _Group()).member_of.append(str(value))
+    else:
+        return False
+    return True
+
+
 def _groups_from_specs(extra_specs, amounts):
     """``({suffix: _Group}, group_policy, aggregate specs)`` with every key checked."""
     if not isinstance(extra_specs, dict):
@@ -99,28 +131,10 @@ def _groups_from_specs(extra_specs, amounts):
     dedicated = False
     for key in sorted(extra_specs):
         value = extra_specs[key]
-        if not isinstance(key, str) or not key:
-            raise InvalidExtraSpec(repr(key), "keys must be non-empty strings")
-        if isinstance(value, (dict, list)) or value is None:
-            raise InvalidExtraSpec(key, "values must be strings or integers")
-        if match := RESOURCE_KEY.match(key):
-            suffix, name = match.groups()
-            amount = _amount(key, value)
-            group = groups.setdefault(suffix, _Group())
-            if amount:
-                group.resources[name] = amount
-            else:
-                group.resources.pop(name, None)
-        elif match := TRAIT_KEY.match(key):
-            suffix, name = match.groups()
-            how = _choice(key, value, ("required", "forbidden"))
-            groups.setdefault(suffix, _Group()).required.append(
-                name if how == "required" else f"!{name}"
-            )
-        elif match := MEMBER_OF_KEY.match(key):
-            _check_member_of(key, value)
-            groups.setdefault(match.group(1), _Group()).member_of.append(str(value))
-        elif key == GROUP_POLICY:
+        _check_key_and_value(key, value)
+        if _apply_group_spec(groups, key, value):
+            continue
+        if key == GROUP_POLICY:
             group_policy = _choice(key, value, ("none", "isolate"))
         elif key == NUMA_NODES:
             numa_nodes = _amount(key, value, minimum=1, maximum=MAX_NUMA_NODES)

@@ -916,8 +916,8 @@ def parse_args(argv=None):
     return args
 
 
-def main(argv=None):
-    args = parse_args(argv)
+def servers_of(args):
+    """The servers to measure: each started here unless its URL is given."""
     servers = []
     if not args.skip_project:
         url = args.project_url or f"http://127.0.0.1:{args.project_port}"
@@ -931,36 +931,44 @@ def main(argv=None):
         servers.append(
             Server("reference", url, owned=not args.reference_url, args=args, database=database)
         )
+    return servers
 
+
+def measure_topology(servers, topology, args):
+    """``{(server name, query label): Result}`` for one topology on every server."""
+    results = {}
+    for server in servers:
+        log(f"{server.name}: {topology.key}: starting, loading {topology.providers} providers")
+        try:
+            if not server.start(topology):
+                seconds = load(server, topology, args.load_threads)
+                log(f"{server.name}: {topology.key}: loaded in {seconds:.1f} s")
+            server.analyze()
+            for query in topology.queries:
+                results[(server.name, query.label)] = measure(server, query, args)
+        except (
+            ServerError,
+            ApiError,
+            OSError,
+            http.client.HTTPException,
+            RequestTimeout,
+        ) as error:
+            log(f"{server.name}: {topology.key}: failed: {error}")
+            for query in topology.queries:
+                results[(server.name, query.label)] = Result(candidates="failed")
+        finally:
+            server.stop()
+    return results
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    servers = servers_of(args)
     rows = []
     raw = []
     try:
         for topology in topologies(args):
-            results = {}
-            for server in servers:
-                log(
-                    f"{server.name}: {topology.key}: starting, loading {topology.providers} "
-                    "providers"
-                )
-                try:
-                    if not server.start(topology):
-                        seconds = load(server, topology, args.load_threads)
-                        log(f"{server.name}: {topology.key}: loaded in {seconds:.1f} s")
-                    server.analyze()
-                    for query in topology.queries:
-                        results[(server.name, query.label)] = measure(server, query, args)
-                except (
-                    ServerError,
-                    ApiError,
-                    OSError,
-                    http.client.HTTPException,
-                    RequestTimeout,
-                ) as error:
-                    log(f"{server.name}: {topology.key}: failed: {error}")
-                    for query in topology.queries:
-                        results[(server.name, query.label)] = Result(candidates="failed")
-                finally:
-                    server.stop()
+            results = measure_topology(servers, topology, args)
             for query in topology.queries:
                 project = results.get(("project", query.label))
                 reference = results.get(("reference", query.label))

@@ -166,7 +166,7 @@ def largest_free_by_class(class_ids):
     best = {}
     rows = (
         Inventory.objects.filter(resource_class_id__in=class_ids)
-        .annotate(used=engine.usage_expression())
+        .annotate(used=usage_subquery())
         .values_list("resource_provider_id", "resource_class_id", *CAPACITY_FIELDS, "used")
     )
     for rp, rc, *shape, used in rows:
@@ -240,50 +240,19 @@ def fit_report(groups, shown=100):
 
     tallies = [_Tally(r) for r in resolved.values()]
     wanted = defaultdict(set)  # class id -> providers whose inventory of it must be read
-    short = [[] for _ in tallies]  # per group: (positions, class ids short of)
+    short = []  # per group: (positions, class ids short of)
     column = len(class_ids)
-    for tally, rules_of_group, shortfalls in zip(tallies, rules, short, strict=True):
+    for tally, rules_of_group in zip(tallies, rules, strict=True):
         stop = column + len(rules_of_group)
-        for pattern, where in positions.items():
-            met = pattern[column:stop]
-            if all(met):
-                tally.fitting_count += len(where)
-                tally.fitting.append(where)
-                continue
-            failed = [rule for rule, ok in zip(rules_of_group, met, strict=True) if not ok]
-            tally.left_out_count += len(where)
-            tally.left_out.append((where, failed))
-            kinds, short_of = set(), []
-            tally.left_kinds.append((kinds, short_of))  # filled just below
-            for rule in failed:
-                if rule.kind != engine.RESOURCES:
-                    kinds.add(_KIND_OF_RULE[rule.kind])
-                elif pattern[column_of[rule.subject]]:
-                    short_of.append(rule.subject)
-                else:
-                    kinds.add(NO_INVENTORY)
-            for kind in kinds:
-                tally.counts[kind] += len(where)
-            if short_of:
-                shortfalls.append((where, short_of))
-                for class_id in short_of:
-                    wanted[class_id].update(rows[p][0] for p in where)
+        short.append(_tally_group(tally, rules_of_group, positions, (column, stop), column_of))
+        for where, short_of in short[-1]:
+            for class_id in short_of:
+                wanted[class_id].update(rows[p][0] for p in where)
         column = stop
 
-    # Which of the capacity model's rules refused, for providers that have the inventory.
     judge = _CapacityJudge(wanted)
     for tally, shortfalls in zip(tallies, short, strict=True):
-        amounts = tally.resolved.resources
-        for where, short_of in shortfalls:
-            for position in where:
-                provider_id = rows[position][0]
-                kinds = set()
-                for class_id in short_of:
-                    found = judge.shortfalls(provider_id, class_id, amounts[class_id])
-                    kinds |= {s.rule for s in found} if found else {EXCEEDS_CAPACITY}
-                for kind in kinds:
-                    tally.counts[kind] += 1
-                tally.refined[position] = kinds
+        _count_shortfalls(tally, shortfalls, judge, rows)
 
     # Hosts: which trees have a fitting provider; sharing providers apart (two queries).
     root_of = dict(ResourceProvider.objects.values_list("id", "root_id"))
@@ -292,58 +261,116 @@ def fit_report(groups, shown=100):
             "resource_provider_id", flat=True
         )
     )
+    for tally in tallies:
+        _count_hosts(tally, rows, root_of, sharing_ids)
     hosts = {root_of[pid] or pid for pid in root_of} - sharing_ids
-    for tally in tallies:
-        tally.fitting_roots = {
-            root_of[rows[p][0]] or rows[p][0] for where in tally.fitting for p in where
-        } - sharing_ids
-        closest = {}  # left-out host -> (distance, kinds) of its closest provider
-        for (where, _failed), (kinds, _short_of) in zip(
-            tally.left_out, tally.left_kinds, strict=True
-        ):
-            for p in where:
-                pid = rows[p][0]
-                root = root_of[pid] or pid
-                if root in tally.fitting_roots or pid in sharing_ids:
-                    continue
-                found = frozenset(kinds | tally.refined.get(p, set()))
-                distance = sum(_DISTANCE.get(kind, 1) for kind in found)
-                if root not in closest or distance < closest[root][0]:
-                    closest[root] = (distance, found)
-        host_counts = defaultdict(int)
-        for _distance, kinds in closest.values():
-            for kind in kinds:
-                host_counts[kind] += 1
-        tally.host_reason_counts = sorted(host_counts.items(), key=lambda i: (-i[1], i[0]))
+    picked = [_pick(tally, rows, shown, root_of, sharing_ids) for tally in tallies]
+    return _reports(resolved, tallies, picked, judge, root_of, len(hosts))
 
-    # The first ``shown`` of each side, by name, and words for those left out. A provider
-    # of a host that fits is not listed as left out; sharing providers are listed apart.
-    picked = []
-    for tally in tallies:
-        fitting = list(islice(merge(*tally.fitting), shown))
-        failed_at = {}
-        for where, failed in tally.left_out:
-            for p in where:
-                failed_at[p] = failed
-        kept = (
-            p
-            for p in merge(*(w for w, _ in tally.left_out))
-            if (root_of[rows[p][0]] or rows[p][0]) not in tally.fitting_roots
-            and rows[p][0] not in sharing_ids
-        )
-        left_out = [(p, failed_at[p]) for p in islice(kept, shown)]
-        sharing = [
-            (pid, failed_at.get(p, []))
-            for p, pid in ((p, rows[p][0]) for p in range(len(rows)))
-            if pid in sharing_ids
-        ][:shown]
-        picked.append(
-            (
-                [rows[p][0] for p in fitting],
-                [(rows[p][0], failed) for p, failed in left_out],
-                sharing,
-            )
-        )
+
+def _tally_group(tally, rules, positions, span, column_of):
+    """Count one group's verdict over every pattern of answers into ``tally``.
+
+    ``span`` is the ``(start, stop)`` of the group's rule columns in a pattern. Returns
+    ``[(positions, class ids), ...]``: providers that have an inventory of a class but
+    failed its resource rule, whose reasons the capacity model must tell.
+    """
+    start, stop = span
+    shortfalls = []
+    for pattern, where in positions.items():
+        met = pattern[start:stop]
+        if all(met):
+            tally.fitting_count += len(where)
+            tally.fitting.append(where)
+            continue
+        failed = [rule for rule, ok in zip(rules, met, strict=True) if not ok]
+        tally.left_out_count += len(where)
+        tally.left_out.append((where, failed))
+        kinds, short_of = set(), []
+        tally.left_kinds.append((kinds, short_of))
+        for rule in failed:
+            if rule.kind != engine.RESOURCES:
+                kinds.add(_KIND_OF_RULE[rule.kind])
+            elif pattern[column_of[rule.subject]]:
+                short_of.append(rule.subject)
+            else:
+                kinds.add(NO_INVENTORY)
+        for kind in kinds:
+            tally.counts[kind] += len(where)
+        if short_of:
+            shortfalls.append((where, short_of))
+    return shortfalls
+
+
+def _count_shortfalls(tally, shortfalls, judge, rows):
+    """Count which of the capacity model's rules refused, for providers with the inventory."""
+    amounts = tally.resolved.resources
+    for where, short_of in shortfalls:
+        for position in where:
+            provider_id = rows[position][0]
+            kinds = set()
+            for class_id in short_of:
+                found = judge.shortfalls(provider_id, class_id, amounts[class_id])
+                kinds |= {s.rule for s in found} if found else {EXCEEDS_CAPACITY}
+            for kind in kinds:
+                tally.counts[kind] += 1
+            tally.refined[position] = kinds
+
+
+def _count_hosts(tally, rows, root_of, sharing_ids):
+    """The hosts with a fitting provider, and per kind of reason how many other hosts'
+    closest provider fails for it."""
+    tally.fitting_roots = {
+        root_of[rows[p][0]] or rows[p][0] for where in tally.fitting for p in where
+    } - sharing_ids
+    closest = {}  # left-out host -> (distance, kinds) of its closest provider
+    for (where, _failed), (kinds, _short_of) in zip(tally.left_out, tally.left_kinds, strict=True):
+        for p in where:
+            pid = rows[p][0]
+            root = root_of[pid] or pid
+            if root in tally.fitting_roots or pid in sharing_ids:
+                continue
+            found = frozenset(kinds | tally.refined.get(p, set()))
+            distance = sum(_DISTANCE.get(kind, 1) for kind in found)
+            if root not in closest or distance < closest[root][0]:
+                closest[root] = (distance, found)
+    host_counts = defaultdict(int)
+    for _distance, kinds in closest.values():
+        for kind in kinds:
+            host_counts[kind] += 1
+    tally.host_reason_counts = sorted(host_counts.items(), key=lambda i: (-i[1], i[0]))
+
+
+def _pick(tally, rows, shown, root_of, sharing_ids):
+    """The first ``shown`` of each side, by name: ``(fitting ids, [(left-out id, failed
+    rules)], [(sharing id, failed rules)])``. A provider of a host that fits is not listed
+    as left out; sharing providers are listed apart."""
+    fitting = list(islice(merge(*tally.fitting), shown))
+    failed_at = {}
+    for where, failed in tally.left_out:
+        for p in where:
+            failed_at[p] = failed
+    kept = (
+        p
+        for p in merge(*(w for w, _ in tally.left_out))
+        if (root_of[rows[p][0]] or rows[p][0]) not in tally.fitting_roots
+        and rows[p][0] not in sharing_ids
+    )
+    left_out = [(p, failed_at[p]) for p in islice(kept, shown)]
+    sharing = [
+        (pid, failed_at.get(p, []))
+        for p, pid in ((p, rows[p][0]) for p in range(len(rows)))
+        if pid in sharing_ids
+    ][:shown]
+    return (
+        [rows[p][0] for p in fitting],
+        [(rows[p][0], failed) for p, failed in left_out],
+        sharing,
+    )
+
+
+def _reports(resolved, tallies, picked, judge, root_of, host_count):
+    """One GroupReport per group, with words for the providers shown."""
     words = _Words(
         judge,
         [left_out + sharing for _, left_out, sharing in picked],
@@ -374,7 +401,7 @@ def fit_report(groups, shown=100):
                 for pid, failed in left_out
                 if pid in refs
             ],
-            host_count=len(hosts),
+            host_count=host_count,
             hosts_fitting=len(tally.fitting_roots),
             host_reason_counts=tally.host_reason_counts,
             fitting_hosts=_by_host([refs[pid] for pid in fitting if pid in refs], refs),
@@ -501,46 +528,56 @@ class _Words:
         """Every reason ``provider_id`` fails the group, in the order of the engine's rules."""
         found = []
         for rule in failed:
-            if rule.kind == engine.RESOURCES:
-                found += self._resource(resolved, provider_id, rule)
-            elif rule.kind == engine.REQUIRED_TRAITS:
-                names = sorted(resolved.trait_names[t] for t in rule.subject)
-                text = (
-                    f"missing trait {names[0]}"
-                    if len(names) == 1
-                    else f"has none of traits {', '.join(names)}"
-                )
-                found.append(Reason(MISSING_TRAIT, text))
-            elif rule.kind == engine.FORBIDDEN_TRAITS:
-                held = sorted(
-                    resolved.trait_names[t] for t in rule.subject & self.traits[provider_id]
-                )
-                found += [Reason(FORBIDDEN_TRAIT, f"has forbidden trait {n}") for n in held] or [
-                    Reason(FORBIDDEN_TRAIT, rule.reason)
-                ]
-            elif rule.kind == engine.MEMBER_OF:
-                uuids = sorted(rule.subject)
-                text = (
-                    f"not in aggregate {uuids[0]}"
-                    if len(uuids) == 1
-                    else f"not in any of aggregates {', '.join(uuids)}"
-                )
-                found.append(Reason(NOT_A_MEMBER, text))
-            elif rule.kind == engine.FORBIDDEN_AGGREGATES:
-                held = sorted(rule.subject & self.aggregates[provider_id])
-                found += [
-                    Reason(FORBIDDEN_AGGREGATE, f"in forbidden aggregate {u}") for u in held
-                ] or [Reason(FORBIDDEN_AGGREGATE, rule.reason)]
-            else:
-                found.append(Reason(_KIND_OF_RULE.get(rule.kind, rule.kind), rule.reason))
+            found += self._by_kind[rule.kind](self, resolved, provider_id, rule)
         return found
+
+    # One method per kind of rule: the only place the refusals are put into words.
+
+    def _in_tree(self, resolved, provider_id, rule):
+        return [Reason(OUTSIDE_TREE, f"not in the tree of provider {rule.subject}")]
+
+    def _required_traits(self, resolved, provider_id, rule):
+        names = sorted(resolved.trait_names[t] for t in rule.subject)
+        if len(names) == 1:
+            return [Reason(MISSING_TRAIT, f"missing trait {names[0]}")]
+        return [Reason(MISSING_TRAIT, f"has none of traits {', '.join(names)}")]
+
+    def _forbidden_traits(self, resolved, provider_id, rule):
+        held = sorted(resolved.trait_names[t] for t in rule.subject & self.traits[provider_id])
+        if not held:  # not among the providers read: name the forbidden set
+            names = ", ".join(sorted(resolved.trait_names[t] for t in rule.subject))
+            return [Reason(FORBIDDEN_TRAIT, f"has a forbidden trait of {names}")]
+        return [Reason(FORBIDDEN_TRAIT, f"has forbidden trait {name}") for name in held]
+
+    def _member_of(self, resolved, provider_id, rule):
+        uuids = sorted(rule.subject)
+        if len(uuids) == 1:
+            return [Reason(NOT_A_MEMBER, f"not in aggregate {uuids[0]}")]
+        return [Reason(NOT_A_MEMBER, f"not in any of aggregates {', '.join(uuids)}")]
+
+    def _forbidden_aggregates(self, resolved, provider_id, rule):
+        held = sorted(rule.subject & self.aggregates[provider_id])
+        if not held:
+            names = ", ".join(sorted(rule.subject))
+            return [Reason(FORBIDDEN_AGGREGATE, f"in a forbidden aggregate of {names}")]
+        return [Reason(FORBIDDEN_AGGREGATE, f"in forbidden aggregate {uuid}") for uuid in held]
 
     def _resource(self, resolved, provider_id, rule):
         class_id = rule.subject
         name = resolved.class_names[class_id]
         if not self.judge.has(provider_id, class_id):
             return [Reason(NO_INVENTORY, f"has no inventory of {name}")]
-        found = self.judge.shortfalls(provider_id, class_id, resolved.resources[class_id])
+        amount = resolved.resources[class_id]
+        found = self.judge.shortfalls(provider_id, class_id, amount)
         if not found:  # the SQL rule refused what the model allows: say what the rule says
-            return [Reason(EXCEEDS_CAPACITY, rule.reason)]
+            return [Reason(EXCEEDS_CAPACITY, f"no room for {amount} {name}")]
         return [Reason(s.rule, s.describe(name)) for s in found]
+
+    _by_kind = {
+        engine.IN_TREE: _in_tree,
+        engine.RESOURCES: _resource,
+        engine.REQUIRED_TRAITS: _required_traits,
+        engine.FORBIDDEN_TRAITS: _forbidden_traits,
+        engine.MEMBER_OF: _member_of,
+        engine.FORBIDDEN_AGGREGATES: _forbidden_aggregates,
+    }

@@ -112,18 +112,18 @@ FORBIDDEN_AGGREGATES = "forbidden_aggregates"
 
 @dataclass(frozen=True)
 class Rule:
-    """One rule of a group: what it is about, in words, and as a condition.
+    """One rule of a group: what it is about, and as a condition.
 
     ``subject`` is what the rule names: the provider uuid (IN_TREE), the
     resource class id (RESOURCES, amount in ``resolved.resources``), a
     frozenset of trait ids (REQUIRED_TRAITS: any one will do;
     FORBIDDEN_TRAITS: none may be there) or of aggregate uuids (MEMBER_OF,
-    FORBIDDEN_AGGREGATES).
+    FORBIDDEN_AGGREGATES). The words a refusal is explained with are built
+    in one place, :mod:`providers.selectors.fit`, keyed by ``kind``.
     """
 
     kind: str
     subject: object
-    reason: str  # what a provider that fails the condition lacks
     condition: Q  # on a ResourceProvider row
 
 
@@ -136,65 +136,25 @@ def group_rules(resolved):
     group = resolved.group
     rules = []
     if group.in_tree is not None:
-        rules.append(
-            Rule(
-                IN_TREE,
-                group.in_tree,
-                f"not in the tree of provider {group.in_tree}",
-                in_tree_of(group.in_tree),
-            )
-        )
+        rules.append(Rule(IN_TREE, group.in_tree, in_tree_of(group.in_tree)))
     for class_id, amount in resolved.resources.items():
-        name = resolved.class_names[class_id]
-        rules.append(
-            Rule(
-                RESOURCES, class_id, f"no room for {amount} {name}", has_capacity(class_id, amount)
-            )
-        )
+        rules.append(Rule(RESOURCES, class_id, has_capacity(class_id, amount)))
     for any_of in resolved.required_traits:
-        names = ", ".join(sorted(resolved.trait_names[t] for t in any_of))
-        label = f"lacks trait {names}" if len(any_of) == 1 else f"has none of traits {names}"
-        rules.append(Rule(REQUIRED_TRAITS, any_of, label, has_any_trait(any_of)))
+        rules.append(Rule(REQUIRED_TRAITS, any_of, has_any_trait(any_of)))
     if resolved.forbidden_traits:
-        names = ", ".join(sorted(resolved.trait_names[t] for t in resolved.forbidden_traits))
-        rules.append(
-            Rule(
-                FORBIDDEN_TRAITS,
-                resolved.forbidden_traits,
-                f"has a forbidden trait of {names}",
-                ~has_any_trait(resolved.forbidden_traits),
-            )
-        )
+        forbidden = resolved.forbidden_traits
+        rules.append(Rule(FORBIDDEN_TRAITS, forbidden, ~has_any_trait(forbidden)))
     for any_of in group.member_of:
-        names = ", ".join(sorted(any_of))
-        rules.append(
-            Rule(
-                MEMBER_OF,
-                any_of,
-                f"not a member of any aggregate of {names}",
-                in_any_aggregate(any_of),
-            )
-        )
+        rules.append(Rule(MEMBER_OF, any_of, in_any_aggregate(any_of)))
     if group.forbidden_aggregates:
-        names = ", ".join(sorted(group.forbidden_aggregates))
-        rules.append(
-            Rule(
-                FORBIDDEN_AGGREGATES,
-                group.forbidden_aggregates,
-                f"member of a forbidden aggregate of {names}",
-                ~in_any_aggregate(group.forbidden_aggregates),
-            )
-        )
+        forbidden = group.forbidden_aggregates
+        rules.append(Rule(FORBIDDEN_AGGREGATES, forbidden, ~in_any_aggregate(forbidden)))
     return rules
 
 
 def provider_conditions(resolved):
-    """Every rule of the group as ``[(reason, Q on ResourceProvider), ...]``.
-
-    ``reason`` says in words what a provider that fails the condition lacks
-    (the :class:`Rule` list of :func:`group_rules`, without kinds).
-    """
-    return [(rule.reason, rule.condition) for rule in group_rules(resolved)]
+    """Every rule of the group as a condition on ResourceProvider rows."""
+    return [rule.condition for rule in group_rules(resolved)]
 
 
 def with_tree_uuids(providers):
@@ -218,8 +178,7 @@ def providers_matching(group=None, *, name=None, uuid=None):
     if uuid is not None:
         providers = providers.filter(uuid=uuid)
     if group is not None:
-        for _reason, condition in provider_conditions(resolve(group)):
-            providers = providers.filter(condition)
+        providers = providers.filter(*provider_conditions(resolve(group)))
     return with_tree_uuids(providers).order_by("id")
 
 
@@ -292,7 +251,7 @@ def providers_meeting(resolved, *, aggregates_via_root=False, traits_on_provider
         forbidden_traits=resolved.forbidden_traits,
         trait_names=resolved.trait_names,
     )
-    conditions = [condition for _reason, condition in provider_conditions(without_resources)]
+    conditions = provider_conditions(without_resources)
     if aggregates_via_root:
         conditions += [in_any_aggregate_via_root(any_of) for any_of in group.member_of]
         if group.forbidden_aggregates:

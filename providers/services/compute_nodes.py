@@ -301,7 +301,14 @@ def _write_tree(node, tree, classes, now):
         outcome.changes += count
     InventoryChange.objects.bulk_create(changes)
 
-    # Children the plugins no longer want (a NUMA cell or device group gone).
+    _remove_gone_children(state, new_state, failed)
+    node.synced_state = new_state
+    return outcome
+
+
+def _remove_gone_children(state, new_state, failed):
+    """Delete the children the plugins no longer want (a NUMA cell or device group gone);
+    one that cannot be deleted is reported through ``failed`` and kept in ``new_state``."""
     for key, last in state.items():
         if key in new_state or not key:
             continue
@@ -312,8 +319,6 @@ def _write_tree(node, tree, classes, now):
         except PlacementError as exc:
             failed(last.get("name", key), exc)
             new_state[key] = last
-    node.synced_state = new_state
-    return outcome
 
 
 def _provider(node, spec, last, root, by_name):

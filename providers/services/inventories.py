@@ -138,6 +138,30 @@ def _resource_class(name):
 # --- the reshaper's building block -------------------------------------------
 
 
+def _classes_named(provider, names):
+    """``{name: ResourceClass}`` for ``names``; an unknown name is a BadRequest."""
+    classes = {rc.name: rc for rc in ResourceClass.objects.filter(name__in=list(names))}
+    for name in names:
+        if name not in classes:
+            raise BadRequest(
+                f"Unknown resource class in inventory for resource provider "
+                f"{provider.uuid}: No such resource class {name}."
+            )
+    return classes
+
+
+def _check_not_in_use(provider, class_ids):
+    """Refuse (InventoryInUse) to remove inventory of classes the provider has allocations of."""
+    in_use = list(
+        provider.allocations.filter(resource_class_id__in=class_ids)
+        .order_by("resource_class_id")
+        .values_list("resource_class__name", flat=True)
+        .distinct()
+    )
+    if in_use:
+        raise InventoryInUse(_in_use_message(provider, in_use))
+
+
 def inventories_write(*, provider, inventories, microversion, check_in_use=True):
     """Validate and write ``provider``'s complete inventory, in the caller's transaction.
 
@@ -168,14 +192,7 @@ def inventories_write(*, provider, inventories, microversion, check_in_use=True)
     for name, fields in wanted.items():
         _check_capacity(provider, name, fields, microversion, "update")
 
-    classes = {rc.name: rc for rc in ResourceClass.objects.filter(name__in=list(wanted))}
-    for name in wanted:
-        if name not in classes:
-            raise BadRequest(
-                f"Unknown resource class in inventory for resource provider "
-                f"{provider.uuid}: No such resource class {name}."
-            )
-
+    classes = _classes_named(provider, wanted)
     existing = {
         inv.resource_class_id: inv
         for inv in Inventory.objects.filter(resource_provider=provider).select_related(
@@ -185,15 +202,7 @@ def inventories_write(*, provider, inventories, microversion, check_in_use=True)
     keep_ids = {rc.id for rc in classes.values()}
     removed_ids = [rc_id for rc_id in existing if rc_id not in keep_ids]
     if removed_ids and check_in_use:
-        in_use = (
-            provider.allocations.filter(resource_class_id__in=removed_ids)
-            .order_by("resource_class_id")
-            .values_list("resource_class__name", flat=True)
-            .distinct()
-        )
-        in_use = list(in_use)
-        if in_use:
-            raise InventoryInUse(_in_use_message(provider, in_use))
+        _check_not_in_use(provider, removed_ids)
 
     now = timezone.now()
     updated, created, rows = [], [], []

@@ -91,15 +91,11 @@ def _with_fresh_transactions(step):
 # --- starting a move --------------------------------------------------------------------------
 
 
-def server_move(*, server, kind, flavor=None, target_host=None):
-    """Move ``server``: record a Migration, schedule a destination for ``flavor`` (a resize) or
-    the server's own flavor, and move the allocations in one write. Returns the Migration
-    (``migrating``). No host: the Migration ends ``error`` and NoValidHost is raised."""
-    Kind = Migration.Kind
-    flavor = flavor or server.flavor
-    if kind == Kind.RESIZE and flavor.pk == server.flavor_id:
+def _check_movable(server, kind, flavor, target_host):
+    """Refuse a move that cannot start (InvalidMove, NothingToMove, MoveInProgress)."""
+    if kind == Migration.Kind.RESIZE and flavor.pk == server.flavor_id:
         raise InvalidMove(f"Server {server.uuid} already has flavor {flavor.name}.")
-    if kind != Kind.RESIZE and flavor.pk != server.flavor_id:
+    if kind != Migration.Kind.RESIZE and flavor.pk != server.flavor_id:
         raise InvalidMove("Only a resize changes the flavor.")
     if server.host_id is None:
         raise NothingToMove(f"Server {server.uuid} is on no host.")
@@ -108,6 +104,16 @@ def server_move(*, server, kind, flavor=None, target_host=None):
         raise InvalidMove(f"The target host {target_host} is the server's own host.")
     if Migration.objects.filter(server=server, status__in=Migration.IN_FLIGHT).exists():
         raise MoveInProgress(f"Server {server.uuid} has a move in progress.")
+
+
+def server_move(*, server, kind, flavor=None, target_host=None):
+    """Move ``server``: record a Migration, schedule a destination for ``flavor`` (a resize) or
+    the server's own flavor, and move the allocations in one write. Returns the Migration
+    (``migrating``). No host: the Migration ends ``error`` and NoValidHost is raised."""
+    Kind = Migration.Kind
+    flavor = flavor or server.flavor
+    _check_movable(server, kind, flavor, target_host)
+    source = server.host
     _generation, held = held_allocations(server.uuid)
     if not held:
         raise NothingToMove(f"Server {server.uuid} holds no allocations to move.")
