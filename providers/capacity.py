@@ -119,7 +119,7 @@ CAPACITY_FIELDS = tuple(f.name for f in fields(Capacity))
 # The provider filters and the candidates engine ask the database which
 # inventories can take an amount, for thousands of providers at once. These
 # builders state the rules above as ORM expressions over the Inventory fields,
-# so that SQL and Python share one definition (tests/providers/test_capacity.py
+# so that SQL and Python share one definition (tests/providers/test_capacity_sql.py
 # checks that they agree). ``prefix`` reaches the fields through a relation,
 # e.g. ``prefix="inventories__"`` from a ResourceProvider queryset.
 

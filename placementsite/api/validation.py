@@ -12,6 +12,8 @@ import uuid as uuidlib
 
 import jsonschema
 
+from .errors import BadRequest
+
 # Checks the formats a schema names ("uuid", ...) when a caller asks for it.
 FORMAT_CHECKER = jsonschema.FormatChecker()
 
@@ -60,3 +62,11 @@ def normalize_uuid(value):
 
 def is_uuid_like(value):
     return normalize_uuid(value) is not None
+
+
+def validate_body(data, schema):
+    """A request body checked against ``schema``; BadRequest with Placement's message."""
+    try:
+        validate(data, schema, format_checker=FORMAT_CHECKER)
+    except jsonschema.ValidationError as exc:
+        raise BadRequest(f"JSON does not validate: {exc}") from None

@@ -2,7 +2,6 @@
 
 import datetime as dt
 
-import jsonschema
 from django.http import HttpResponse
 from django.utils import timezone
 from django.utils.http import http_date
@@ -10,7 +9,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from . import microversion, policy, validation
-from .errors import BadRequest
 from .parsers import parse_json, require_json
 
 
@@ -45,7 +43,7 @@ class PlacementView(APIView):
         require_json(request)
         data = parse_json(request.body)
         if schema is not None:
-            validate(data, schema)
+            validation.validate_body(data, schema)
         return data
 
     def respond(self, request, data=None, status=200, last_modified=None, headers=None):
@@ -63,14 +61,6 @@ class PlacementView(APIView):
             # Placement's Location is absolute (webob completes the path with the host).
             response["Location"] = request.build_absolute_uri(response["Location"])
         return response
-
-
-def validate(data, schema):
-    """JSON-schema validation with Placement's message."""
-    try:
-        validation.validate(data, schema, format_checker=validation.FORMAT_CHECKER)
-    except jsonschema.ValidationError as exc:
-        raise BadRequest(f"JSON does not validate: {exc}") from None
 
 
 def latest(*timestamps):

@@ -24,7 +24,7 @@ from placementsite.api.errors import (
     Conflict,
     NotFound,
 )
-from placementsite.api.views import validate
+from placementsite.api.validation import validate_body
 
 from ..capacity import Capacity
 from ..models import MAX_INT, Inventory, ResourceClass
@@ -86,7 +86,7 @@ class InventoryInUse(Conflict):
 
 def inventory_fields(record):
     """Validate one inventory record and return its six fields, defaults filled in."""
-    validate(record, INVENTORY_RECORD)
+    validate_body(record, INVENTORY_RECORD)
     ratio = record.get("allocation_ratio")
     if ratio is not None and not math.isfinite(ratio):
         raise BadRequest(f"JSON does not validate: {ratio} is not a finite number")
