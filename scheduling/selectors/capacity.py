@@ -120,23 +120,32 @@ def flavor_capacity(*, flavor, aggregate=None):
     for root_id in set(compute_nodes.unavailable_root_ids()) & set(fits):
         del fits[root_id]
     if shared_class:
-        # Two groups asking one class share its units: no host takes more than they allow.
-        root_units = defaultdict(int)
-        for (provider_id, class_id), units in free.items():
-            for root_id in anchors.get(provider_id) or (provider_roots[provider_id],):
-                root_units[(root_id, class_id)] += max(units, 0)
-        for root_id in fits:
-            for class_id, amount in per_instance.items():
-                fits[root_id] = min(fits[root_id], root_units[(root_id, class_id)] // amount)
+        _cap_by_host_units(fits, free, anchors, provider_roots, per_instance)
     total = sum(fits.values())
     if anchors:
-        # A sharing provider was counted for every host it serves: its units count once.
-        class_units = defaultdict(int)
-        for (_provider_id, class_id), units in free.items():
-            class_units[class_id] += max(units, 0)
-        for class_id, amount in per_instance.items():
-            total = min(total, class_units[class_id] // amount)
+        total = _cap_by_class_units(total, free, per_instance)
     return FlavorCapacity(flavor=flavor.name, total=total, hosts=_hosts(fits))
+
+
+def _cap_by_host_units(fits, free, anchors, provider_roots, per_instance):
+    """Two groups asking one class share its units: no host takes more than they allow."""
+    root_units = defaultdict(int)
+    for (provider_id, class_id), units in free.items():
+        for root_id in anchors.get(provider_id) or (provider_roots[provider_id],):
+            root_units[(root_id, class_id)] += max(units, 0)
+    for root_id in fits:
+        for class_id, amount in per_instance.items():
+            fits[root_id] = min(fits[root_id], root_units[(root_id, class_id)] // amount)
+
+
+def _cap_by_class_units(total, free, per_instance):
+    """A sharing provider was counted for every host it serves: its units count once."""
+    class_units = defaultdict(int)
+    for (_provider_id, class_id), units in free.items():
+        class_units[class_id] += max(units, 0)
+    for class_id, amount in per_instance.items():
+        total = min(total, class_units[class_id] // amount)
+    return total
 
 
 def _group_counts(takes, rg, unsuffixed, anchors, root_of):
