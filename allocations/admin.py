@@ -7,75 +7,49 @@ as ``DELETE /allocations/{consumer}`` (provider generations left alone).
 """
 
 from django.contrib import admin, messages
-from django.db.models import Count
 from django.http import HttpResponseRedirect
 
+from placementsite.admin_base import CountedAdmin, NoWrites, ReadOnlyInline, ViewOnlyAdmin
 from placementsite.api.errors import PlacementError
 
 from .models import Allocation, Consumer, ConsumerType, Project, User
 from .services.allocations import allocation_delete
 
 
-class ViewOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
-class ConsumerCountMixin:
-    def get_queryset(self, request):
-        return super().get_queryset(request).annotate(_consumers=Count("consumers"))
-
-    @admin.display(description="consumers", ordering="_consumers")
-    def consumer_count(self, obj):
-        return obj._consumers
+class ConsumerCounted(CountedAdmin):
+    counts = {"consumer_count": ("consumers", "consumers")}
 
 
 @admin.register(Project)
-class ProjectAdmin(ConsumerCountMixin, ViewOnlyAdmin):
+class ProjectAdmin(NoWrites, ConsumerCounted):
     list_display = ["external_id", "consumer_count", "created_at"]
     search_fields = ["external_id"]
 
 
 @admin.register(User)
-class UserAdmin(ConsumerCountMixin, ViewOnlyAdmin):
+class UserAdmin(NoWrites, ConsumerCounted):
     list_display = ["external_id", "consumer_count", "created_at"]
     search_fields = ["external_id"]
 
 
 @admin.register(ConsumerType)
-class ConsumerTypeAdmin(ConsumerCountMixin, ViewOnlyAdmin):
+class ConsumerTypeAdmin(NoWrites, ConsumerCounted):
     list_display = ["name", "consumer_count", "created_at"]
     search_fields = ["name"]
 
 
-class AllocationInline(admin.TabularInline):
+class AllocationInline(ReadOnlyInline):
     model = Allocation
-    extra = 0
-    can_delete = False
+    show_change_link = False
     fields = ["resource_provider", "resource_class", "used"]
     readonly_fields = fields
 
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("resource_provider", "resource_class")
 
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
 
 @admin.register(Consumer)
-class ConsumerAdmin(admin.ModelAdmin):
+class ConsumerAdmin(CountedAdmin):
     list_display = [
         "uuid",
         "project",
@@ -90,13 +64,7 @@ class ConsumerAdmin(admin.ModelAdmin):
     search_fields = ["=uuid", "project__external_id", "user__external_id"]
     readonly_fields = ["uuid", "project", "user", "consumer_type", "generation", "created_at"]
     inlines = [AllocationInline]
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).annotate(_allocations=Count("allocations"))
-
-    @admin.display(description="allocations", ordering="_allocations")
-    def allocation_count(self, obj):
-        return obj._allocations
+    counts = {"allocation_count": ("allocations", "allocations")}
 
     def has_add_permission(self, request):
         return False

@@ -17,9 +17,10 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Count, Exists, OuterRef
+from django.db.models import Exists, OuterRef
 from django.utils.html import format_html
 
+from placementsite.admin_base import CountedAdmin, NoWrites, ReadOnlyInline, ViewOnlyAdmin
 from placementsite.api import microversion
 from placementsite.api.errors import BadRequest, Conflict, PlacementError
 
@@ -82,7 +83,7 @@ class ServiceForm(forms.ModelForm):
         raise NotImplementedError
 
 
-class ServiceAdmin(admin.ModelAdmin):
+class ServiceAdmin(CountedAdmin):
     """Saves happen in the form; deletes go through ``delete_via_service``."""
 
     def save_model(self, request, obj, form, change):
@@ -117,21 +118,6 @@ class ServiceAdmin(admin.ModelAdmin):
             from django.http import HttpResponseRedirect
 
             return HttpResponseRedirect(request.get_full_path())
-
-
-class ReadOnlyInline(admin.TabularInline):
-    extra = 0
-    can_delete = False
-    show_change_link = True
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 class CustomOnlyMixin:
@@ -206,16 +192,10 @@ class ResourceClassForm(ServiceForm):
 class ResourceClassAdmin(CustomOnlyMixin, ServiceAdmin):
     form = ResourceClassForm
     list_display = ["name", "custom", "kind", "unit", "inventory_count", "created_at"]
+    counts = {"inventory_count": ("inventories", "inventories")}
     list_filter = [StandardOrCustomFilter]
     search_fields = ["name"]
     ordering = ["id"]
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).annotate(_inventories=Count("inventories"))
-
-    @admin.display(description="inventories", ordering="_inventories")
-    def inventory_count(self, obj):
-        return obj._inventories
 
     def delete_via_service(self, obj):
         resource_class_services.resource_class_delete(name=obj.name)
@@ -243,16 +223,10 @@ class TraitForm(ServiceForm):
 class TraitAdmin(CustomOnlyMixin, ServiceAdmin):
     form = TraitForm
     list_display = ["name", "custom", "provider_count", "created_at"]
+    counts = {"provider_count": ("resource_providers", "providers")}
     list_filter = [StandardOrCustomFilter]
     search_fields = ["name"]
     ordering = ["id"]
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).annotate(_providers=Count("resource_providers"))
-
-    @admin.display(description="providers", ordering="_providers")
-    def provider_count(self, obj):
-        return obj._providers
 
     def has_change_permission(self, request, obj=None):
         # Traits have nothing to edit but their name, which Placement never changes.
@@ -457,6 +431,7 @@ class TraitNameFilter(admin.SimpleListFilter):
 class ResourceProviderAdmin(ServiceAdmin):
     form = ResourceProviderForm
     list_display = ["name", "uuid", "parent", "root", "generation", "inventory_count"]
+    counts = {"inventory_count": ("inventories", "inventories")}
     list_select_related = ["parent", "root"]
     list_filter = [IsRootFilter, TraitNameFilter, "inventories__resource_class"]
     search_fields = ["name", "uuid", "parent__name", "root__name"]
@@ -475,13 +450,6 @@ class ResourceProviderAdmin(ServiceAdmin):
     autocomplete_fields = ["parent"]
     inlines = [InventoryInline, ChildInline]
     ordering = ["id"]
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).annotate(_inventories=Count("inventories"))
-
-    @admin.display(description="inventories", ordering="_inventories")
-    def inventory_count(self, obj):
-        return obj._inventories
 
     def delete_via_service(self, obj):
         provider_services.resource_provider_delete(uuid=obj.uuid)
@@ -593,42 +561,18 @@ class MemberInline(ReadOnlyInline):
 
 
 @admin.register(Aggregate)
-class AggregateAdmin(admin.ModelAdmin):
+class AggregateAdmin(NoWrites, CountedAdmin):
     """Aggregates exist through their members: edit membership on the provider."""
 
     list_display = ["uuid", "member_count", "created_at"]
+    counts = {"member_count": ("resource_providers", "members")}
     search_fields = ["uuid"]
     readonly_fields = ["uuid", "created_at"]
     inlines = [MemberInline]
 
-    def get_queryset(self, request):
-        return super().get_queryset(request).annotate(_members=Count("resource_providers"))
 
-    @admin.display(description="members", ordering="_members")
-    def member_count(self, obj):
-        return obj._members
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
-class LinkAdmin(admin.ModelAdmin):
+class LinkAdmin(ViewOnlyAdmin):
     """Provider-trait and provider-aggregate links: listed here, edited on the provider."""
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(ResourceProviderTrait)

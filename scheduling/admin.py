@@ -5,6 +5,8 @@ the cleanup and the audit recorded (read-only: every change goes through the ser
 from django import forms
 from django.contrib import admin
 
+from placementsite.admin_base import ReadOnlyInline, ViewOnlyAdmin
+
 from .extra_specs import InvalidExtraSpec, validate
 from .models import AggregateMetadata, Flavor, LifecycleRecord, Migration, Server
 from .services.servers import server_delete
@@ -73,30 +75,15 @@ class AggregateMetadataAdmin(admin.ModelAdmin):
     raw_id_fields = ["aggregate"]
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
-class RecordInline(admin.TabularInline):
+class RecordInline(ReadOnlyInline):
     model = LifecycleRecord
+    show_change_link = False
     fields = ["created_at", "action", "origin", "allocations", "detail"]
     readonly_fields = fields
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(Migration)
-class MigrationAdmin(ReadOnlyAdmin):
+class MigrationAdmin(ViewOnlyAdmin):
     list_display = ["uuid", "kind", "status", "server_uuid", "source", "dest", "created_at"]
     list_filter = ["status", "kind"]
     search_fields = ["uuid", "server_uuid", "source__name", "dest__name"]
@@ -106,7 +93,7 @@ class MigrationAdmin(ReadOnlyAdmin):
 
 
 @admin.register(LifecycleRecord)
-class LifecycleRecordAdmin(ReadOnlyAdmin):
+class LifecycleRecordAdmin(ViewOnlyAdmin):
     list_display = ["created_at", "action", "origin", "consumer_uuid", "migration", "detail"]
     list_filter = ["action", "origin"]
     search_fields = ["consumer_uuid", "run", "detail"]

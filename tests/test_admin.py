@@ -106,7 +106,7 @@ def test_inventory_list_shows_capacity_from_the_capacity_model(admin_client, wor
 def test_aggregate_list_counts_members(admin_client, world):
     response = admin_client.get(url_of(Aggregate, "changelist"))
     (aggregate,) = response.context["cl"].result_list
-    assert aggregate._members == 1
+    assert aggregate._member_count == 1
 
 
 def inventory_post(inventory, **changes):
