@@ -25,7 +25,6 @@ from placementsite.api import microversion
 from placementsite.api.errors import BadRequest, Conflict, PlacementError
 
 from .models import (
-    CUSTOM_NAME_RE,
     Aggregate,
     ComputeNode,
     Inventory,
@@ -37,7 +36,6 @@ from .models import (
     Trait,
 )
 from .services import compute_nodes as compute_node_services
-from .services import generations
 from .services import inventories as inventory_services
 from .services import resource_classes as resource_class_services
 from .services import resource_providers as provider_services
@@ -153,14 +151,6 @@ class StandardOrCustomFilter(admin.SimpleListFilter):
         return queryset
 
 
-def require_custom_name(name):
-    if len(name) > 255 or not CUSTOM_NAME_RE.fullmatch(name):
-        raise BadRequest(
-            f"Name {name!r} must start with CUSTOM_ and use only A-Z, 0-9 and _ "
-            "(at most 255 characters)."
-        )
-
-
 # --- resource classes -------------------------------------------------------
 
 
@@ -171,7 +161,6 @@ class ResourceClassForm(ServiceForm):
 
     def apply(self, cleaned):
         name = cleaned["name"]
-        require_custom_name(name)
         if self.instance.pk is None:
             rc = resource_class_services.resource_class_create(name=name)
         elif name == self.instance.name:
@@ -319,15 +308,18 @@ class ResourceProviderForm(ServiceForm):
         return split_uuids(self.cleaned_data.get("aggregate_uuids", ""))
 
     def apply(self, cleaned):
+        parent = cleaned.get("parent")
+        parent_uuid = parent.uuid if parent else None
         if self.instance.pk is None:
-            provider = provider_create(
-                name=cleaned["name"], uuid=cleaned["uuid"], parent=cleaned.get("parent")
+            provider = provider_services.resource_provider_create(
+                name=cleaned["name"], uuid=cleaned["uuid"], parent_uuid=parent_uuid
             )
-        else:
-            provider = provider_update(
+        else:  # 1.37 rules: reparenting allowed, never into its own subtree
+            provider = provider_services.resource_provider_update(
                 uuid=self.instance.uuid,
                 name=cleaned["name"],
-                parent=cleaned.get("parent"),
+                parent_uuid=parent_uuid,
+                allow_reparenting=True,
                 generation=cleaned.get("generation"),
             )
         trait_names = [t.name for t in cleaned.get("provider_traits") or []]
@@ -342,30 +334,6 @@ class ResourceProviderForm(ServiceForm):
                 provider_uuid=provider.uuid, aggregates=aggregates, generation=provider.generation
             )
         return provider
-
-
-def provider_create(*, name, uuid, parent):
-    return provider_services.resource_provider_create(
-        name=name, uuid=uuid, parent_uuid=parent.uuid if parent else None
-    )
-
-
-def provider_update(*, uuid, name, parent, generation):
-    """Rename or move a provider (1.37 rules: reparenting allowed, never into its subtree).
-
-    The admin form carries the generation it was rendered with: a provider
-    changed meanwhile is a conflict rather than a silent overwrite.
-    """
-    with transaction.atomic():
-        provider = generations.provider_for_update(uuid)
-        if generation is not None:
-            generations.check_generation(provider, generation)
-        return provider_services.resource_provider_update(
-            uuid=uuid,
-            name=name,
-            parent_uuid=parent.uuid if parent else None,
-            allow_reparenting=True,
-        )
 
 
 class IsRootFilter(admin.SimpleListFilter):
@@ -461,26 +429,6 @@ class ResourceProviderAdmin(ServiceAdmin):
 INVENTORY_FIELDS = ["total", "reserved", "min_unit", "max_unit", "step_size", "allocation_ratio"]
 
 
-def inventory_write(*, provider, resource_class, fields, generation, exists):
-    """``POST .../inventories`` or ``PUT .../inventories/{class}`` at the latest microversion."""
-    if not exists:
-        _provider, inventory = inventory_services.inventory_create(
-            provider_uuid=provider.uuid,
-            resource_class=resource_class.name,
-            fields=fields,
-            microversion=microversion.MAXIMUM,
-        )
-        return inventory
-    _provider, inventory = inventory_services.inventory_update(
-        provider_uuid=provider.uuid,
-        resource_class=resource_class.name,
-        generation=provider.generation if generation is None else generation,
-        fields=fields,
-        microversion=microversion.MAXIMUM,
-    )
-    return inventory
-
-
 class InventoryForm(ServiceForm):
     generation = forms.IntegerField(widget=forms.HiddenInput, required=False)
 
@@ -496,13 +444,27 @@ class InventoryForm(ServiceForm):
             self.fields["generation"].initial = self.instance.resource_provider.generation
 
     def apply(self, cleaned):
-        return inventory_write(
-            provider=cleaned["resource_provider"],
-            resource_class=cleaned["resource_class"],
-            fields={name: cleaned[name] for name in INVENTORY_FIELDS},
-            generation=cleaned.get("generation"),
-            exists=self.instance.pk is not None,
+        # The add page creates (a class the provider has is a conflict), the change page
+        # updates with the generation it was rendered with.
+        provider, resource_class = cleaned["resource_provider"], cleaned["resource_class"]
+        fields = {name: cleaned[name] for name in INVENTORY_FIELDS}
+        if self.instance.pk is None:
+            _provider, inventory = inventory_services.inventory_create(
+                provider_uuid=provider.uuid,
+                resource_class=resource_class.name,
+                fields=fields,
+                microversion=microversion.MAXIMUM,
+            )
+            return inventory
+        generation = cleaned.get("generation")
+        _provider, inventory = inventory_services.inventory_update(
+            provider_uuid=provider.uuid,
+            resource_class=resource_class.name,
+            generation=provider.generation if generation is None else generation,
+            fields=fields,
+            microversion=microversion.MAXIMUM,
         )
+        return inventory
 
 
 @admin.register(Inventory)

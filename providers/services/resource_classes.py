@@ -4,7 +4,7 @@ from django.db import IntegrityError, transaction
 
 from placementsite.api.errors import DUPLICATE_NAME, BadRequest, Conflict, NotFound
 
-from ..models import ResourceClass
+from ..models import CUSTOM_NAME_RE, ResourceClass
 
 
 def resource_class_get(*, name):
@@ -19,7 +19,18 @@ def _require_custom(name):
         raise BadRequest(f"Cannot update standard resource class {name}")
 
 
+def _require_valid_custom_name(name):
+    # The API's schema refuses such names first (with its own message); other edges (the
+    # admin) rely on this check.
+    if len(name) > 255 or not CUSTOM_NAME_RE.fullmatch(name):
+        raise BadRequest(
+            f"Name {name!r} must start with CUSTOM_ and use only A-Z, 0-9 and _ "
+            "(at most 255 characters)."
+        )
+
+
 def resource_class_create(*, name):
+    _require_valid_custom_name(name)
     try:
         with transaction.atomic():
             return ResourceClass.objects.create(name=name)
@@ -43,6 +54,7 @@ def resource_class_ensure(*, name):
 
 def resource_class_rename(*, name, new_name):
     _require_custom(name)
+    _require_valid_custom_name(new_name)
     with transaction.atomic():
         rc = ResourceClass.objects.select_for_update().filter(name=name).first()
         if rc is None:

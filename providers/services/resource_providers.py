@@ -26,7 +26,7 @@ from placementsite.api.errors import (
 )
 
 from ..models import Inventory, ResourceProvider, ResourceProviderAggregate, ResourceProviderTrait
-from .generations import provider_for_update, provider_not_found
+from .generations import check_generation, provider_for_update, provider_not_found
 
 # "Leave the parent as it is" (None means "no parent").
 UNCHANGED = object()
@@ -100,15 +100,21 @@ def _duplicate(*, name, uuid, exclude=None):
     )
 
 
-def resource_provider_update(*, uuid, name, parent_uuid=UNCHANGED, allow_reparenting=False):
+def resource_provider_update(
+    *, uuid, name, parent_uuid=UNCHANGED, allow_reparenting=False, generation=None
+):
     """Rename a provider and, when ``parent_uuid`` is given, move it in the trees.
 
     Before 1.37 (``allow_reparenting=False``) a provider with a parent keeps
     it; a root may be given a parent. A provider never becomes its own
-    ancestor; every descendant's root follows the move.
+    ancestor; every descendant's root follows the move. ``generation`` (the
+    admin's form sends the one it was rendered with; the API none): a provider
+    changed meanwhile is a conflict rather than a silent overwrite.
     """
     try:
         with transaction.atomic():
+            if generation is not None:
+                check_generation(provider_for_update(str(uuid)), generation)
             return _update(str(uuid), name, parent_uuid, allow_reparenting)
     except OperationalError as exc:
         # Lock order is by id, so this is rare (a tree that changed while we
