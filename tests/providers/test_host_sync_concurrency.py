@@ -106,7 +106,16 @@ def test_syncs_and_allocations_racing_lose_nothing(server, settings):  # noqa: F
     assert not failures, failures
     assert accepted
 
-    # Nothing the API accepted was lost.
+    assert_nothing_lost(accepted)
+
+    # A conflict left for the next run is taken by the next run.
+    compute_nodes_sync()
+    for hostname in HOSTS:
+        assert_synced_with_a_whole_history(hostname, last_vcpus[hostname])
+
+
+def assert_nothing_lost(accepted):
+    """Every allocation the API accepted (``[(consumer, provider)]``) is there, no other."""
     rows = {
         str(c): (str(p), used)
         for c, p, used in Allocation.objects.values_list(
@@ -117,20 +126,20 @@ def test_syncs_and_allocations_racing_lose_nothing(server, settings):  # noqa: F
         assert rows[consumer] == (provider, 1)
     assert len(rows) == len(accepted)
 
-    # A conflict left for the next run is taken by the next run.
-    compute_nodes_sync()
-    for hostname in HOSTS:
-        node = ComputeNode.objects.get(hostname=hostname)
-        assert node.sync_status == "ok", (hostname, node.sync_error)
-        vcpu = Inventory.objects.get(resource_provider=node.provider, resource_class__name="VCPU")
-        assert vcpu.total == last_vcpus[hostname]
-        chain = list(
-            InventoryChange.objects.filter(
-                provider=node.provider, resource_class__name="VCPU"
-            ).order_by("changed_at", "id")
-        )
-        assert chain[0].old_total is None and chain[0].new_total == 64
-        for before, after in zip(chain, chain[1:], strict=False):
-            assert after.old_total == before.new_total != after.new_total
-        assert chain[-1].new_total == last_vcpus[hostname]
-        assert len(chain) <= ROUNDS + 1
+
+def assert_synced_with_a_whole_history(hostname, vcpus):
+    """The host's VCPU is its last report, and its change history an unbroken chain."""
+    node = ComputeNode.objects.get(hostname=hostname)
+    assert node.sync_status == "ok", (hostname, node.sync_error)
+    vcpu = Inventory.objects.get(resource_provider=node.provider, resource_class__name="VCPU")
+    assert vcpu.total == vcpus
+    chain = list(
+        InventoryChange.objects.filter(
+            provider=node.provider, resource_class__name="VCPU"
+        ).order_by("changed_at", "id")
+    )
+    assert chain[0].old_total is None and chain[0].new_total == 64
+    for before, after in zip(chain, chain[1:], strict=False):
+        assert after.old_total == before.new_total != after.new_total
+    assert chain[-1].new_total == vcpus
+    assert len(chain) <= ROUNDS + 1
