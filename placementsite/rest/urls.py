@@ -10,9 +10,10 @@ from .views import ApiRouter, SchemaView
 
 router = ApiRouter()
 router.register("flavors", FlavorViewSet, basename="flavor")
-router.register("servers", ServerViewSet, basename="server")
-# Moves of a server: /api/servers/{id}/migrate/ and the like (detail actions only).
+# Moves of a server: /api/servers/{id}/migrate/ and the like (detail actions only). Registered
+# before ServerViewSet, whose list then names "servers" in GET /api/ (the last one wins there).
 router.register("servers", ServerMoveViewSet, basename="server-move")
+router.register("servers", ServerViewSet, basename="server")
 router.register("migrations", MigrationViewSet, basename="migration")
 router.register("scheduler", SchedulerViewSet, basename="scheduler")
 router.register("capacity", CapacityViewSet, basename="capacity")

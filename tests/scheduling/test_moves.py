@@ -236,3 +236,10 @@ def test_list_filters(api, world):
     shown = api.get(f"/api/migrations/{second['id']}/")
     assert shown.status == 200 and shown.json["new_flavor"] == "m1.medium"
     assert providers_of(api, second["id"]) == {dest}
+
+
+def test_the_api_root_links_servers_and_migrations(api):
+    response = api.get("/api/")
+    assert response.status == 200, response
+    assert response.json["servers"].endswith("/api/servers/")
+    assert response.json["migrations"].endswith("/api/migrations/")
