@@ -24,7 +24,12 @@ views; this module parses values already schema-checked.
 import re
 from dataclasses import dataclass, field
 
-from placementsite.api.errors import BadRequest
+from placementsite.api.errors import (
+    ILLEGAL_DUPLICATE_QUERYPARAM,
+    QUERYPARAM_BAD_VALUE,
+    QUERYPARAM_MISSING_VALUE,
+    BadRequest,
+)
 from placementsite.api.validation import normalize_uuid
 
 from .models import ResourceClass, Trait
@@ -305,9 +310,17 @@ def parse_member_of(query, version, suffix=""):
 
 
 def parse_in_tree(query, suffix=""):
-    """``in_tree<suffix>``: the provider uuid (already schema-checked)."""
+    """``in_tree<suffix>``: the provider uuid."""
     key = "in_tree" + suffix
-    return normalize_uuid(query[key]) if key in query else None
+    if key not in query:
+        return None
+    found = normalize_uuid(query[key].strip())
+    if found is None:
+        raise BadRequest(
+            "Invalid query string parameters: Expected 'in_tree' parameter to be a format "
+            f"of uuid. Got: {query[key]}"
+        )
+    return found
 
 
 def parse_group(query, version, suffix=""):
@@ -367,8 +380,14 @@ def parse_groups(query, version):
 
 
 def parse_root_required(query):
-    """``root_required`` (1.35): (list of one-trait sets, forbidden set)."""
-    value = query["root_required"]
+    """``root_required`` (1.35), given once: (list of one-trait sets, forbidden set)."""
+    values = query.getlist("root_required")
+    if len(values) > 1:
+        raise BadRequest(
+            "Query parameter 'root_required' may be specified only once.",
+            code=ILLEGAL_DUPLICATE_QUERYPARAM,
+        )
+    value = values[0]
     names = [name.strip() for name in value.split(",")]
     forbidden = {name[1:] for name in names if name.startswith("!")}
     if not all(names) or not all(forbidden):
@@ -377,6 +396,13 @@ def parse_root_required(query):
             f"the form: HW_CPU_X86_VMX,!CUSTOM_MAGIC. Got an empty trait in: {value}"
         )
     required = [frozenset([name]) for name in names if not name.startswith("!")]
+    conflicts = sorted(name for (name,) in required if name in forbidden)
+    if conflicts:
+        raise BadRequest(
+            "Conflicting required and forbidden traits found in root_required: "
+            + ", ".join(conflicts),
+            code=QUERYPARAM_BAD_VALUE,
+        )
     return required, frozenset(forbidden)
 
 
@@ -384,83 +410,112 @@ def parse_same_subtree(query):
     """``same_subtree`` (1.36), repeatable: a list of tuples of group suffixes."""
     found = []
     for value in query.getlist("same_subtree"):
-        suffixes = tuple(part.strip() for part in value.split(","))
-        if not all(suffixes):
+        suffixes = tuple(dict.fromkeys(part.strip() for part in value.split(",")))
+        if "" in suffixes:
             raise BadRequest(
-                "Invalid query string parameters: Expected 'same_subtree' parameter value "
-                f"of the form: _SUFFIX1,_SUFFIX2. Got an empty suffix in: {value}"
+                "Empty string (unsuffixed group) can not be specified in `same_subtree` ",
+                code=QUERYPARAM_BAD_VALUE,
             )
         found.append(suffixes)
     return found
 
 
-NO_GROUP = "At least one request group (`resources` or `resources{$S}`) must be specified."
+def _names(suffixes):
+    """A list of suffixes as Placement prints one (a Python list)."""
+    return "[" + ", ".join(repr(s) for s in suffixes) + "]"
 
 
-def _orphans(groups, resourceless, prefix, asks):
-    return [f"{prefix}{s}" for s in resourceless if asks(groups[s])]
-
-
-def check_candidate_groups(groups, version, same_subtree):
-    """Placement's rules about which groups of a candidates request may exist together."""
-    if not any(group.resources for group in groups.values()):
-        raise BadRequest(NO_GROUP)
-    resourceless = [s for s, g in groups.items() if not g.resources]
+def _check_groups_1_36(groups, same_subtree):
+    """From 1.36 a suffixed group may have no resources if ``same_subtree`` names it."""
+    resourceless = sorted(s for s, g in groups.items() if not g.resources)
     in_subtree = {s for suffixes in same_subtree for s in suffixes}
-    if version >= (1, 36):
-        # A suffixed group without resources is allowed inside same_subtree.
-        for suffix in sorted(resourceless):
-            if suffix and suffix not in in_subtree:
-                raise BadRequest(
-                    "Resourceless suffixed group request should be specified with "
-                    f"`same_subtree` query parameter. Found a resourceless suffixed group: "
-                    f"{suffix}"
-                )
-        resourceless = [s for s in resourceless if not s]
-    orphans = _orphans(
-        groups, resourceless, "required", lambda g: g.required_traits or g.forbidden_traits
-    )
+    if len(resourceless) == len(groups):
+        raise BadRequest(
+            "There must be at least one resources or resources[$S] parameter.",
+            code=QUERYPARAM_MISSING_VALUE,
+        )
+    bad = [s for s in resourceless if s not in in_subtree]
+    if bad:
+        raise BadRequest(
+            "Resourceless suffixed group request should be specified in `same_subtree` "
+            f"query param: bad group(s) - {_names(bad)}.",
+            code=QUERYPARAM_BAD_VALUE,
+        )
+    unknown = [s for suffixes in same_subtree for s in suffixes if s not in groups]
+    if unknown:
+        raise BadRequest(
+            f"Real suffixes should be specified in `same_subtree`: {_names(unknown)} not "
+            f"found in {_names(groups)}.",
+            code=QUERYPARAM_BAD_VALUE,
+        )
+
+
+def _check_groups_before_1_36(groups):
+    """Before 1.36 every group needs resources; traits or aggregates alone are orphans."""
+    orphans = [f"required{s}" for s, g in groups.items() if g.required_traits and not g.resources]
     if orphans:
         raise BadRequest(
-            "All traits parameters must be associated with resources. Found the following "
+            "All traits parameters must be associated with resources.  Found the following "
             f"orphaned traits keys: {', '.join(orphans)}"
         )
-    orphans = _orphans(
-        groups, resourceless, "member_of", lambda g: g.member_of or g.forbidden_aggregates
-    )
+    orphans = [
+        f"member_of{s}"
+        for s, g in groups.items()
+        if not g.resources and (g.member_of or g.forbidden_aggregates)
+    ]
     if orphans:
         raise BadRequest(
             "All member_of parameters must be associated with resources. Found the following "
             f"orphaned member_of keys: {', '.join(orphans)}"
         )
-    if resourceless:
+    if not all(g.resources for g in groups.values()):
         raise BadRequest("All request groups must specify resources.")
+    if not groups:
+        raise BadRequest("At least one request group (`resources` or `resources{$S}`) is required.")
+
+
+def _check_forbidden_conflicts(groups):
+    """A group may not require (every one of an any-of set of) traits it forbids."""
+    conflicts = sorted(
+        f"required{suffix}: ({', '.join(sorted(any_of))})"
+        for suffix, group in groups.items()
+        for any_of in group.required_traits
+        if any_of <= group.forbidden_traits
+    )
+    if conflicts:
+        raise BadRequest(
+            "Conflicting required and forbidden traits found in the following traits keys: "
+            + ", ".join(conflicts)
+        )
+
+
+def check_candidate_groups(groups, version, same_subtree):
+    """Placement's rules about which groups of a candidates request may exist together."""
+    if version >= (1, 36):
+        _check_groups_1_36(groups, same_subtree)
+    else:
+        _check_groups_before_1_36(groups)
+    if version >= (1, 22):
+        _check_forbidden_conflicts(groups)
 
 
 def parse_candidate_request(query, version):
-    """The :class:`CandidateRequest` of a (schema-checked) allocation candidates query."""
-    groups = parse_groups(query, version)
+    """The :class:`CandidateRequest` of a (schema-checked) allocation candidates query.
+
+    In Placement's order: the request-wide parameters, then the groups and their rules.
+    """
+    root_required, root_forbidden = [], frozenset()
+    if "root_required" in query:
+        root_required, root_forbidden = parse_root_required(query)
     same_subtree = parse_same_subtree(query) if "same_subtree" in query else []
-    for suffixes in same_subtree:
-        for suffix in suffixes:
-            if suffix not in groups or not suffix:
-                known = ", ".join(sorted(s for s in groups if s))
-                raise BadRequest(
-                    "Real suffixes should be specified in `same_subtree`: "
-                    f"{suffix} not found in [{known}]."
-                )
+    groups = parse_groups(query, version)
     check_candidate_groups(groups, version, same_subtree)
-    # As Placement, a repeated group_policy or limit takes its first value (QueryDict.get
-    # would return the last one).
     group_policy = query.getlist("group_policy", [None])[0]
     if version >= (1, 25) and group_policy is None and len([s for s in groups if s]) > 1:
         raise BadRequest(
             'The "group_policy" parameter is required when specifying more than one '
             '"resources{N}" parameter.'
         )
-    root_required, root_forbidden = [], frozenset()
-    if "root_required" in query:
-        root_required, root_forbidden = parse_root_required(query)
     return CandidateRequest(
         groups=groups,
         group_policy=group_policy,

@@ -61,7 +61,8 @@ def granular_schema(version, params, granular_params):
     suffix = suffix_pattern(version)
     if suffix:
         schema["patternProperties"] = {
-            f"^{prefix}{suffix}$": value
+            # Placement's patterns (they appear in its error messages): the suffix optional.
+            f"^{prefix}({suffix})?$": value
             for since, prefix, value in granular_params
             if version >= since
         }

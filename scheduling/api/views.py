@@ -23,7 +23,7 @@ PARAMETERS = [
     ((1, 17), "required", qp.STRING),
     ((1, 21), "member_of", qp.STRING),
     ((1, 25), "group_policy", qp.GROUP_POLICY),
-    ((1, 31), "in_tree", qp.UUID),
+    ((1, 31), "in_tree", qp.STRING),  # its uuid is checked by the parser, with its message
     ((1, 35), "root_required", qp.STRING),
     ((1, 36), "same_subtree", qp.STRING),
 ]
@@ -32,7 +32,7 @@ GRANULAR_PARAMETERS = [
     ((1, 25), "resources", qp.STRING),
     ((1, 25), "required", qp.STRING),
     ((1, 25), "member_of", qp.STRING),
-    ((1, 31), "in_tree", qp.UUID),
+    ((1, 31), "in_tree", qp.STRING),
 ]
 
 

@@ -522,7 +522,11 @@ def test_resources_required_before_1_25(api_at, cloud):
 def test_no_group_with_resources(api, cloud):
     response = get(api, "limit=1")
     assert response.status == 400
-    assert "At least one request group" in response.error["detail"]
+    assert (
+        "There must be at least one resources or resources[$S] parameter."
+        in (response.error["detail"])
+    )
+    assert response.error_code == "placement.query.missing_value"
 
 
 def test_unknown_resource_class(api, cloud):
@@ -598,3 +602,76 @@ def test_bad_queries_are_placement_errors(api, cloud):
 def test_policy_forbids_non_admin(api_at, cloud):
     response = get(api_at("latest", token="user"), "resources=VCPU:1")
     assert response.status == 403
+
+
+# --- Placement's words for malformed requests ---------------------------------------------
+
+
+def error_of(response):
+    assert response.status == 400, response
+    return response.error["detail"], response.error_code
+
+
+def test_orphaned_keys_are_named_before_1_36(api_at, cloud):
+    api = api_at("1.35")
+    detail, _ = error_of(get(api, "required=HW_CPU_X86_AVX2&required1=HW_CPU_X86_AVX2"))
+    assert "Found the following orphaned traits keys: required, required1" in detail
+    detail, _ = error_of(get(api, f"member_of={AGG_SHARED}&member_of3={AGG_SHARED}"))
+    assert "Found the following orphaned member_of keys: member_of, member_of3" in detail
+    detail, _ = error_of(get(api, "group_policy=none"))
+    assert "At least one request group (`resources` or `resources{$S}`) is required." in detail
+
+
+def test_resourceless_group_outside_same_subtree_is_named(api, cloud):
+    detail, code = error_of(
+        get(api, "resources1=VCPU:1&required2=HW_CPU_X86_AVX2&group_policy=none")
+    )
+    assert (
+        "Resourceless suffixed group request should be specified in `same_subtree` query "
+        "param: bad group(s) - ['2']." in detail
+    )
+    assert code == "placement.query.bad_value"
+
+
+def test_same_subtree_suffix_errors(api, cloud):
+    base = "resources_COMPUTE=VCPU:1&resources_ACCEL=DISK_GB:1&group_policy=none"
+    detail, code = error_of(get(api, f"{base}&same_subtree=COMPUTE,_ACCEL"))
+    assert "Real suffixes should be specified in `same_subtree`: ['COMPUTE'] not found" in detail
+    assert code == "placement.query.bad_value"
+    detail, code = error_of(get(api, f"{base}&same_subtree=_COMPUTE,,_ACCEL"))
+    assert "Empty string (unsuffixed group) can not be specified in `same_subtree`" in detail
+    assert code == "placement.query.bad_value"
+
+
+def test_root_required_once_and_without_conflicts(api, cloud):
+    detail, code = error_of(
+        get(api, "resources=VCPU:1&root_required=HW_CPU_X86_AVX2&root_required=!HW_NUMA_ROOT")
+    )
+    assert "Query parameter 'root_required' may be specified only once." in detail
+    assert code == "placement.query.duplicate_key"
+    detail, code = error_of(
+        get(api, "resources=VCPU:1&root_required=HW_CPU_X86_AVX2,!HW_CPU_X86_AVX2")
+    )
+    assert "Conflicting required and forbidden traits found in root_required: HW_CPU_X86_AVX2" in (
+        detail
+    )
+    assert code == "placement.query.bad_value"
+
+
+def test_group_requiring_a_trait_it_forbids(api, cloud):
+    detail, _ = error_of(get(api, "resources=VCPU:1&required=HW_CPU_X86_AVX2,!HW_CPU_X86_AVX2"))
+    assert (
+        "Conflicting required and forbidden traits found in the following traits keys: "
+        "required: (HW_CPU_X86_AVX2)" in detail
+    )
+
+
+def test_in_tree_must_be_a_uuid(api, cloud):
+    detail, _ = error_of(get(api, "resources=VCPU:1&in_tree=life-is-beautiful"))
+    assert "Expected 'in_tree' parameter to be a format of uuid. Got: life-is-beautiful" in detail
+
+
+def test_bad_suffix_names_placement_patterns(api_at, cloud):
+    detail, _ = error_of(get(api_at("1.33"), "resources1@=VCPU:1"))
+    assert "'resources1@' does not match any of the regexes" in detail
+    assert "^member_of([a-zA-Z0-9_-]{1,64})?$" in detail
