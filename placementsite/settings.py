@@ -42,6 +42,11 @@ DEBUG = env_bool("DJANGO_DEBUG", False)
 # Without configuration only the loopback names: a request for another Host is refused (400).
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS") or ["127.0.0.1", "localhost", "[::1]"]
 
+# Larger request bodies are refused with a 413 before they are read, more query parameters
+# with a 400 (Django's DATA_UPLOAD_* limits, answered in Placement's error format).
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_number("PLACEMENT_MAX_REQUEST_BODY_BYTES", 2_621_440)
+DATA_UPLOAD_MAX_NUMBER_FIELDS = env_number("PLACEMENT_MAX_QUERY_PARAMETERS", 1000)
+
 # --- HTTPS, cookies and headers (production sets these; see README "Security") ------------
 # Behind a TLS-terminating proxy: "HTTP_X_FORWARDED_PROTO,https" (the header and the value
 # meaning the request came over HTTPS). Only set it when the proxy overwrites that header.

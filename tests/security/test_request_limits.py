@@ -65,3 +65,30 @@ def test_project_api_answers_oversized_requests_in_its_json_format(api):
     response = api.post("/api/schema/", raw="x" * FIFTY_MB, token=None)
     assert response.status == 413
     assert response.json["errors"][0]["status"] == 413
+
+
+def test_limits_come_from_the_environment():
+    import os
+    import subprocess
+    import sys
+
+    from django.conf import settings
+
+    probe = (
+        "from django.conf import settings; "
+        "print(settings.DATA_UPLOAD_MAX_MEMORY_SIZE, settings.DATA_UPLOAD_MAX_NUMBER_FIELDS)"
+    )
+    env = {
+        **os.environ,
+        "PLACEMENT_MAX_REQUEST_BODY_BYTES": "10485760",
+        "PLACEMENT_MAX_QUERY_PARAMETERS": "2000",
+    }
+    result = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", probe],
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert result.stdout.strip().splitlines()[-1] == "10485760 2000", result.stderr
