@@ -39,7 +39,7 @@ own line with its own verdict.
 from collections import defaultdict
 from dataclasses import dataclass, field
 from heapq import merge
-from itertools import islice
+from itertools import islice, repeat
 from typing import NamedTuple
 
 from django.db.models import BooleanField, ExpressionWrapper, Q
@@ -206,6 +206,7 @@ class _Tally:
     left_out: list = field(default_factory=list)  # (positions, failed rules) per pattern
     left_kinds: list = field(default_factory=list)  # (kinds, classes short of) per pattern
     refined: dict = field(default_factory=dict)  # position -> capacity model's kinds
+    failed_by_pattern: dict = field(default_factory=dict)  # pattern -> failed rules
     fitting_roots: set = field(default_factory=set)
     host_reason_counts: list = field(default_factory=list)
 
@@ -286,6 +287,7 @@ def _tally_group(tally, rules, positions, span, column_of):
         failed = [rule for rule, ok in zip(rules, met, strict=True) if not ok]
         tally.left_out_count += len(where)
         tally.left_out.append((where, failed))
+        tally.failed_by_pattern[pattern] = failed
         kinds, short_of = set(), []
         tally.left_kinds.append((kinds, short_of))
         for rule in failed:
@@ -346,21 +348,20 @@ def _pick(tally, rows, shown, root_of, sharing_ids):
     rules)], [(sharing id, failed rules)])``. A provider of a host that fits is not listed
     as left out; sharing providers are listed apart."""
     fitting = list(islice(merge(*tally.fitting), shown))
-    failed_at = {}
-    for where, failed in tally.left_out:
-        for p in where:
-            failed_at[p] = failed
+    # (position, failed rules) in name order, without a dict over every provider.
+    in_order = merge(
+        *(zip(where, repeat(failed)) for where, failed in tally.left_out),
+        key=lambda item: item[0],
+    )
     kept = (
-        p
-        for p in merge(*(w for w, _ in tally.left_out))
+        (p, failed)
+        for p, failed in in_order
         if (root_of[rows[p][0]] or rows[p][0]) not in tally.fitting_roots
         and rows[p][0] not in sharing_ids
     )
-    left_out = [(p, failed_at[p]) for p in islice(kept, shown)]
+    left_out = list(islice(kept, shown))
     sharing = [
-        (pid, failed_at.get(p, []))
-        for p, pid in ((p, rows[p][0]) for p in range(len(rows)))
-        if pid in sharing_ids
+        (row[0], tally.failed_by_pattern.get(row[1:], [])) for row in rows if row[0] in sharing_ids
     ][:shown]
     return (
         [rows[p][0] for p in fitting],

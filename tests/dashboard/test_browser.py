@@ -85,15 +85,15 @@ def test_operator_logs_in_and_sees_the_overview(browser, logged_in):
         for row in browser.find_elements(By.CSS_SELECTOR, "#class-usage tbody tr")
     }
     assert set(rows) == {"VCPU", "MEMORY_MB", "PCPU"}
-    assert rows["VCPU"].endswith("30%")
-    bars = browser.find_elements(By.CSS_SELECTOR, "#utilisation-chart rect.fill")
-    assert len(bars) == 3
-    assert bars[0].size["width"] > 0
+    assert "30%" in rows["VCPU"] and "emptiest hosts" in rows["VCPU"]
+    shares = browser.find_elements(By.CSS_SELECTOR, "#project-shares .share-bar")
+    assert len(shares) == 3
+    assert browser.find_element(By.CSS_SELECTOR, "#project-shares .share").size["width"] > 0
     css_loaded = browser.execute_script(
         "return getComputedStyle(document.querySelector('.topbar')).position"
     )
     assert css_loaded == "sticky"
-    shot(browser, "overview")
+    doc_shot(browser, "overview")
 
 
 def test_operator_opens_every_page_from_the_navigation(browser, logged_in):
@@ -133,7 +133,7 @@ def test_operator_filters_providers(browser, logged_in):
     wait_for(browser, "#inventories")
     assert browser.find_element(By.TAG_NAME, "h1").text == "cn1"
     tree = browser.find_element(By.ID, "tree").text.splitlines()
-    assert tree[0].startswith("cn1") and tree[1] == "cn1-numa0"
+    assert tree[0].startswith("cn1") and "cn1-numa0" in tree
     assert "VCPU" in browser.find_element(By.ID, "inventories").text
     edit = browser.find_element(By.LINK_TEXT, "Edit in the admin").get_attribute("href")
     assert "/admin/providers/resourceprovider/" in edit and edit.endswith("/change/")
@@ -169,13 +169,22 @@ def test_operator_tries_a_request_and_reads_why_providers_do_not_fit(browser, lo
     unnumbered = browser.find_element(By.ID, "group-unnumbered")
     fits = [a.text for a in unnumbered.find_elements(By.CSS_SELECTOR, ".fits a.strong")]
     assert fits == []
-    left_out = unnumbered.find_element(By.CSS_SELECTOR, ".left-out").text
+    # The summary leads; the per-provider detail opens on a click.
+    assert (
+        "at most 1.5 GiB free, on cn1"
+        in unnumbered.find_element(By.CSS_SELECTOR, ".nothing-fits").text
+    )
+    left_out = unnumbered.find_element(By.CSS_SELECTOR, ".left-out")
+    assert not left_out.is_displayed()
+    unnumbered.find_element(By.CSS_SELECTOR, ".left-out-details summary").click()
+    left_out = left_out.text
     assert "short of MEMORY_MB by 512 (only 1536 free)" in left_out
     assert "short of MEMORY_MB by 1024 (only 1024 free)" in left_out
     assert "has forbidden trait CUSTOM_MAINT" in left_out
     assert "has no inventory of VCPU" in left_out
 
     group1 = browser.find_element(By.ID, "group-1")
+    group1.find_element(By.CSS_SELECTOR, ".left-out-details summary").click()
     assert "short of PCPU by 2 (only 2 free)" in group1.text
     assert "one by one" in browser.find_element(By.ID, "scope-note").text
     # The form keeps what was asked.
@@ -191,8 +200,9 @@ def test_operator_sees_candidates_spread_over_a_tree(browser, logged_in):
     browser.find_element(By.CSS_SELECTOR, "button[name=submit]").click()
     wait_for(browser, "#candidates")
     rows = browser.find_elements(By.CSS_SELECTOR, "#candidates table.candidates tbody tr")
-    assert len(rows) == 1
-    assert "cn1" in rows[0].text and "cn1-numa0" in rows[0].text
+    assert len(rows) == 1  # one host
+    assert rows[0].text.startswith("cn1 1 candidate")
+    assert "cn1-numa0" in rows[0].text
     assert "VCPU 2" in rows[0].text and "PCPU 2" in rows[0].text
     shot(browser, "try-a-request-candidates")
 
@@ -214,3 +224,144 @@ def test_operator_follows_a_consumer_from_a_provider(browser, logged_in, cloud):
     assert "p1" in facts and "bob" in facts
     assert "cn2" in browser.find_element(By.ID, "allocations").text
     shot(browser, "consumer")
+
+
+# --- second round: sorting, whole hosts, nested try, admin <-> dashboard, narrow window -------
+
+DOCS = Path(settings.BASE_DIR) / "docs"
+
+
+def doc_shot(browser, name):
+    """A screenshot kept in docs/ (the README's pictures), besides the test artifact."""
+    path = shot(browser, name)
+    DOCS.mkdir(exist_ok=True)
+    shutil.copyfile(path, DOCS / f"dashboard-{name}.png")
+
+
+@pytest.fixture
+def numa_cloud(cloud):
+    """The small cloud plus a host whose only VCPU is on its two NUMA children."""
+    from tests.factories import make_allocation, make_consumer, make_provider
+
+    host = make_provider("numa-host", inventories={"DISK_GB": 200})
+    n0 = make_provider("numa-host-n0", parent=host, inventories={"VCPU": 16, "MEMORY_MB": 65536})
+    n1 = make_provider("numa-host-n1", parent=host, inventories={"VCPU": 16, "MEMORY_MB": 65536})
+    make_provider("disk-pool", inventories={"DISK_GB": 20000}, traits=["MISC_SHARES_VIA_AGGREGATE"])
+    vm = make_consumer(project="p3", user="dave", consumer_type="INSTANCE")
+    make_allocation(n0, vm, {"VCPU": 4, "MEMORY_MB": 8192})
+    make_allocation(n1, vm, {"VCPU": 2})
+    return host
+
+
+def provider_names(browser):
+    return [a.text for a in browser.find_elements(By.CSS_SELECTOR, "#providers td a.strong")]
+
+
+def test_operator_sorts_hosts_by_free_vcpu_in_one_click(browser, logged_in, numa_cloud):
+    browser.get(f"{logged_in}/dashboard/")
+    row = [
+        r
+        for r in browser.find_elements(By.CSS_SELECTOR, "#class-usage tbody tr")
+        if r.text.startswith("VCPU")
+    ][0]
+    row.find_element(By.LINK_TEXT, "emptiest hosts").click()
+    WebDriverWait(browser, 10).until(lambda b: "sort=-free" in b.current_url)
+    # numa-host: 32 - 6 = 26 free through its children; cn1: 16 - 4; cn2: 4 - 2.
+    assert provider_names(browser) == ["numa-host", "cn1", "cn2", "disk-pool"]
+    assert Select(browser.find_element(By.ID, "sort")).first_selected_option.text == (
+        "most free VCPU first"
+    )
+    doc_shot(browser, "providers-sorted")
+    # A header sorts too, and the order survives the filter form.
+    browser.find_element(By.CSS_SELECTOR, "a.sort[data-sort=name]").click()
+    WebDriverWait(browser, 10).until(lambda b: "sort=name" in b.current_url)
+    assert provider_names(browser) == ["cn1", "cn2", "disk-pool", "numa-host"]
+    browser.find_element(By.CSS_SELECTOR, "a.sort[data-sort=name]").click()
+    WebDriverWait(browser, 10).until(lambda b: "sort=-name" in b.current_url)
+    assert provider_names(browser) == ["numa-host", "disk-pool", "cn2", "cn1"]
+    browser.find_element(By.CSS_SELECTOR, "#provider-filters button[type=submit]").click()
+    WebDriverWait(browser, 10).until(lambda b: "tree=" in b.current_url)
+    assert "sort=-name" in browser.current_url
+
+
+def test_operator_sees_a_whole_host_with_its_numa_children(browser, logged_in, numa_cloud):
+    browser.get(f"{logged_in}/dashboard/providers/?tree=root")
+    row = [
+        r
+        for r in browser.find_elements(By.CSS_SELECTOR, "#providers tbody tr")
+        if r.text.startswith("numa-host")
+    ][0]
+    assert "3 providers" in row.text and "whole tree" in row.text.lower()
+    assert "VCPU" in row.text and "6 / 32" in row.text
+    assert "MEMORY_MB" in row.text and "8 GiB / 128 GiB" in row.text
+    row.find_element(By.LINK_TEXT, "numa-host").click()
+    totals = wait_for(browser, "#tree-totals")
+    vcpu = [
+        " ".join(r.text.split())
+        for r in totals.find_elements(By.CSS_SELECTOR, "tbody tr")
+        if r.text.startswith("VCPU")
+    ]
+    assert vcpu == ["VCPU 2 32 0 32 6 26 19%"]
+    tree = browser.find_element(By.ID, "tree").text
+    assert "numa-host-n0" in tree and "4 / 16" in tree
+    doc_shot(browser, "host")
+
+
+def test_operator_tries_a_request_on_nested_hosts(browser, logged_in, numa_cloud):
+    browser.get(f"{logged_in}/dashboard/try/")
+    browser.find_element(By.NAME, "resources").send_keys("VCPU:8,MEMORY_MB:16384")
+    browser.find_element(By.CSS_SELECTOR, "button[name=submit]").click()
+    group = wait_for(browser, "#group-unnumbered")
+    fits = group.find_element(By.CSS_SELECTOR, ".fits").text
+    assert "numa-host" in fits and "numa-host-n0, numa-host-n1" in fits
+    group.find_element(By.CSS_SELECTOR, ".left-out-details summary").click()
+    left_out = group.find_element(By.CSS_SELECTOR, ".left-out").text
+    assert "cn2" in left_out and "numa-host" not in left_out  # it fits through its children
+    sharing = group.find_element(By.CSS_SELECTOR, ".sharing").text
+    assert "disk-pool" in sharing and "lends to hosts of its aggregates" in sharing
+    candidates = browser.find_element(By.ID, "candidates").text
+    # One host; its candidates take VCPU and memory from either child, or from both.
+    assert "1 host in the first 20 candidates" in candidates
+    assert "numa-host-n0 VCPU 8 MEMORY_MB 16 GiB" in candidates
+    doc_shot(browser, "try-nested")
+
+
+def test_operator_goes_from_admin_to_dashboard_and_back(browser, logged_in):
+    browser.get(f"{logged_in}/admin/")
+    browser.find_element(By.ID, "open-dashboard").click()
+    wait_for(browser, "#class-usage")
+    assert browser.current_url == f"{logged_in}/dashboard/"
+    browser.find_element(By.ID, "admin-link").click()
+    WebDriverWait(browser, 10).until(lambda b: b.current_url == f"{logged_in}/admin/")
+    # The admin's own "View site" leads to the dashboard too.
+    browser.find_element(By.CSS_SELECTOR, '#user-tools a[href="/dashboard/"]').click()
+    wait_for(browser, "#class-usage")
+    # An unknown page keeps the navigation: no dead end.
+    browser.get(f"{logged_in}/dashboard/providers/00000000-0000-4000-8000-000000000000/")
+    assert "No such resource provider." in wait_for(browser, "#error").text
+    browser.find_element(By.LINK_TEXT, "Providers").click()
+    WebDriverWait(browser, 10).until(
+        lambda b: b.find_element(By.TAG_NAME, "h1").text == "Resource providers"
+    )
+
+
+def test_narrow_window_folds_the_menu_and_keeps_tables_inside(browser, logged_in, numa_cloud):
+    browser.set_window_size(800, 900)
+    try:
+        browser.get(f"{logged_in}/dashboard/providers/")
+        wait_for(browser, "#providers")
+        nav = browser.find_element(By.CSS_SELECTOR, ".nav")
+        assert not nav.is_displayed()
+        browser.find_element(By.CSS_SELECTOR, ".menu-button").click()
+        assert nav.is_displayed()
+        assert browser.find_element(By.LINK_TEXT, "Try a request").is_displayed()
+        # Nothing spills out of the page sideways: wide tables scroll inside their card.
+        spill = browser.execute_script(
+            "return document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        )
+        assert spill <= 0
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        browser.save_screenshot(str(ARTIFACTS / "narrow.png"))
+        shutil.copyfile(ARTIFACTS / "narrow.png", DOCS / "dashboard-narrow.png")
+    finally:
+        browser.set_window_size(1400, 1000)

@@ -24,7 +24,6 @@ from django.db.models import (
     Q,
     Subquery,
     Sum,
-    Value,
     When,
 )
 from django.db.models.functions import Coalesce, NullIf
@@ -473,17 +472,14 @@ def provider_list_page(filters, page_number=1, per_page=PROVIDERS_PER_PAGE, sort
     ``sort`` names (see :func:`parse_provider_sort`), name order by default.
 
     A host (a root) shows its whole tree's inventories and usage per class, and sorts by
-    them; a child shows its own. Six queries: the count, the page (with parent, root, link
-    and tree counts), the inventories and usage of the flat providers and of the trees.
+    them; a child shows its own. Eight queries: the count, the page (with parent, root and
+    link counts), tree sizes, sharing marks, the inventories and usage of the flat providers
+    and of the trees.
     """
     qs = filtered_providers(filters).annotate(
         trait_count=_count_of(ResourceProviderTrait),
         aggregate_count=_count_of(ResourceProviderAggregate),
-        tree_size=_count_of(ResourceProvider, "root_id"),
-        is_sharing=_is_sharing(),
     )
-    if filters.tree == TREE_CHILD:
-        qs = qs.annotate(tree_size=Value(0))
     page = Paginator(
         _sorted(qs, sort).values_list(
             "id",
@@ -496,18 +492,40 @@ def provider_list_page(filters, page_number=1, per_page=PROVIDERS_PER_PAGE, sort
             "root__name",
             "trait_count",
             "aggregate_count",
-            "tree_size",
-            "is_sharing",
         ),
         per_page,
     ).get_page(page_number)
     rows = list(page.object_list)
-    trees = {row[0] for row in rows if row[4] is None and row[10] > 1}
-    single = [row[0] for row in rows if row[0] not in trees]
+    # Tree sizes and sharing marks for the page's rows only (not for the rows an OFFSET
+    # skips, as annotations would be).
+    ids = [row[0] for row in rows]
+    roots = [row[0] for row in rows if row[4] is None]
+    tree_sizes = dict(
+        ResourceProvider.objects.filter(root_id__in=roots)
+        .values("root_id")
+        .annotate(n=Count("id"))
+        .order_by()
+        .values_list("root_id", "n")
+    )
+    sharing = set(
+        ResourceProviderTrait.objects.filter(
+            resource_provider_id__in=ids, trait__name=SHARING_TRAIT
+        ).values_list("resource_provider_id", flat=True)
+    )
+    trees = {pk for pk in roots if tree_sizes.get(pk, 1) > 1}
+    single = [pk for pk in ids if pk not in trees]
     inventories = inventory_usages_by_provider(single) if single else {}
     if trees:
         inventories.update(tree_usages_by_root(trees))
-    page.object_list = [ProviderRow(*row, inventories.get(row[0], [])) for row in rows]
+    page.object_list = [
+        ProviderRow(
+            *row,
+            tree_sizes.get(row[0], 1) if row[4] is None else 0,
+            row[0] in sharing,
+            inventories.get(row[0], []),
+        )
+        for row in rows
+    ]
     return page
 
 

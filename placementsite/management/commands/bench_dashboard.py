@@ -92,7 +92,8 @@ class Command(BaseCommand):
         user, _ = get_user_model().objects.get_or_create(
             username="bench-operator", defaults={"is_staff": True, "is_superuser": True}
         )
-        client = Client()
+        # A host ALLOWED_HOSTS accepts by default (the test client's "testserver" is not).
+        client = Client(HTTP_HOST="localhost")
         client.force_login(user)
         provider = ResourceProvider.objects.filter(parent__isnull=False).order_by("id").first()
         provider = provider.root if provider else ResourceProvider.objects.first()
@@ -105,6 +106,9 @@ class Command(BaseCommand):
             "providers, filtered": "/dashboard/providers/?trait=HW_CPU_X86_AVX2"
             "&resource_class=VCPU&tree=root",
             "providers, search": "/dashboard/providers/?q=cn-01",
+            "providers, most free VCPU": "/dashboard/providers/?tree=root&sort=-free:VCPU",
+            "providers, fullest MEMORY_MB": "/dashboard/providers/?sort=-utilisation:MEMORY_MB",
+            "search": "/dashboard/search/?q=cn-01",
             "provider": f"/dashboard/providers/{provider.uuid}/" if provider else None,
             "consumers": "/dashboard/consumers/",
             "consumer": f"/dashboard/consumers/{consumer.uuid}/" if consumer else None,
@@ -118,6 +122,7 @@ class Command(BaseCommand):
             "&required=HW_CPU_X86_AVX2&forbidden=CUSTOM_MAINTENANCE"
             + (f"&member_of={aggregate.uuid}" if aggregate else "")
             + "&g1-resources=PCPU:4&g2-resources=DISK_GB:100&g2-required=STORAGE_DISK_SSD",
+            "try, nothing fits": "/dashboard/try/?submit=1&resources=VCPU:100000",
         }
         self.stdout.write(f"{'page':<26} {'median ms':>10} {'max ms':>8}  verdict")
         worst = 0.0
