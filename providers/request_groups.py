@@ -66,6 +66,9 @@ class CandidateRequest:
     # From 1.34 two candidates with the same allocations but different
     # mappings are different answers; before, they are one.
     distinct_mappings: bool = False
+    # Before 1.29 a client knows nothing of trees: no candidate may use two providers of one
+    # tree, and the summaries list only the providers the candidates use.
+    nested_aware: bool = True
 
 
 @dataclass(frozen=True)
@@ -524,4 +527,5 @@ def parse_candidate_request(query, version):
         root_forbidden=root_forbidden,
         same_subtree=tuple(same_subtree),
         distinct_mappings=version >= (1, 34),
+        nested_aware=version >= (1, 29),
     )

@@ -580,7 +580,11 @@ def candidates_for_request(request):
     cap = _bound(settings.PLACEMENT_MAX_ALLOCATION_CANDIDATES)
     randomize = settings.PLACEMENT_RANDOMIZE_ALLOCATION_CANDIDATES
     bounds = [n for n in (cap, None if randomize else request.limit) if n is not None]
-    found = _take(assembler.candidates(roots), min(bounds) if bounds else None, budget)
+    generated = assembler.candidates(roots)
+    tree_blind = not request.nested_aware and _any_tree()
+    if tree_blind:
+        generated = (c for c in generated if _one_provider_per_tree(c[0], root_of))
+    found = _take(generated, min(bounds) if bounds else None, budget)
     if randomize:
         random.shuffle(found)
         if request.limit is not None:
@@ -591,6 +595,9 @@ def candidates_for_request(request):
     used_roots = {root_of[p] for allocations, _m in found for (p, _c), _a in allocations}
     used_roots |= {root_of[p] for _a, mappings in found for _s, ps in mappings for p in ps}
     summaries, uuids = _summaries(used_roots, members)
+    if tree_blind:
+        used = {uuids[p] for allocations, _m in found for (p, _c), _a in allocations}
+        summaries = [summary for summary in summaries if summary[0] in used]
     class_names = {}
     for rg in resolved.values():
         class_names.update(rg.class_names)
@@ -607,6 +614,17 @@ def candidates_for_request(request):
     return Candidates(
         allocation_requests=requests, provider_summaries=summaries, requested_classes=requested
     )
+
+
+def _any_tree():
+    """Whether any provider has a parent (Placement's ``has_trees``)."""
+    return ResourceProvider.objects.filter(parent__isnull=False).exists()
+
+
+def _one_provider_per_tree(allocations, root_of):
+    """A candidate a client before 1.29 may see: no two of its providers share a tree."""
+    providers = {provider_id for (provider_id, _class_id), _amount in allocations}
+    return len(providers) == len({root_of[p] for p in providers})
 
 
 def _give_back(usage, added):

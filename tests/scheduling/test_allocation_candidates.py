@@ -675,3 +675,27 @@ def test_bad_suffix_names_placement_patterns(api_at, cloud):
     detail, _ = error_of(get(api_at("1.33"), "resources1@=VCPU:1"))
     assert "'resources1@' does not match any of the regexes" in detail
     assert "^member_of([a-zA-Z0-9_-]{1,64})?$" in detail
+
+
+# --- before 1.29 a client does not know trees -------------------------------------------
+
+
+def test_before_1_29_no_candidate_uses_two_providers_of_one_tree(api_at, numa_host):
+    query = "resources=VCPU:1,SRIOV_NET_VF:1"
+    assert len(get(api_at("1.29"), query).json["allocation_requests"]) > 0
+    old = get(api_at("1.28"), query).json
+    assert old == {"allocation_requests": [], "provider_summaries": {}}
+
+
+def test_before_1_29_summaries_list_only_the_providers_used(api_at, numa_host):
+    old = get(api_at("1.28"), "resources=SRIOV_NET_VF:1").json
+    assert len(old["allocation_requests"]) == 2
+    assert set(old["provider_summaries"]) == {numa_host["pf0"], numa_host["pf1"]}
+    new = get(api_at("1.29"), "resources=SRIOV_NET_VF:1").json
+    assert set(new["provider_summaries"]) == set(numa_host.values())
+
+
+def test_before_1_29_flat_clouds_keep_every_summary_of_the_tree(api_at, cloud):
+    # No provider has a parent: nothing is left out (Placement's has_trees).
+    r = get(api_at("1.28"), "resources=VCPU:1")
+    assert set(r.json["provider_summaries"]) == {cloud["cn1"], cloud["cn2"]}
