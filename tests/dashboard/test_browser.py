@@ -365,3 +365,20 @@ def test_narrow_window_folds_the_menu_and_keeps_tables_inside(browser, logged_in
         shutil.copyfile(ARTIFACTS / "narrow.png", DOCS / "dashboard-narrow.png")
     finally:
         browser.set_window_size(1400, 1000)
+
+
+def test_dark_mode_follows_the_system_setting(browser, logged_in):
+    browser.execute_cdp_cmd(
+        "Emulation.setEmulatedMedia",
+        {"features": [{"name": "prefers-color-scheme", "value": "dark"}]},
+    )
+    try:
+        browser.get(f"{logged_in}/dashboard/")
+        wait_for(browser, "#class-usage")
+        background = browser.execute_script(
+            "return getComputedStyle(document.body).backgroundColor"
+        )
+        assert background == "rgb(15, 21, 28)"  # --bg of the dark palette
+        doc_shot(browser, "dark")
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
