@@ -394,7 +394,8 @@ class _Assembler:
             choices = self._subtree_choices(index, picked, options, subtree)
         for provider_id in choices:
             spend()
-            isolated = self.isolate and suffix and suffix not in self.resourceless
+            # As Placement: isolate keeps every suffixed group apart, resourceless ones too.
+            isolated = self.isolate and suffix
             if isolated and provider_id in granular_used:
                 continue
             added = self._take(usage, provider_id, amounts)

@@ -699,3 +699,17 @@ def test_before_1_29_flat_clouds_keep_every_summary_of_the_tree(api_at, cloud):
     # No provider has a parent: nothing is left out (Placement's has_trees).
     r = get(api_at("1.28"), "resources=VCPU:1")
     assert set(r.json["provider_summaries"]) == {cloud["cn1"], cloud["cn2"]}
+
+
+def test_isolate_keeps_a_resourceless_group_off_the_other_groups_providers(api, numa_host):
+    # pf1 alone has both SRIOV_NET_VF and HW_NIC_ACCEL_SSL: "none" lets the trait-only group
+    # share it, "isolate" does not (as Placement).
+    query = (
+        "resources_VF=SRIOV_NET_VF:1&required_SSL=HW_NIC_ACCEL_SSL&same_subtree=_VF,_SSL"
+        "&group_policy="
+    )
+    shared = get(api, query + "none").json["allocation_requests"]
+    assert [r["mappings"] for r in shared] == [
+        {"_VF": [numa_host["pf1"]], "_SSL": [numa_host["pf1"]]}
+    ]
+    assert get(api, query + "isolate").json["allocation_requests"] == []
