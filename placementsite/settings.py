@@ -356,8 +356,10 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "data_folder_out": str(CELERY_BROKER_DIR / "out"),
         "processed_folder": str(CELERY_BROKER_DIR / "processed"),
         "store_processed": False,
+        # Exchange tables; kombu's default is ./control, relative to wherever a worker starts.
+        "control_folder": str(CELERY_BROKER_DIR / "control"),
     }
-    for _folder in ("out", "processed"):
+    for _folder in ("out", "processed", "control"):
         (CELERY_BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
