@@ -4,6 +4,7 @@ Each test logs in through the admin login form, drives the pages like an
 operator and saves screenshots under test-artifacts/dashboard/.
 """
 
+import os
 import shutil
 from pathlib import Path
 
@@ -232,10 +233,13 @@ DOCS = Path(settings.BASE_DIR) / "docs"
 
 
 def doc_shot(browser, name):
-    """A screenshot kept in docs/ (the README's pictures), besides the test artifact."""
+    """A screenshot for docs/ (the README's pictures). It is always saved as a test artifact;
+    docs/ is refreshed only with PLACEMENT_UPDATE_SCREENSHOTS=1, so a test run leaves the
+    checkout as it found it."""
     path = shot(browser, name)
-    DOCS.mkdir(exist_ok=True)
-    shutil.copyfile(path, DOCS / f"dashboard-{name}.png")
+    if os.environ.get("PLACEMENT_UPDATE_SCREENSHOTS") == "1":
+        DOCS.mkdir(exist_ok=True)
+        shutil.copyfile(path, DOCS / f"dashboard-{name}.png")
 
 
 @pytest.fixture
