@@ -7,7 +7,9 @@ created with ``resource_provider_create``, inventories set with
 ``inventories_replace`` and traits with ``provider_traits_set``, each checking the
 provider generation read in the same transaction. A generation conflict (an
 allocation or an operator's write got in first) is left for the next run, never
-forced.
+forced. A host seen for the first time, none of whose providers exists yet, is written
+whole by ``provider_tree_create`` (same rules, a few bulk statements); should that be refused,
+the host is written provider by provider as above.
 
 Two workers never sync one host at once: each host is synced in its own
 transaction that holds its ComputeNode row (``FOR UPDATE SKIP LOCKED``; a host
@@ -44,6 +46,7 @@ from ..plugins import HostReport, HostTree, configured_plugins, plugins_signatur
 from ..selectors.compute_nodes import hosts_needing_sync
 from .inventories import FIELDS as INVENTORY_FIELDS
 from .inventories import inventories_replace
+from .provider_trees import NewProvider, provider_tree_create
 from .resource_classes import resource_class_ensure
 from .resource_providers import resource_provider_create, resource_provider_delete
 from .traits import provider_traits_set, trait_ensure
@@ -272,6 +275,12 @@ def _write_tree(node, tree, classes, now):
     # One read for every provider of the tree that exists already by name (adopted).
     by_name = {p.name: p for p in ResourceProvider.objects.filter(name__in=[s.name for s in specs])}
     changes = []
+    if node.provider_id is None and not state and not by_name:
+        created = _create_tree(node, specs, classes, now, changes)
+        if created is not None:
+            node.synced_state, outcome.changes = created
+            InventoryChange.objects.bulk_create(changes)
+            return outcome
     root = None
     for spec in specs:
         last = state.get(spec.key) or {}
@@ -304,6 +313,54 @@ def _write_tree(node, tree, classes, now):
     _remove_gone_children(state, new_state, failed)
     node.synced_state = new_state
     return outcome
+
+
+def _create_tree(node, specs, classes, now, changes):
+    """A new host's whole tree in one write (``provider_tree_create``); returns (its state,
+    how many changes), or None when that write was refused (nothing written)."""
+    wanted = [_plugin_fields(spec) for spec in specs]
+    try:
+        classes.ensure_classes({name for spec in specs for name in spec.inventories})
+        classes.ensure_traits({name for spec in specs for name in spec.traits})
+        rows = provider_tree_create(
+            root=_new_provider(specs[0], wanted[0]),
+            children=[_new_provider(s, w) for s, w in zip(specs[1:], wanted[1:], strict=True)],
+            microversion=SYNC_MICROVERSION,
+        )
+    except PlacementError:
+        # A name taken meanwhile, or a refused record: the path that writes provider by
+        # provider adopts the one and reports the other for its provider alone.
+        return None
+    node.provider = rows[0]
+    state, count = {}, 0
+    for spec, provider, fields in zip(specs, rows, wanted, strict=True):
+        count += _record_changes(node, provider, {}, fields, now, classes, changes)
+        count += bool(spec.traits)
+        state[spec.key] = _state_entry(provider, spec, fields)
+    return state, count
+
+
+def _new_provider(spec, fields):
+    return NewProvider(name=spec.name, inventories=fields, traits=tuple(sorted(spec.traits)))
+
+
+def _plugin_fields(spec):
+    """``{class: the six inventory fields}`` as the plugins (and the defaults) set them."""
+    return {
+        name: {f: getattr(inventory, f) for f in INVENTORY_FIELDS}
+        for name, inventory in spec.inventories.items()
+    }
+
+
+def _state_entry(provider, spec, fields):
+    """What the sync remembers of a provider it wrote: which it is, the operator-settable
+    values it proposed (a differing value later is the operator's) and its traits."""
+    return {
+        "uuid": str(provider.uuid),
+        "name": provider.name,
+        "classes": {name: {f: v[f] for f in OPERATOR_FIELDS} for name, v in fields.items()},
+        "traits": sorted(spec.traits),
+    }
 
 
 def _remove_gone_children(state, new_state, failed):
@@ -354,17 +411,9 @@ def _sync_provider(node, provider, spec, last, classes, now, changes, *, created
             )
         }
     last_classes = last.get("classes") or {}
-    proposed, wanted = {}, {}
-    for name, inventory in spec.inventories.items():
-        fields = {
-            "total": inventory.total,
-            "reserved": inventory.reserved,
-            "min_unit": inventory.min_unit,
-            "max_unit": inventory.max_unit,
-            "step_size": inventory.step_size,
-            "allocation_ratio": inventory.allocation_ratio,
-        }
-        proposed[name] = {f: fields[f] for f in OPERATOR_FIELDS}
+    proposed = _plugin_fields(spec)
+    wanted = {}
+    for name, fields in _plugin_fields(spec).items():
         existing = current.get(name)
         if existing is not None:
             for f in OPERATOR_FIELDS:
@@ -391,13 +440,7 @@ def _sync_provider(node, provider, spec, last, classes, now, changes, *, created
         count = _record_changes(node, provider, current, wanted, now, classes, changes)
 
     traits = _sync_traits(provider, spec, last, classes, created=created)
-    entry = {
-        "uuid": str(provider.uuid),
-        "name": provider.name,
-        "classes": proposed,
-        "traits": sorted(spec.traits),
-    }
-    return entry, count + traits
+    return _state_entry(provider, spec, proposed), count + traits
 
 
 def _record_changes(node, provider, current, wanted, now, classes, rows):

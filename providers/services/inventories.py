@@ -106,7 +106,7 @@ def _capacity_problem(fields, microversion):
     return "greater than or equal to total" if usable <= 0 else None
 
 
-def _check_capacity(provider, resource_class, fields, microversion, action):
+def check_capacity(provider, resource_class, fields, microversion, action):
     problem = _capacity_problem(fields, microversion)
     if problem:
         raise BadRequest(
@@ -138,7 +138,7 @@ def _resource_class(name):
 # --- the reshaper's building block -------------------------------------------
 
 
-def _classes_named(provider, names):
+def classes_named(provider, names):
     """``{name: ResourceClass}`` for ``names``; an unknown name is a BadRequest."""
     classes = {rc.name: rc for rc in ResourceClass.objects.filter(name__in=list(names))}
     for name in names:
@@ -190,9 +190,9 @@ def inventories_write(*, provider, inventories, microversion, check_in_use=True)
     for name, record in inventories.items():
         wanted[name] = inventory_fields(record)
     for name, fields in wanted.items():
-        _check_capacity(provider, name, fields, microversion, "update")
+        check_capacity(provider, name, fields, microversion, "update")
 
-    classes = _classes_named(provider, wanted)
+    classes = classes_named(provider, wanted)
     existing = {
         inv.resource_class_id: inv
         for inv in Inventory.objects.filter(resource_provider=provider).select_related(
@@ -264,7 +264,7 @@ def inventory_create(*, provider_uuid, resource_class, fields, microversion):
     with transaction.atomic():
         provider = _locked_provider(provider_uuid)
         fields = inventory_fields(fields)
-        _check_capacity(provider, resource_class, fields, microversion, "create")
+        check_capacity(provider, resource_class, fields, microversion, "create")
         rc = _resource_class(resource_class)
         if rc is None:
             raise BadRequest(
@@ -292,7 +292,7 @@ def inventory_update(*, provider_uuid, resource_class, generation, fields, micro
         provider = _locked_provider(provider_uuid)
         fields = inventory_fields(fields)
         check_generation(provider, generation, GENERATION_CONFLICT)
-        _check_capacity(provider, resource_class, fields, microversion, "update")
+        check_capacity(provider, resource_class, fields, microversion, "update")
         inventory = (
             Inventory.objects.filter(
                 resource_provider=provider, resource_class__name=resource_class

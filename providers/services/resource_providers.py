@@ -78,7 +78,7 @@ def resource_provider_create(*, name, uuid=None, parent_uuid=None):
                     name=name, uuid=uuid, parent=parent, root=parent.root if parent else None
                 )
         except IntegrityError:
-            raise _duplicate(name=name, uuid=uuid) from None
+            raise duplicate_provider(name=name, uuid=uuid) from None
         if parent is None:
             provider.root = provider
             ResourceProvider.objects.filter(pk=provider.pk).update(root=provider.pk)
@@ -87,7 +87,7 @@ def resource_provider_create(*, name, uuid=None, parent_uuid=None):
         return provider
 
 
-def _duplicate(*, name, uuid, exclude=None):
+def duplicate_provider(*, name, uuid, exclude=None):
     taken = ResourceProvider.objects.exclude(pk=exclude)
     found = []
     if taken.filter(name=name).exists():

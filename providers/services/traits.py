@@ -56,7 +56,7 @@ def trait_delete(*, name):
         trait.delete()
 
 
-def _trait_ids_held(names):
+def trait_ids_held(names):
     """``{name: id}`` of the existing traits among ``names``, held until the transaction ends.
 
     ``FOR KEY SHARE`` lets other writers reference the same traits but makes
@@ -104,7 +104,7 @@ def provider_traits_set(*, provider_uuid, traits, generation):
     with transaction.atomic():
         provider = provider_for_update(provider_uuid)
         check_generation(provider, generation, PROVIDER_GENERATION_CHANGED)
-        found = _trait_ids_held(names)
+        found = trait_ids_held(names)
         missing = [name for name in names if name not in found]
         if missing:
             raise BadRequest(f"No such trait {', '.join(missing)}")
