@@ -1,15 +1,14 @@
 """``GET /allocation_candidates``: parse the query, ask the engine, render per microversion."""
 
 import functools
-import gc
 import time
-from contextlib import contextmanager
 
 import orjson
 
 from placementsite.api.errors import BadRequest
 from placementsite.api.microversion import since
 from placementsite.api.views import PlacementView
+from placementsite.gc_pause import cyclic_gc_paused
 from placementsite.observability import metrics
 from providers import request_groups
 from providers.api import query_params as qp
@@ -88,25 +87,6 @@ def provider_summaries_repr(summaries, version, requested):
             data["root_provider_uuid"] = root_uuid
         found[uuid] = data
     return found
-
-
-@contextmanager
-def cyclic_gc_paused():
-    """Pause Python's cyclic garbage collector for the duration of the block.
-
-    A large answer allocates hundreds of thousands of small containers, none of them in a
-    reference cycle (reference counting frees them all); the collector would otherwise walk
-    every live object of the process several times per request (a fifth of the time on
-    1,000 providers). The number of candidates is capped (PLACEMENT_MAX_ALLOCATION_CANDIDATES),
-    so what is allocated in the meantime is bounded too.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class AllocationCandidatesView(PlacementView):

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 from placementsite.api.errors import BadRequest
+from placementsite.gc_pause import cyclic_gc_paused
 from providers import request_groups
 from providers.models import ComputeNode, ResourceProvider
 from providers.selectors import compute_nodes
@@ -248,10 +249,11 @@ def candidates_for(spec):
 def select_hosts(spec):
     """One scheduling pass: candidates, host states, filters, weighers and the pick (a random
     one among the best ``PLACEMENT_SCHEDULER_HOST_SUBSET_SIZE``)."""
-    hosts = host_states(candidates_for(spec))
-    candidate_hosts = len(hosts)
-    hosts, steps = _filter(hosts, spec)
-    weighed = _weigh(hosts, spec)
+    with cyclic_gc_paused():
+        hosts = host_states(candidates_for(spec))
+        candidate_hosts = len(hosts)
+        hosts, steps = _filter(hosts, spec)
+        weighed = _weigh(hosts, spec)
     selection = Selection(candidate_hosts=candidate_hosts, filters=steps, weighed=weighed)
     if weighed:
         subset = max(1, settings.PLACEMENT_SCHEDULER_HOST_SUBSET_SIZE)
