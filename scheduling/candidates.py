@@ -60,21 +60,14 @@ class Candidates:
     ``{provider uuid: {class name: amount}}`` and ``mappings`` ``{suffix: [provider uuids]}``.
     ``provider_summaries``: ``[(uuid, parent uuid or None, root uuid, resources, traits), ...]``
     where ``resources`` is ``{class name: {"capacity": int, "used": int}}`` (every inventory)
-    and ``traits`` the provider's trait names in stable order.
+    and ``traits`` the provider's trait names in stable order. ``providers``: ``{uuid: (id,
+    name)}`` of every provider of those trees, for callers that go on from the answer.
     """
 
     allocation_requests: list = field(default_factory=list)
     provider_summaries: list = field(default_factory=list)
+    providers: dict = field(default_factory=dict)
     requested_classes: frozenset = frozenset()
-
-
-def _rows(queryset):
-    """The rows of a ``values_list`` queryset as plain tuples, straight from the cursor.
-
-    The ORM builds the SQL; the rows skip Django's per-row converters (every column read
-    this way is an int, a float or a string already).
-    """
-    return queries.fetch(*queryset.query.sql_with_params())
 
 
 # --- step 1: select ---------------------------------------------------------
@@ -123,23 +116,17 @@ def _select(request, resolved):
     columns = _FIT_COLUMNS if len(asked) != len(set(asked)) else _FIT_COLUMNS[:3]
     for suffix, rg in resolved.items():
         unsuffixed = suffix == ""
-        providers = rp_selectors.providers_meeting(
-            rg, aggregates_via_root=unsuffixed, traits_on_provider=not unsuffixed
-        )
         fit = _GroupFit(suffix=suffix, resources=dict(rg.resources))
         fits[suffix] = fit
         if not rg.resources:
+            providers = _providers_meeting(rg, unsuffixed)
             for provider_id, root_id in providers.values_list("id", "root_id"):
                 root_of[provider_id] = root_id
                 fit.by_root[None][root_id].append(provider_id)
                 fit.providers[None].append(provider_id)
             continue
         by_provider = defaultdict(set)
-        rows = _rows(
-            rp_selectors.fitting_inventories(rg, providers)
-            .values_list(*columns)
-            .order_by("resource_provider_id", "resource_class_id")
-        )
+        rows = queries.fetch(*_selection_sql(rg, unsuffixed, columns))
         for row in rows:
             provider_id, root_id, class_id = row[0], row[1], row[2]
             root_of[provider_id] = root_id
@@ -159,6 +146,54 @@ def _select(request, resolved):
             for provider_id, trait_id in queries.provider_traits(by_provider, asked):
                 required_traits_of.setdefault(provider_id, set()).add(trait_id)
     return fits, capacities, root_of, required_traits_of
+
+
+# The SQL of a group's selection, by what shapes it (see _selection_sql); per process.
+_SELECTION_SQL = {}
+_SELECTION_SQL_SIZE = 512
+
+
+def _providers_meeting(rg, unsuffixed):
+    """The providers meeting the group's rules but resources (no query of its own): for
+    the unsuffixed group aggregates count through the root and required traits are checked
+    over the tree later; a granular group's provider meets them itself."""
+    return rp_selectors.providers_meeting(
+        rg, aggregates_via_root=unsuffixed, traits_on_provider=not unsuffixed
+    )
+
+
+def _selection_sql(rg, unsuffixed, columns):
+    """``(sql, params)`` selecting the inventory rows that fit ``rg``, in provider and class
+    order.
+
+    The text depends only on the request (class and trait ids, amounts, aggregate and tree
+    uuids), never on the data, and building it through the ORM took about as long as running
+    it, so it is built once per shape. Ids come from names resolved on every request, so a
+    class or trait recreated under the same name is a new shape.
+    """
+    group = rg.group
+    key = (
+        tuple(sorted(rg.resources.items())),
+        rg.required_traits,
+        rg.forbidden_traits,
+        group.member_of,
+        group.forbidden_aggregates,
+        group.in_tree,
+        unsuffixed,
+        columns,
+    )
+    found = _SELECTION_SQL.get(key)
+    if found is None:
+        found = (
+            rp_selectors.fitting_inventories(rg, _providers_meeting(rg, unsuffixed))
+            .values_list(*columns)
+            .order_by("resource_provider_id", "resource_class_id")
+            .query.sql_with_params()
+        )
+        if len(_SELECTION_SQL) >= _SELECTION_SQL_SIZE:
+            _SELECTION_SQL.clear()
+        _SELECTION_SQL[key] = found
+    return found
 
 
 def _capacity(row):
@@ -480,8 +515,9 @@ class _Assembler:
 
 
 def _summaries(root_ids, members=None):
-    """Summaries of every provider of the trees ``root_ids``, in id order, and ``{provider id:
-    uuid}`` of those providers: three queries, or two with ``members`` (the
+    """Summaries of every provider of the trees ``root_ids``, in id order, and the
+    :func:`~scheduling.queries.tree_members` rows of those providers: three queries, or two
+    with ``members`` (the
     :func:`~scheduling.queries.tree_members` of the candidate trees, read already; trees
     missing from it are read)."""
     if members is None:
@@ -507,7 +543,7 @@ def _summaries(root_ids, members=None):
     for provider_id, name in queries.trait_names(ids):
         (custom if name.startswith(CUSTOM_PREFIX) else standard)[provider_id].append(name)
     summaries = []
-    for provider_id, uuid, parent_id, root_id in providers:
+    for provider_id, uuid, parent_id, root_id, _name in providers:
         traits = standard.get(provider_id, [])
         if provider_id in custom:
             traits = traits + custom[provider_id]
@@ -520,7 +556,7 @@ def _summaries(root_ids, members=None):
                 traits,
             )
         )
-    return summaries, uuids
+    return summaries, providers
 
 
 # --- the selector -----------------------------------------------------------
@@ -595,7 +631,8 @@ def candidates_for_request(request):
 
     used_roots = {root_of[p] for allocations, _m in found for (p, _c), _a in allocations}
     used_roots |= {root_of[p] for _a, mappings in found for _s, ps in mappings for p in ps}
-    summaries, uuids = _summaries(used_roots, members)
+    summaries, members = _summaries(used_roots, members)
+    uuids = {row[0]: row[1] for row in members}
     if tree_blind:
         used = {uuids[p] for allocations, _m in found for (p, _c), _a in allocations}
         summaries = [summary for summary in summaries if summary[0] in used]
@@ -613,7 +650,10 @@ def candidates_for_request(request):
             resources[class_names[class_id]] = amount
         requests.append((by_provider, {suffix: [uuids[p] for p in ps] for suffix, ps in mappings}))
     return Candidates(
-        allocation_requests=requests, provider_summaries=summaries, requested_classes=requested
+        allocation_requests=requests,
+        provider_summaries=summaries,
+        providers={uuid: (pk, name) for pk, uuid, _parent, _root, name in members},
+        requested_classes=requested,
     )
 
 

@@ -49,7 +49,7 @@ _SHARING_ANCHORS = f"""
 """
 
 _TREE_MEMBERS = f"""
-    SELECT id, CAST(uuid AS varchar), parent_id, root_id
+    SELECT id, CAST(uuid AS varchar), parent_id, root_id, name
     FROM {_PROVIDERS}
     WHERE {{root_in}}
     ORDER BY id
@@ -129,8 +129,8 @@ def sharing_anchors():
 
 
 def tree_members(root_ids):
-    """``[(id, uuid, parent id, root id), ...]`` of every provider of the trees ``root_ids``,
-    in id order."""
+    """``[(id, uuid, parent id, root id, name), ...]`` of every provider of the trees
+    ``root_ids``, in id order."""
     condition, params = _id_in("root_id", root_ids)
     rows = fetch(_TREE_MEMBERS.format(root_in=condition), params)
     if connection.vendor != "postgresql":
@@ -180,30 +180,11 @@ def provider_names(provider_ids):
     return rows
 
 
-_ROOTS_BY_UUID = f"""
-    SELECT id, CAST(uuid AS varchar), name FROM {_PROVIDERS}
-    WHERE parent_id IS NULL AND uuid IN ({{uuids}})
-"""
-
 _PROVIDER_AGGREGATE_UUIDS = f"""
     SELECT pa.resource_provider_id, a.id, CAST(a.uuid AS varchar)
     FROM {_PROVIDER_AGGREGATES} pa JOIN {Aggregate._meta.db_table} a ON a.id = pa.aggregate_id
     WHERE {{provider_in}}
 """
-
-
-def roots_by_uuid(uuids):
-    """``[(id, uuid, name), ...]`` of the root providers among ``uuids`` (the scheduler's
-    hosts): one query, the uuids as one parameter."""
-    uuids = [str(uuidlib.UUID(str(u))) for u in uuids]
-    if connection.vendor == "postgresql":
-        sql = _ROOTS_BY_UUID.format(uuids="SELECT unnest(%s::uuid[])")
-        rows = fetch(sql, ["{" + ",".join(uuids) + "}"])
-    else:
-        sql = _ROOTS_BY_UUID.format(uuids="SELECT value FROM json_each(%s)")
-        rows = fetch(sql, [json.dumps([u.replace("-", "") for u in uuids])])
-        rows = [(pk, str(uuidlib.UUID(text)), name) for pk, text, name in rows]
-    return rows
 
 
 def provider_aggregates(provider_ids):

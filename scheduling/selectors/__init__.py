@@ -1,7 +1,5 @@
 """Reads over the allocation candidates engine for edges other than the API."""
 
-from providers.models import ResourceProvider
-
 from ..candidates import CandidateRequest, candidates_for_request
 
 
@@ -15,13 +13,7 @@ def candidates_preview(*, groups, group_policy=None, limit=20):
     found = candidates_for_request(
         CandidateRequest(groups=groups, group_policy=group_policy, limit=limit)
     )
-    uuids = {uuid for allocations, _mappings in found.allocation_requests for uuid in allocations}
-    names = {
-        str(uuid): name
-        for uuid, name in ResourceProvider.objects.filter(uuid__in=uuids).values_list(
-            "uuid", "name"
-        )
-    }
+    names = {uuid: name for uuid, (_id, name) in found.providers.items()}
     return [
         sorted(
             ((uuid, names.get(uuid, uuid), resources) for uuid, resources in allocations.items()),

@@ -127,10 +127,9 @@ def host_states(found):
     if not by_host:
         return []
     hosts = {}
-    for provider_id, uuid, name in queries.roots_by_uuid(by_host):
-        hosts[provider_id] = HostState(
-            uuid=uuid, name=name, id=provider_id, candidates=by_host[uuid]
-        )
+    for uuid, candidates in by_host.items():
+        provider_id, name = found.providers[uuid]
+        hosts[provider_id] = HostState(uuid=uuid, name=name, id=provider_id, candidates=candidates)
     by_uuid = {host.uuid: host for host in hosts.values()}
     for uuid, parent, root, resources, traits in found.provider_summaries:
         host = by_uuid.get(root)

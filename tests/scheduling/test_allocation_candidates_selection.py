@@ -128,3 +128,27 @@ def test_invalid_query_keeps_the_schema_message(api_at):
 
     assert response.status == 400
     assert "Invalid query string parameters" in response.error["detail"]
+
+
+def test_a_repeated_request_reads_the_data_of_its_own_time(api):
+    # The selection's SQL is built once per request shape: it must hold no data.
+    provider = make_provider("repeated", inventories={"VCPU": 4})
+    assert candidate_providers(get(api, "resources=VCPU:3")) == [{str(provider.uuid)}]
+
+    make_allocation(provider, make_consumer(), {"VCPU": 2})
+
+    assert get(api, "resources=VCPU:3").json["allocation_requests"] == []
+    assert candidate_providers(get(api, "resources=VCPU:2")) == [{str(provider.uuid)}]
+
+
+def test_a_custom_class_recreated_under_its_name_is_selected_by_its_new_id(api):
+    assert api.put("/resource_classes/CUSTOM_GOLD").status == 201
+    old = make_provider("old-gold", inventories={"CUSTOM_GOLD": 4})
+    assert candidate_providers(get(api, "resources=CUSTOM_GOLD:1")) == [{str(old.uuid)}]
+    assert api.delete(f"/resource_providers/{old.uuid}/inventories").status == 204
+    assert api.delete("/resource_classes/CUSTOM_GOLD").status == 204
+
+    assert api.put("/resource_classes/CUSTOM_GOLD").status == 201
+    new = make_provider("new-gold", inventories={"CUSTOM_GOLD": 4})
+
+    assert candidate_providers(get(api, "resources=CUSTOM_GOLD:1")) == [{str(new.uuid)}]
