@@ -261,6 +261,7 @@ class _AllocationWrite:
     # 3. consumers, in uuid order
     def _lock_consumers(self):
         self.consumers = {}
+        self.created = set()  # consumers this transaction made: they hold nothing yet
         for request in self.requests:
             self.consumers[request.consumer_uuid] = self._consumer_for_update(request)
 
@@ -275,13 +276,15 @@ class _AllocationWrite:
                 raise _generation_conflict(None, request.generation)
             try:
                 with transaction.atomic():
-                    return Consumer.objects.create(
+                    consumer = Consumer.objects.create(
                         uuid=request.consumer_uuid,
                         project=project,
                         user=user,
                         consumer_type=consumer_type,
                         generation=0,
                     )
+                self.created.add(request.consumer_uuid)
+                return consumer
             except IntegrityError:
                 # Created by a concurrent request that has committed since.
                 consumer = Consumer.objects.select_for_update().get(uuid=request.consumer_uuid)
@@ -303,7 +306,10 @@ class _AllocationWrite:
 
     # 4. the consumers' current allocations go; providers of emptied consumers are bumped
     def _clear(self):
-        current = Allocation.objects.filter(consumer__in=list(self.consumers.values()))
+        existing = [c for uuid, c in self.consumers.items() if uuid not in self.created]
+        if not existing:
+            return
+        current = Allocation.objects.filter(consumer__in=existing)
         held = list(current.values_list("consumer__uuid", "resource_provider__uuid"))
         emptied = {r.consumer_uuid for r in self.requests if not r.allocations}
         for consumer_uuid, provider_uuid in held:

@@ -62,7 +62,8 @@ class HostState:
 
     def free(self, resource_class):
         """Free units of a class over the whole tree (0 when the host has none)."""
-        return self.capacity(resource_class) - self.used(resource_class)
+        capacity, used = self._totals().get(resource_class, (0, 0))
+        return capacity - used
 
     @property
     def resource_classes(self):

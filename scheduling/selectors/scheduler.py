@@ -87,7 +87,22 @@ def _valid_uuids(values):
 class WeighedHost:
     host: HostState
     score: float
-    weights: dict  # weigher name -> {"raw", "normalised", "weighted"}
+    # What each weigher gave every host of the pass, and this host's place in those lists:
+    # the per-host dicts of :attr:`weights` are built only for the hosts an answer shows.
+    parts: list = field(default_factory=list, repr=False)  # [(name, raw, normalised, mult)]
+    index: int = 0
+
+    @property
+    def weights(self):
+        """``{weigher name: {"raw", "normalised", "weighted"}}`` for this host."""
+        return {
+            name: {
+                "raw": raw[self.index],
+                "normalised": normalised[self.index],
+                "weighted": multiplier * normalised[self.index],
+            }
+            for name, raw, normalised, multiplier in self.parts
+        }
 
 
 @dataclass
@@ -216,17 +231,23 @@ def _filter(hosts, spec):
 
 
 def _weigh(hosts, spec):
-    weighed = [WeighedHost(host, 0.0, {}) for host in hosts]
+    scores = [0.0] * len(hosts)
+    parts = []
     for plugin in configured_weighers():
         try:
             raw = [float(plugin.weigh(host, spec)) for host in hosts]
         except Exception:
             logger.exception("Scheduler weigher %s failed; skipped for this request", plugin.name)
             continue
-        for item, value, norm in zip(weighed, raw, normalise(raw), strict=True):
-            weighted = plugin.multiplier * norm
-            item.score += weighted
-            item.weights[plugin.name] = {"raw": value, "normalised": norm, "weighted": weighted}
+        normalised = normalise(raw)
+        multiplier = plugin.multiplier
+        for index, norm in enumerate(normalised):
+            scores[index] += multiplier * norm
+        parts.append((plugin.name, raw, normalised, multiplier))
+    weighed = [
+        WeighedHost(host, score, parts, index)
+        for index, (host, score) in enumerate(zip(hosts, scores, strict=True))
+    ]
     weighed.sort(key=lambda w: (-w.score, w.host.name))
     return weighed
 

@@ -9,6 +9,7 @@ from django.db import transaction
 
 from allocations.services.allocations import allocation_delete
 from placementsite.api.errors import Conflict, NotFound
+from placementsite.gc_pause import cyclic_gc_paused
 
 from ..extra_specs import translate_flavor
 from ..models import Server
@@ -134,9 +135,12 @@ def servers_create(
     )
     placed = []
     try:
-        for index in range(count):
-            spec.index = index
-            placed.append(_place_one(spec, name if count == 1 else f"{name}-{index + 1}", stats))
+        # Each pass allocates a host state per host: no collector walks while they live.
+        with cyclic_gc_paused():
+            for index in range(count):
+                spec.index = index
+                name_of = name if count == 1 else f"{name}-{index + 1}"
+                placed.append(_place_one(spec, name_of, stats))
     except BaseException:
         for server in placed:
             server_delete(server=server)
