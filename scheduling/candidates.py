@@ -49,7 +49,7 @@ from . import queries
 
 logger = logging.getLogger("placement.candidates")
 
-__all__ = ["CandidateRequest", "Candidates", "candidates_for_request"]
+__all__ = ["CandidateRequest", "Candidates", "Found", "candidates_for_request", "find_candidates"]
 
 
 @dataclass
@@ -536,17 +536,10 @@ def _summaries(root_ids, members=None):
             "capacity": usable_units(total, reserved, ratio),
             "used": used,
         }
-    # Stable trait order (providers.selectors.traits): standard ones, then custom ones, each
-    # in id order.
-    standard = defaultdict(list)
-    custom = defaultdict(list)
-    for provider_id, name in queries.trait_names(ids):
-        (custom if name.startswith(CUSTOM_PREFIX) else standard)[provider_id].append(name)
+    traits_of = trait_lists(ids)
     summaries = []
     for provider_id, uuid, parent_id, root_id, _name in providers:
-        traits = standard.get(provider_id, [])
-        if provider_id in custom:
-            traits = traits + custom[provider_id]
+        traits = traits_of.get(provider_id, [])
         summaries.append(
             (
                 uuid,
@@ -557,6 +550,18 @@ def _summaries(root_ids, members=None):
             )
         )
     return summaries, providers
+
+
+def trait_lists(provider_ids):
+    """``{provider id: [trait names]}`` in the stable order of providers.selectors.traits
+    (standard traits, then custom ones, each in id order); one query."""
+    standard = defaultdict(list)
+    custom = defaultdict(list)
+    for provider_id, name in queries.trait_names(provider_ids):
+        (custom if name.startswith(CUSTOM_PREFIX) else standard)[provider_id].append(name)
+    for provider_id, names in custom.items():
+        standard[provider_id] += names
+    return standard
 
 
 # --- the selector -----------------------------------------------------------
@@ -586,8 +591,50 @@ def _take(generated, most, budget):
     return found
 
 
-def candidates_for_request(request):
-    """The allocation candidates and provider summaries answering ``request``.
+@dataclass
+class Found:
+    """The engine's answer by id, before it is rendered for a client.
+
+    ``candidates``: ``[(allocations, mappings), ...]`` where ``allocations`` is ``[((provider
+    id, class id), amount), ...]`` in that order and ``mappings`` ``[(suffix, [provider ids]),
+    ...]``. ``root_of`` gives the root of every provider they name, ``class_names`` the names
+    of the classes, ``sharing`` the sharing providers among them. ``members`` holds the
+    :func:`~scheduling.queries.tree_members` rows of the candidate trees when the engine read
+    them (for ``same_subtree``).
+    """
+
+    candidates: list = field(default_factory=list)
+    root_of: dict = field(default_factory=dict)
+    class_names: dict = field(default_factory=dict)
+    sharing: frozenset = frozenset()
+    requested_classes: frozenset = frozenset()
+    members: list | None = None
+    tree_blind: bool = False
+
+    def roots(self):
+        """Ids of the trees the candidates use, sharing providers' trees included."""
+        root_of = self.root_of
+        found = {root_of[p] for allocations, _m in self.candidates for (p, _c), _a in allocations}
+        found |= {root_of[p] for _a, mappings in self.candidates for _s, ps in mappings for p in ps}
+        return found
+
+    def render(self, candidate, uuids):
+        """One candidate as a client sees it: ``({provider uuid: {class: amount}}, {suffix:
+        [provider uuids]})``, with ``uuids`` mapping provider ids to uuids."""
+        allocations, mappings = candidate
+        class_names = self.class_names
+        by_provider = {}
+        for (provider_id, class_id), amount in allocations:
+            uuid = uuids[provider_id]
+            resources = by_provider.get(uuid)
+            if resources is None:
+                resources = by_provider[uuid] = {}
+            resources[class_names[class_id]] = amount
+        return by_provider, {suffix: [uuids[p] for p in ps] for suffix, ps in mappings}
+
+
+def find_candidates(request):
+    """The allocation candidates answering ``request``, by id (see :class:`Found`).
 
     Raises UnknownResourceClass / UnknownTrait for names that do not exist.
     """
@@ -605,55 +652,53 @@ def candidates_for_request(request):
         _roots_meeting(root_required, root_forbidden) if (root_required or root_forbidden) else None
     )
     roots = assembler.candidate_roots(allowed)
+    answer = Found(requested_classes=requested, root_of=root_of)
     if not roots:
-        return Candidates(requested_classes=requested)
-    members = None
+        return answer
     if request.same_subtree:
         # The providers of the candidate trees, read once: their parents for same_subtree
         # and, later, their uuids for the summaries.
-        members = queries.tree_members(roots)
-        assembler.parent_of = {row[0]: row[2] for row in members}
+        answer.members = queries.tree_members(roots)
+        assembler.parent_of = {row[0]: row[2] for row in answer.members}
 
     cap = _bound(settings.PLACEMENT_MAX_ALLOCATION_CANDIDATES)
     randomize = settings.PLACEMENT_RANDOMIZE_ALLOCATION_CANDIDATES
     bounds = [n for n in (cap, None if randomize else request.limit) if n is not None]
     generated = assembler.candidates(roots)
-    tree_blind = not request.nested_aware and _any_tree()
-    if tree_blind:
+    answer.tree_blind = not request.nested_aware and _any_tree()
+    if answer.tree_blind:
         generated = (c for c in generated if _one_provider_per_tree(c[0], root_of))
     found = _take(generated, min(bounds) if bounds else None, budget)
     if randomize:
         random.shuffle(found)
         if request.limit is not None:
             found = found[: request.limit]
-    if not found:
-        return Candidates(requested_classes=requested)
-
-    used_roots = {root_of[p] for allocations, _m in found for (p, _c), _a in allocations}
-    used_roots |= {root_of[p] for _a, mappings in found for _s, ps in mappings for p in ps}
-    summaries, members = _summaries(used_roots, members)
-    uuids = {row[0]: row[1] for row in members}
-    if tree_blind:
-        used = {uuids[p] for allocations, _m in found for (p, _c), _a in allocations}
-        summaries = [summary for summary in summaries if summary[0] in used]
-    class_names = {}
+    answer.candidates = found
+    answer.sharing = frozenset(assembler.anchors)
     for rg in resolved.values():
-        class_names.update(rg.class_names)
-    requests = []
-    for allocations, mappings in found:
-        by_provider = {}
-        for (provider_id, class_id), amount in allocations:
-            uuid = uuids[provider_id]
-            resources = by_provider.get(uuid)
-            if resources is None:
-                resources = by_provider[uuid] = {}
-            resources[class_names[class_id]] = amount
-        requests.append((by_provider, {suffix: [uuids[p] for p in ps] for suffix, ps in mappings}))
+        answer.class_names.update(rg.class_names)
+    return answer
+
+
+def candidates_for_request(request):
+    """The allocation candidates and provider summaries answering ``request``, as
+    ``GET /allocation_candidates`` gives them (see :class:`Candidates`).
+
+    Raises UnknownResourceClass / UnknownTrait for names that do not exist.
+    """
+    found = find_candidates(request)
+    if not found.candidates:
+        return Candidates(requested_classes=found.requested_classes)
+    summaries, members = _summaries(found.roots(), found.members)
+    uuids = {row[0]: row[1] for row in members}
+    if found.tree_blind:
+        used = {uuids[p] for allocations, _m in found.candidates for (p, _c), _a in allocations}
+        summaries = [summary for summary in summaries if summary[0] in used]
     return Candidates(
-        allocation_requests=requests,
+        allocation_requests=[found.render(candidate, uuids) for candidate in found.candidates],
         provider_summaries=summaries,
         providers={uuid: (pk, name) for pk, uuid, _parent, _root, name in members},
-        requested_classes=requested,
+        requested_classes=found.requested_classes,
     )
 
 

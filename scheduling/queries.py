@@ -73,6 +73,25 @@ _INVENTORIES_WITH_USAGE = f"""
     ORDER BY i.resource_provider_id, i.resource_class_id
 """
 
+# The same per inventory row, for every provider of the trees of some roots, with its root:
+# the scheduler's hosts, without listing their providers first.
+_TREE_INVENTORIES_WITH_USAGE = f"""
+    SELECT p.root_id, i.resource_provider_id, c.name, i.total, i.reserved, i.allocation_ratio,
+           COALESCE(u.used, 0)
+    FROM {_INVENTORIES} i
+    JOIN {_PROVIDERS} p ON p.id = i.resource_provider_id
+    JOIN {_CLASSES} c ON c.id = i.resource_class_id
+    LEFT JOIN (
+        SELECT a.resource_provider_id, a.resource_class_id, SUM(a.used) AS used
+        FROM {_ALLOCATIONS} a JOIN {_PROVIDERS} ap ON ap.id = a.resource_provider_id
+        WHERE {{allocation_root_in}}
+        GROUP BY a.resource_provider_id, a.resource_class_id
+    ) u ON u.resource_provider_id = i.resource_provider_id
+       AND u.resource_class_id = i.resource_class_id
+    WHERE {{inventory_root_in}}
+    ORDER BY i.resource_provider_id, i.resource_class_id
+"""
+
 _PROVIDER_TRAITS_AMONG = f"""
     SELECT resource_provider_id, trait_id
     FROM {_PROVIDER_TRAITS}
@@ -147,6 +166,18 @@ def inventories_with_usage(provider_ids):
     inventory_in, inventory_params = _id_in("i.resource_provider_id", provider_ids)
     sql = _INVENTORIES_WITH_USAGE.format(
         allocation_provider_in=allocation_in, inventory_provider_in=inventory_in
+    )
+    return fetch(sql, allocation_params + inventory_params)
+
+
+def tree_inventories_with_usage(root_ids):
+    """``[(root id, provider id, class name, total, reserved, allocation_ratio, used), ...]``
+    of every provider of the trees ``root_ids``, in provider and class id order."""
+    root_ids = list(root_ids)
+    allocation_in, allocation_params = _id_in("ap.root_id", root_ids)
+    inventory_in, inventory_params = _id_in("p.root_id", root_ids)
+    sql = _TREE_INVENTORIES_WITH_USAGE.format(
+        allocation_root_in=allocation_in, inventory_root_in=inventory_in
     )
     return fetch(sql, allocation_params + inventory_params)
 

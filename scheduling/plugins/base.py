@@ -12,46 +12,54 @@ from dataclasses import dataclass, field
 class HostState:
     """One host (a root provider) as the scheduler sees it for one request.
 
+    ``aggregates`` are the aggregate uuids of the root; ``aggregate_metadata`` the
+    :class:`~scheduling.models.AggregateMetadata` of those aggregates as dicts (``name``,
+    ``availability_zone``, ``metadata``). ``enabled`` and ``stale`` come from the host's
+    compute report (providers made through the Placement API alone have none and count as
+    enabled hosts).
+
+    The rest is read from ``tree`` (what one scheduling pass knows of all its hosts' trees),
+    each part for every host of the pass at once, the first time any host is asked for it:
     ``inventories`` maps each provider of the tree to ``{class: {"capacity", "used"}}``
     (capacity after reserved and allocation ratio), ``traits`` each provider to its trait
-    names. ``aggregates`` are the aggregate uuids of the root; ``aggregate_metadata`` the
-    :class:`~scheduling.models.AggregateMetadata` of those aggregates as dicts (``name``,
-    ``availability_zone``, ``metadata``). ``report`` is the host's latest compute report when
-    one exists (providers made through the Placement API alone have none and count as enabled
-    hosts). ``candidates`` are the engine's allocation requests that land on this host.
+    names, ``providers`` lists ``(uuid, parent uuid)`` in id order, ``report`` is the host's
+    latest compute report or None, and ``candidates`` are the engine's allocation requests
+    that land on this host (``({provider uuid: {class: amount}}, {suffix: [uuids]})``).
     """
 
     uuid: str
     name: str
     id: int
-    providers: list = field(default_factory=list)  # [(uuid, parent uuid)], root first
-    inventories: dict = field(default_factory=dict)
-    traits: dict = field(default_factory=dict)
     aggregates: frozenset = frozenset()
     aggregate_metadata: list = field(default_factory=list)
-    # Reads the host's report on first use (see :attr:`report`).
-    report_of: object = field(default=None, repr=False)
     enabled: bool = True
     stale: bool = False
-    candidates: list = field(default_factory=list)
+    tree: object = field(default=None, repr=False)
 
     @property
     def report(self):
         """The host's compute report (``providers.models.ComputeNode``), or None."""
-        return self.report_of(self.id) if self.report_of is not None else None
+        return self.tree.report(self.id)
+
+    @property
+    def candidates(self):
+        return self.tree.candidates(self.id)
+
+    @property
+    def providers(self):
+        return self.tree.providers(self.id)
+
+    @property
+    def inventories(self):
+        return self.tree.inventories(self.id)
+
+    @property
+    def traits(self):
+        return self.tree.traits(self.id)
 
     def _totals(self):
-        # {class: [capacity, used]} over the tree, summed once per host state.
-        totals = self.__dict__.get("_class_totals")
-        if totals is None:
-            totals = {}
-            for inventory in self.inventories.values():
-                for name, numbers in inventory.items():
-                    pair = totals.setdefault(name, [0, 0])
-                    pair[0] += numbers["capacity"]
-                    pair[1] += numbers["used"]
-            self.__dict__["_class_totals"] = totals
-        return totals
+        # {class: [capacity, used]} over the tree.
+        return self.tree.totals(self.id)
 
     def capacity(self, resource_class):
         """Usable units of a class over the whole tree."""
@@ -67,7 +75,7 @@ class HostState:
 
     @property
     def resource_classes(self):
-        return sorted({name for inv in self.inventories.values() for name in inv})
+        return sorted(self._totals())
 
     @property
     def extended_resources(self):

@@ -1,9 +1,10 @@
 """Reads of the scheduler: candidates from the engine (in process), host states, filters and
 weighers, and the explain funnel. Nothing here writes; claims are in scheduling.services.
 
-One selection is a fixed number of queries whatever the number of hosts: the engine's, one for
-the hosts' names, one for their aggregates and one for aggregate metadata. Filters and weighers
-work on the host states in memory.
+One selection is a fixed number of queries whatever the number of hosts: the engine's, then
+those of the host states (scheduling.selectors.host_states: names, aggregates, and each further
+fact once for every host, when a plugin first reads it). Filters and weighers work on the host
+states in memory.
 """
 
 import logging
@@ -16,15 +17,13 @@ from django.conf import settings
 from placementsite.api.errors import BadRequest
 from placementsite.gc_pause import cyclic_gc_paused
 from providers import request_groups
-from providers.models import ComputeNode, ResourceProvider
-from providers.selectors import compute_nodes
+from providers.models import ResourceProvider
 from providers.selectors.fit import FitRequestError, fit_report
 
 from .. import candidates as engine
-from .. import queries
-from ..models import AggregateMetadata, Server
+from ..models import Server
 from ..plugins import HostState, configured_filters, configured_weighers, normalise
-from ..queries import SHARING_TRAIT
+from .host_states import host_states
 
 logger = logging.getLogger("placement.scheduler")
 
@@ -129,85 +128,6 @@ class Selection:
         return [self.chosen] + [w for w in self.weighed if w is not self.chosen]
 
 
-def host_states(found):
-    """``[HostState]`` for the hosts of the engine's answer, each with its candidates."""
-    summaries = {row[0]: row for row in found.provider_summaries}
-    sharing = {uuid for uuid, row in summaries.items() if SHARING_TRAIT in row[4]}
-    by_host = {}
-    for allocations, mappings in found.allocation_requests:
-        roots = [summaries[p][2] for p in allocations if p not in sharing]
-        if not roots:
-            roots = [summaries[p][2] for p in allocations]
-        by_host.setdefault(sorted(roots)[0], []).append((allocations, mappings))
-    if not by_host:
-        return []
-    hosts = {}
-    for uuid, candidates in by_host.items():
-        provider_id, name = found.providers[uuid]
-        hosts[provider_id] = HostState(uuid=uuid, name=name, id=provider_id, candidates=candidates)
-    by_uuid = {host.uuid: host for host in hosts.values()}
-    for uuid, parent, root, resources, traits in found.provider_summaries:
-        host = by_uuid.get(root)
-        if host is not None:
-            host.providers.append((uuid, parent))
-            host.inventories[uuid] = resources
-            host.traits[uuid] = traits
-    _add_aggregates(hosts)
-    _add_reports(hosts)
-    return sorted(hosts.values(), key=lambda h: h.name)
-
-
-def _add_aggregates(hosts):
-    aggregate_ids = {}
-    for provider_id, aggregate_id, uuid in queries.provider_aggregates(hosts):
-        aggregate_ids.setdefault(provider_id, set()).add(aggregate_id)
-        hosts[provider_id].aggregates |= {uuid}
-    wanted = set().union(*aggregate_ids.values()) if aggregate_ids else set()
-    if not wanted:
-        return
-    metadata = {
-        row["aggregate_id"]: row
-        for row in AggregateMetadata.objects.filter(aggregate_id__in=wanted).values(
-            "aggregate_id", "name", "availability_zone", "metadata"
-        )
-    }
-    for provider_id, ids in aggregate_ids.items():
-        hosts[provider_id].aggregate_metadata = [metadata[i] for i in sorted(ids) if i in metadata]
-
-
-class _Reports:
-    """The compute reports of a pass's hosts, read in one query the first time a plugin asks
-    for one (most requests never do)."""
-
-    def __init__(self, root_ids):
-        self.root_ids = root_ids
-        self.found = None
-
-    def __call__(self, root_id):
-        if self.found is None:
-            self.found = {
-                node.provider.root_id: node
-                for node in ComputeNode.objects.filter(
-                    provider__root_id__in=self.root_ids
-                ).select_related("provider")
-            }
-        return self.found.get(root_id)
-
-
-def _add_reports(hosts):
-    """Disabled and stale hosts as the host-sync selector says (hosts made through the
-    Placement API alone have no report and count as enabled). Only the unavailable hosts are
-    read here: they are few, the available ones need nothing."""
-    unavailable = set(compute_nodes.unavailable_root_ids()) & set(hosts)
-    if unavailable:
-        for root_id, state in compute_nodes.host_states(provider_ids=unavailable).items():
-            hosts[root_id].enabled = state["enabled"]
-            hosts[root_id].stale = state["stale"]
-    reports = _Reports(list(hosts))
-    for host in hosts.values():
-        host.report_of = reports
-
-
 # --- filtering and weighing ---------------------------------------------------
 
 
@@ -255,7 +175,7 @@ def _weigh(hosts, spec):
 def candidates_for(spec):
     """The engine's answer for the spec's flavor; unknown names are a 400."""
     try:
-        return engine.candidates_for_request(spec.flavor_request.candidate_request)
+        return engine.find_candidates(spec.flavor_request.candidate_request)
     except request_groups.UnknownResourceClass as exc:
         raise BadRequest(
             f"Flavor {spec.flavor.name} asks for {exc}", code="scheduler.invalid_flavor"

@@ -57,11 +57,11 @@ def scheduling_spec(
 
 def _alternates(selection, claimed):
     keep = max(0, settings.PLACEMENT_SCHEDULER_MAX_ATTEMPTS - 1)
+    others = [w for w in selection.attempt_order() if w is not claimed][:keep]
     return [
         {"host": w.host.name, "host_uuid": w.host.uuid, "allocations": first_allocations(w.host)}
-        for w in selection.attempt_order()
-        if w is not claimed
-    ][:keep]
+        for w in others
+    ]
 
 
 def _place_one(spec, name, stats):
