@@ -42,6 +42,7 @@ from heapq import merge
 from itertools import islice, repeat
 from typing import NamedTuple
 
+from django.db import connection
 from django.db.models import BooleanField, ExpressionWrapper, Q
 
 from ..capacity import CAPACITY_FIELDS, EXCEEDS_CAPACITY, Capacity
@@ -160,17 +161,31 @@ SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
 _DISTANCE = {NO_INVENTORY: 2}
 
 
-def largest_free_by_class(class_ids):
+def largest_free_by_class(class_ids, judge=None):
     """{class id: (provider id, free)} of the inventory with the most free units per class
-    (one read of the classes' inventories with their usage; free by the capacity model)."""
-    best = {}
+    (free by the capacity model). Classes whose every inventory ``judge`` (a _CapacityJudge)
+    has read already are answered from it; the others in one read of their inventories."""
+    known = set(class_ids) & judge.whole_classes if judge is not None else set()
     rows = (
-        Inventory.objects.filter(resource_class_id__in=class_ids)
-        .annotate(used=usage_subquery())
-        .values_list("resource_provider_id", "resource_class_id", *CAPACITY_FIELDS, "used")
+        [
+            (rp, rc, capacity, used)
+            for (rp, rc), (capacity, used) in judge.rows.items()
+            if rc in known
+        ]
+        if known
+        else []
     )
-    for rp, rc, *shape, used in rows:
-        free = Capacity(*shape).free(used)
+    rest = sorted(set(class_ids) - known)
+    if rest:
+        rows += [
+            (rp, rc, Capacity(*shape), used)
+            for rp, rc, *shape, used in Inventory.objects.filter(resource_class_id__in=rest)
+            .annotate(used=usage_subquery())
+            .values_list("resource_provider_id", "resource_class_id", *CAPACITY_FIELDS, "used")
+        ]
+    best = {}
+    for rp, rc, capacity, used in rows:
+        free = capacity.free(used)
         if rc not in best or free > best[rc][1]:
             best[rc] = (rp, free)
     return best
@@ -310,10 +325,9 @@ def _count_shortfalls(tally, shortfalls, judge, rows):
     for where, short_of in shortfalls:
         for position in where:
             provider_id = rows[position][0]
-            kinds = set()
+            kinds = frozenset()
             for class_id in short_of:
-                found = judge.shortfalls(provider_id, class_id, amounts[class_id])
-                kinds |= {s.rule for s in found} if found else {EXCEEDS_CAPACITY}
+                kinds |= judge.kinds(provider_id, class_id, amounts[class_id])
             for kind in kinds:
                 tally.counts[kind] += 1
             tally.refined[position] = kinds
@@ -326,16 +340,22 @@ def _count_hosts(tally, rows, root_of, sharing_ids):
         root_of[rows[p][0]] or rows[p][0] for where in tally.fitting for p in where
     } - sharing_ids
     closest = {}  # left-out host -> (distance, kinds) of its closest provider
+    scored = {}  # (pattern's kinds, capacity model's kinds) -> (distance, all kinds)
+    refined = tally.refined
     for (where, _failed), (kinds, _short_of) in zip(tally.left_out, tally.left_kinds, strict=True):
+        kinds = frozenset(kinds)
         for p in where:
             pid = rows[p][0]
             root = root_of[pid] or pid
             if root in tally.fitting_roots or pid in sharing_ids:
                 continue
-            found = frozenset(kinds | tally.refined.get(p, set()))
-            distance = sum(_DISTANCE.get(kind, 1) for kind in found)
-            if root not in closest or distance < closest[root][0]:
-                closest[root] = (distance, found)
+            key = (kinds, refined.get(p, frozenset()))
+            score = scored.get(key)
+            if score is None:
+                found = key[0] | key[1]
+                score = scored[key] = (sum(_DISTANCE.get(kind, 1) for kind in found), found)
+            if root not in closest or score[0] < closest[root][0]:
+                closest[root] = score
     host_counts = defaultdict(int)
     for _distance, kinds in closest.values():
         for kind in kinds:
@@ -386,7 +406,7 @@ def _reports(resolved, tallies, picked, judge, root_of, host_count):
     )
     nothing_fits = [t for t in tallies if not t.fitting_roots]
     asked = sorted({c for t in nothing_fits for c in t.resolved.resources})
-    largest = largest_free_by_class(asked) if asked else {}
+    largest = largest_free_by_class(asked, judge) if asked else {}
     if largest:
         refs.update(provider_refs({rp for rp, _free in largest.values()} - set(refs)))
     return [
@@ -452,33 +472,66 @@ def _largest(resolved, class_id, best, refs):
     return LargestFree(name, resolved.resources[class_id], free, refs.get(provider_id))
 
 
+_CAPACITY_ONLY = frozenset({EXCEEDS_CAPACITY})
+
+
 class _CapacityJudge:
     """The capacity model's verdict on the inventories of providers that failed a resource rule.
 
     One query reads those inventory rows with their usage; identical
-    (inventory, amount, usage) cases are judged once.
+    (inventory, amount, usage) cases are judged once. A class wanted for many providers (a
+    request nothing fits) is read whole rather than through a list of thousands of ids:
+    ``whole_classes`` names them, and their rows also answer "the most free anywhere".
     """
+
+    WHOLE_CLASS_ABOVE = 500  # providers
 
     def __init__(self, wanted):
         self.rows = {}  # (provider id, class id) -> (Capacity, used)
         self._verdicts = {}
+        self._kinds = {}
+        self.whole_classes = {
+            class_id for class_id, ids in wanted.items() if len(ids) > self.WHOLE_CLASS_ABOVE
+        }
         if not wanted:
             return
-        which = Q()
+        which = Q(resource_class_id__in=sorted(self.whole_classes))
         for class_id, provider_ids in wanted.items():
-            which |= Q(resource_class_id=class_id, resource_provider_id__in=sorted(provider_ids))
-        rows = (
+            if class_id not in self.whole_classes:
+                which |= Q(
+                    resource_class_id=class_id, resource_provider_id__in=sorted(provider_ids)
+                )
+        query = (
             Inventory.objects.filter(which)
             .annotate(used=usage_subquery())
             .values_list("resource_provider_id", "resource_class_id", *CAPACITY_FIELDS, "used")
         )
+        # Straight from the cursor: thousands of rows of ints and floats need no converters.
+        with connection.cursor() as cursor:
+            cursor.execute(*query.query.sql_with_params())
+            rows = cursor.fetchall()
         shapes = {}  # identical inventories share one (immutable) Capacity
-        for provider_id, class_id, *shape, used in rows:
-            shape = tuple(shape)
+        store = self.rows
+        for row in rows:
+            shape = row[2:-1]
             capacity = shapes.get(shape)
             if capacity is None:
                 capacity = shapes[shape] = Capacity(*shape)
-            self.rows[provider_id, class_id] = (capacity, used)
+            store[row[0], row[1]] = (capacity, row[-1])
+
+    def kinds(self, provider_id, class_id, amount):
+        """The rules (shortfall kinds) that refuse ``amount``; plain capacity when the model
+        has no objection (the SQL rule refused on usage the model did not see)."""
+        row = self.rows.get((provider_id, class_id))
+        if row is None:
+            return _CAPACITY_ONLY
+        capacity, used = row
+        key = (id(capacity), amount, used)
+        found = self._kinds.get(key)
+        if found is None:
+            found = frozenset(s.rule for s in self.shortfalls(provider_id, class_id, amount))
+            found = self._kinds[key] = found or _CAPACITY_ONLY
+        return found
 
     def has(self, provider_id, class_id):
         return (provider_id, class_id) in self.rows

@@ -486,3 +486,31 @@ def test_candidates_are_grouped_by_host(numa_host, staff):
     row = table.split("<tr>")[2]
     assert 'class="strong" href="/dashboard/providers/' in row and ">numa-host<" in row
     assert "2 candidates" in row
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"resources": "MEMORY_MB:3072"},
+        {"resources": "VCPU:3"},
+        {"resources": "VCPU:100000,MEMORY_MB:100000"},
+    ],
+)
+def test_a_class_read_whole_explains_as_a_class_read_by_provider(cloud, staff, fields):
+    # Past a number of providers the capacity model reads every inventory of a class at
+    # once (a request nothing fits on a large cloud); the page must not change with it.
+    from providers.selectors.fit import _CapacityJudge
+
+    by_provider = evaluate(staff, **fields).content.decode()
+    _CapacityJudge.WHOLE_CLASS_ABOVE = 0
+    try:
+        whole = evaluate(staff, **fields).content.decode()
+    finally:
+        _CapacityJudge.WHOLE_CLASS_ABOVE = 500
+
+    def report(page):
+        # The groups' sections: every count, reason and "largest free" line.
+        return page.split('class="card group-result"', 1)[1].split("</main>", 1)[0]
+
+    assert report(whole) == report(by_provider)
+    assert "short of" in report(whole)
