@@ -136,6 +136,18 @@ def placement_settings(settings):
 
 
 @pytest.fixture
+def policy_file(settings, tmp_path):
+    """``policy_file({rule: check})``: an operator's policy file overriding those rules."""
+
+    def write(rules):
+        path = tmp_path / "policy.yaml"
+        path.write_text("".join(f'"{name}": "{check}"\n' for name, check in rules.items()))
+        settings.PLACEMENT_POLICY_FILE = str(path)
+
+    return write
+
+
+@pytest.fixture
 def api(db):
     """An admin client at the latest microversion."""
     return PlacementClient(version="latest")
