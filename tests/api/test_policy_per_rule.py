@@ -1,26 +1,35 @@
-"""Every Placement endpoint checks its own policy rule, and only that rule.
+"""Every Placement and /api/ endpoint checks its own policy rule, and only that rule.
 
-For each rule of ``placementsite.api.policy.RULES``: a policy file refusing that rule alone
-turns an admin's request to the endpoint into a 403 that names the rule, and a policy file
-allowing that rule alone to anyone lets a non-admin caller past the policy check. A last test
-checks the table covers every rule, so a new endpoint without a row here fails.
+For each rule of ``placementsite.api.policy.RULES`` and ``API_RULES``: a policy file refusing
+that rule alone turns an admin's request to the endpoint into a 403 that names the rule, and a
+policy file allowing that rule alone to anyone lets a non-admin caller past the policy check.
+The last tests check the tables cover every rule, and every /api/ route checks one of them, so
+a new endpoint or rule without a row here fails.
 """
+
+from types import SimpleNamespace
 
 import pytest
 
 from placementsite.api import policy
+from placementsite.rest import urls as api_urls
+from placementsite.rest.permissions import PolicyPermission
 from tests.api.endpoint_tests import assert_refused_by
 from tests.conftest import PlacementClient
-from tests.factories import make_allocation, make_consumer, make_provider
+from tests.factories import make_allocation, make_consumer, make_provider, resource_class
+from tests.providers.hosts import report
+from tests.scheduling.move_helpers import boot_one, setup_hosts
 
 pytestmark = pytest.mark.django_db
 
 RP = "11111111-1111-4111-8111-111111111111"
 CONSUMER = "22222222-2222-4222-8222-222222222222"
 PROJECT = "project-a"
+HOST = "policy-host"
+SERVER_BODY = {"name": "new", "flavor": "m1.small", "project_id": PROJECT, "user_id": "user-a"}
 
-# rule -> (method, path, body)
-ENDPOINTS = {
+# rule -> (method, path, body); a path's {server} and {migration} are ids made by api_world
+PLACEMENT_ENDPOINTS = {
     "placement:resource_providers:list": ("GET", "/resource_providers", None),
     "placement:resource_providers:create": ("POST", "/resource_providers", {"name": "new"}),
     "placement:resource_providers:show": ("GET", f"/resource_providers/{RP}", None),
@@ -111,35 +120,126 @@ ENDPOINTS = {
 }
 
 
+API_ENDPOINTS = {
+    "placement:api:root": ("GET", "/api/", None),
+    "placement:api:schema": ("GET", "/api/schema/", None),
+    "placement:api:flavors:list": ("GET", "/api/flavors/", None),
+    "placement:api:flavors:show": ("GET", "/api/flavors/m1.small/", None),
+    "placement:api:flavors:create": (
+        "POST",
+        "/api/flavors/",
+        {"name": "m1.new", "vcpus": 1, "ram": 512, "disk": 1},
+    ),
+    "placement:api:flavors:update": ("PATCH", "/api/flavors/m1.spare/", {"vcpus": 1}),
+    "placement:api:flavors:delete": ("DELETE", "/api/flavors/m1.spare/", None),
+    "placement:api:servers:list": ("GET", "/api/servers/", None),
+    "placement:api:servers:show": ("GET", "/api/servers/{server}/", None),
+    "placement:api:servers:create": ("POST", "/api/servers/", SERVER_BODY),
+    "placement:api:servers:delete": ("DELETE", "/api/servers/{server}/", None),
+    "placement:api:servers:migrate": ("POST", "/api/servers/{server}/migrate/", {}),
+    "placement:api:servers:resize": (
+        "POST",
+        "/api/servers/{server}/resize/",
+        {"flavor": "m1.medium"},
+    ),
+    "placement:api:servers:live_migrate": ("POST", "/api/servers/{server}/live-migrate/", {}),
+    "placement:api:servers:evacuate": ("POST", "/api/servers/{server}/evacuate/", {}),
+    "placement:api:migrations:list": ("GET", "/api/migrations/", None),
+    "placement:api:migrations:show": ("GET", "/api/migrations/{migration}/", None),
+    "placement:api:migrations:confirm": ("POST", "/api/migrations/{migration}/confirm/", {}),
+    "placement:api:migrations:revert": ("POST", "/api/migrations/{migration}/revert/", {}),
+    "placement:api:migrations:finish": ("POST", "/api/migrations/{migration}/finish/", {}),
+    "placement:api:migrations:fail": (
+        "POST",
+        "/api/migrations/{migration}/fail/",
+        {"reason": "host lost"},
+    ),
+    "placement:api:scheduler:explain": ("POST", "/api/scheduler/explain/", SERVER_BODY),
+    "placement:api:capacity:list": ("GET", "/api/capacity/?flavor=m1.small", None),
+    "placement:api:compute_nodes:list": ("GET", "/api/compute-nodes/", None),
+    "placement:api:compute_nodes:show": ("GET", f"/api/compute-nodes/{HOST}/", None),
+    "placement:api:compute_nodes:update": ("PUT", f"/api/compute-nodes/{HOST}/", report()),
+    "placement:api:compute_nodes:delete": ("DELETE", f"/api/compute-nodes/{HOST}/", None),
+    "placement:api:resource_classes:list": ("GET", "/api/resource-classes/", None),
+    "placement:api:resource_classes:show": ("GET", "/api/resource-classes/VCPU/", None),
+    "placement:api:resource_classes:update": (
+        "PATCH",
+        "/api/resource-classes/CUSTOM_API/",
+        {"unit": "hours"},
+    ),
+}
+
+ENDPOINTS = {**PLACEMENT_ENDPOINTS, **API_ENDPOINTS}
+
+
 @pytest.fixture
 def cloud(db):
-    """One provider with inventories and one consumer's allocation, for every endpoint."""
+    """One provider with inventories and one consumer's allocation, for every Placement
+    endpoint, whose paths name them as constants (no ids to fill in)."""
     provider = make_provider("policy-rp", uuid=RP, inventories={"VCPU": 8, "MEMORY_MB": 1024})
     make_allocation(provider, make_consumer(uuid=CONSUMER, project=PROJECT), {"VCPU": 1})
     admin = PlacementClient(version="latest")
     assert admin.put("/resource_classes/CUSTOM_GONE").status == 201
     assert admin.put("/traits/CUSTOM_GONE_TRAIT").status == 201
-    return provider
+    return {}
 
 
-def call(client, rule):
+@pytest.fixture
+def api_world(db):
+    """Hosts and flavors, an idle server, another one moving, a compute host and a custom
+    class, for every /api/ endpoint; returns the ids their paths name."""
+    admin = PlacementClient(version="latest")
+    setup_hosts(admin, flavors=("m1.small", "m1.medium", "m1.spare"))
+    idle = boot_one(admin, name="idle")
+    moving = boot_one(admin, name="moving")
+    migration = admin.post(f"/api/servers/{moving['id']}/migrate/", {})
+    assert migration.status == 201, migration
+    assert admin.put(f"/api/compute-nodes/{HOST}/", report()).status == 201
+    resource_class("CUSTOM_API")
+    return {"server": idle["id"], "migration": migration.json["migration"]["id"]}
+
+
+@pytest.fixture
+def ids(request, rule):
+    """What the rule's endpoint needs in the database, and the ids its path names."""
+    return request.getfixturevalue("api_world" if rule in API_ENDPOINTS else "cloud")
+
+
+def call(client, rule, ids):
     method, path, body = ENDPOINTS[rule]
-    return client.request(method, path, body)
+    return client.request(method, path.format(**ids), body)
 
 
 @pytest.mark.parametrize("rule", sorted(ENDPOINTS))
-def test_refusing_the_rule_refuses_the_endpoint(cloud, policy_file, rule):
+def test_refusing_the_rule_refuses_the_endpoint(ids, policy_file, rule):
     policy_file({rule: "!"})
-    response = call(PlacementClient(version="latest"), rule)
-    assert_refused_by(response, rule)
+    assert_refused_by(call(PlacementClient(version="latest"), rule, ids), rule)
 
 
 @pytest.mark.parametrize("rule", sorted(ENDPOINTS))
-def test_allowing_the_rule_admits_a_non_admin(cloud, policy_file, rule):
+def test_allowing_the_rule_admits_a_non_admin(ids, policy_file, rule):
     policy_file({rule: "@"})
-    response = call(PlacementClient(token="alice:project-a", version="latest"), rule)
+    response = call(PlacementClient(token="alice:project-a", version="latest"), rule, ids)
     assert response.status != 403, response
 
 
 def test_every_placement_rule_has_an_endpoint_here():
-    assert set(ENDPOINTS) == set(policy.RULES) - policy.UNSCOPED_RULES
+    assert set(PLACEMENT_ENDPOINTS) == set(policy.RULES) - policy.UNSCOPED_RULES
+
+
+def test_every_api_rule_has_an_endpoint_here():
+    assert set(API_ENDPOINTS) == set(policy.API_RULES)
+
+
+def api_route_rules():
+    """The rule PolicyPermission checks for each method a route of /api/ answers."""
+    for pattern in api_urls.urlpatterns:
+        view = pattern.callback
+        for method, action in (getattr(view, "actions", None) or {"get": None}).items():
+            if method in view.cls.http_method_names:
+                request = SimpleNamespace(method=method.upper())
+                yield PolicyPermission.rule_for(request, view.cls(action=action))
+
+
+def test_every_api_route_checks_a_rule_of_the_table():
+    assert set(api_route_rules()) == set(API_ENDPOINTS)
