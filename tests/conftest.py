@@ -1,12 +1,17 @@
-"""Fixtures shared by every test: an API client speaking Placement's dialect."""
+"""Fixtures shared by every test: an API client speaking Placement's dialect, policy files,
+a real Celery worker, and the test database's URL for other processes."""
 
+import contextlib
 import json
 import shutil
 import socket
 import uuid
 
 import pytest
+from django.db import connection
 from django.test import Client
+
+from tests.celery_worker import broker_address, running_worker
 
 
 class PlacementClient:
@@ -90,9 +95,9 @@ class Response:
         return f"<Response {self.status} {self.content[:300]!r}>"
 
 
-def _redis_reachable(host="127.0.0.1", port=6379):
+def _redis_reachable():
     try:
-        with socket.create_connection((host, port), timeout=1):
+        with socket.create_connection(broker_address(), timeout=1):
             return True
     except OSError:
         return False
@@ -114,7 +119,8 @@ def pytest_collection_modifyitems(config, items):
             "needs PostgreSQL: set DATABASE_URL (apt-get install postgresql; .ci/run sets it up)"
         )
     if not _redis_reachable():
-        missing["redis"] = "needs Redis on 127.0.0.1:6379 (apt-get install redis-server)"
+        host, port = broker_address()
+        missing["redis"] = f"needs Redis on {host}:{port} (apt-get install redis-server)"
     absent = [name for name in ("chromium", "chromedriver") if shutil.which(name) is None]
     if absent:
         missing["browser"] = (
@@ -161,3 +167,30 @@ def api_at(db):
 
 def new_uuid():
     return str(uuid.uuid4())
+
+
+def test_database_url():
+    """The URL of the test database, for a process outside this one."""
+    db = connection.settings_dict
+    if connection.vendor != "postgresql":
+        pytest.fail("a test with another process needs PostgreSQL (set DATABASE_URL)")
+    user = db["USER"] or "postgres"
+    password = f":{db['PASSWORD']}" if db["PASSWORD"] else ""
+    host = db["HOST"] or "127.0.0.1"
+    port = db["PORT"] or 5432
+    return f"postgres://{user}{password}@{host}:{port}/{db['NAME']}"
+
+
+test_database_url.__test__ = False  # a helper, not a test, in the modules that import it
+
+
+@pytest.fixture
+def celery_worker(transactional_db, tmp_path):
+    """``celery_worker(beat_task=None, env=None)``: a real Celery worker on the test database
+    and Redis, ready when returned (a :class:`tests.celery_worker.Worker`), stopped after the
+    test; ``beat_task``: with beat running that periodic task alone, every second."""
+    with contextlib.ExitStack() as workers:
+        yield lambda **options: workers.enter_context(
+            running_worker(database_url=test_database_url(), log_dir=tmp_path, **options)
+        )
+    connection.close()  # the flush after this test must not wait on our session

@@ -21,8 +21,8 @@ from allocations.models import Allocation
 from providers.models import ComputeNode, Inventory, InventoryChange
 from providers.services.compute_nodes import compute_node_report, compute_nodes_sync
 from tests.allocations.test_concurrency import Client, claim_body, is_conflict, server  # noqa: F401
+from tests.conftest import test_database_url
 from tests.providers.hosts import report
-from tests.test_celery import test_database_url
 
 pytestmark = [pytest.mark.live, pytest.mark.postgresql, pytest.mark.django_db(transaction=True)]
 

@@ -22,8 +22,8 @@ from django.utils import timezone
 from allocations.models import Allocation
 from scheduling.management.commands.bench_migration_cleanup import seed_finished_migrations
 from scheduling.models import LifecycleRecord, Migration, Server
+from tests.conftest import test_database_url
 from tests.scheduling.scheduler_helpers import boot, make_flavor, make_host
-from tests.test_celery import test_database_url
 
 pytestmark = [pytest.mark.postgresql, pytest.mark.django_db(transaction=True)]
 
