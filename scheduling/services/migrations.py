@@ -14,6 +14,7 @@ a new transaction that reads everything again.
 """
 
 import logging
+from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
@@ -244,6 +245,23 @@ REVERTIBLE = (Migration.Status.PRE_MIGRATING, Migration.Status.MIGRATING, Migrat
 FAILABLE = (Migration.Status.PRE_MIGRATING, Migration.Status.MIGRATING)
 
 
+@dataclass(frozen=True)
+class Settlement:
+    """How a move may end: from which statuses (``allowed``), into which ``status``, and
+    whether the server goes back to its source (``revert``) or keeps its destination."""
+
+    verb: str
+    allowed: tuple
+    status: str
+    revert: bool
+
+
+CONFIRM = Settlement("confirm", CONFIRMABLE, Migration.Status.CONFIRMED, revert=False)
+REVERT = Settlement("revert", REVERTIBLE, Migration.Status.REVERTED, revert=True)
+FAIL = Settlement("fail", FAILABLE, Migration.Status.ERROR, revert=True)
+ABANDON = Settlement("abandon", REVERTIBLE, Migration.Status.ERROR, revert=False)
+
+
 def migration_finish(*, migration):
     """The move is done and waits for a confirm or a revert (``migrating`` -> ``finished``);
     the lease starts again."""
@@ -264,33 +282,13 @@ def migration_finish(*, migration):
 def migration_confirm(*, migration, generation=..., record=None):
     """Keep the destination: the migration consumer's allocations go. ``generation``: the
     migration consumer generation the caller saw (default: read now)."""
-    return _with_fresh_transactions(
-        lambda: _settle(
-            migration.pk,
-            allowed=CONFIRMABLE,
-            verb="confirm",
-            status=Migration.Status.CONFIRMED,
-            revert=False,
-            generation=generation,
-            record=record,
-        )
-    )
+    return _settle(migration, CONFIRM, generation=generation, record=record)
 
 
 def migration_revert(*, migration, generation=..., record=None):
     """Go back: the server's consumer gets the source allocations back from the migration
     consumer, and the destination is freed, in one write."""
-    return _with_fresh_transactions(
-        lambda: _settle(
-            migration.pk,
-            allowed=REVERTIBLE,
-            verb="revert",
-            status=Migration.Status.REVERTED,
-            revert=True,
-            generation=generation,
-            record=record,
-        )
-    )
+    return _settle(migration, REVERT, generation=generation, record=record)
 
 
 def migration_fail(*, migration, reason="", record=None):
@@ -299,46 +297,36 @@ def migration_fail(*, migration, reason="", record=None):
     record.setdefault("action", LifecycleRecord.Action.FAILED_REVERTED)
     record.setdefault("origin", "api")
     record.setdefault("detail", reason or "the move failed")
-    return _with_fresh_transactions(
-        lambda: _settle(
-            migration.pk,
-            allowed=FAILABLE,
-            verb="fail",
-            status=Migration.Status.ERROR,
-            revert=True,
-            generation=...,
-            record=record,
-            error=reason or "the move failed",
-        )
-    )
+    return _settle(migration, FAIL, record=record, error=reason or "the move failed")
 
 
 def migration_abandon(*, migration, record=None):
     """A move whose server is gone: free what the migration consumer holds, ``error``."""
+    return _settle(
+        migration, ABANDON, record=record, error="the server was deleted during the move"
+    )
+
+
+def _settle(migration, settlement, *, generation=..., record=None, error=""):
+    """End ``migration`` as ``settlement`` says, in one transaction; a concurrent update
+    runs it again from scratch."""
     return _with_fresh_transactions(
-        lambda: _settle(
-            migration.pk,
-            allowed=REVERTIBLE,
-            verb="abandon",
-            status=Migration.Status.ERROR,
-            revert=False,
-            generation=...,
-            record=record,
-            error="the server was deleted during the move",
+        lambda: _settle_once(
+            migration.pk, settlement, generation=generation, record=record, error=error
         )
     )
 
 
-def _settle(migration_pk, *, allowed, verb, status, revert, generation, record, error=""):
+def _settle_once(migration_pk, settlement, *, generation, record, error):
     with transaction.atomic():
         server_pk = Migration.objects.values_list("server_id", flat=True).get(pk=migration_pk)
         server = Server.objects.select_for_update().filter(pk=server_pk).first()
         migration = Migration.objects.select_for_update().get(pk=migration_pk)
-        if migration.status not in allowed:
+        if migration.status not in settlement.allowed:
             raise InvalidMigrationState(
-                f"Migration {migration.uuid} is {migration.status}; it cannot {verb}."
+                f"Migration {migration.uuid} is {migration.status}; it cannot {settlement.verb}."
             )
-        if revert and server is None:
+        if settlement.revert and server is None:
             raise InvalidMigrationState(f"Migration {migration.uuid} has no server to revert.")
         current, held = held_allocations(migration.uuid)
         if generation is not ... and generation != current:
@@ -360,7 +348,7 @@ def _settle(migration_pk, *, allowed, verb, status, revert, generation, record, 
                 )
             )
         restored = None
-        if revert and moved:
+        if settlement.revert and moved:
             # What the migration consumer holds now is what goes back; if something freed it
             # already, the recorded source allocations are claimed again (capacity checked).
             restored = held or migration.source_allocations
@@ -378,7 +366,7 @@ def _settle(migration_pk, *, allowed, verb, status, revert, generation, record, 
         if consumers:
             allocations_replace(consumers=consumers)
         now = timezone.now()
-        migration.status = status
+        migration.status = settlement.status
         migration.finished_at = migration.finished_at or now
         if error:
             migration.error = error
