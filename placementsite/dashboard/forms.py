@@ -6,8 +6,7 @@ from django.http import QueryDict
 from placementsite.api.errors import BadRequest
 from placementsite.api.microversion import MAX_VERSION
 from providers import request_groups
-
-from .selectors.providers import TREE_CHILD, TREE_ROOT, ProviderFilters
+from providers.selectors.dashboard import TREE_CHILD, TREE_ROOT, ProviderFilters
 
 NUMBERED_GROUPS = 3
 

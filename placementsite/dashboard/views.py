@@ -18,8 +18,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 
+from allocations.selectors import dashboard as allocation_reads
 from placementsite import selectors as service_health
 from providers import capacity
+from providers.selectors import dashboard as provider_reads
 from providers.selectors import fit
 from scheduling.selectors import candidates_preview
 from scheduling.selectors import dashboard as flavor_reads
@@ -33,8 +35,6 @@ from .forms import (
     request_groups_of,
     request_query,
 )
-from .selectors import consumers as allocation_reads
-from .selectors import providers as provider_reads
 from .units import class_units
 
 # How many providers the "try a request" page lists per group in each table.

@@ -11,7 +11,7 @@ from django.core.paginator import Paginator
 from django.db.models import Count, IntegerField, OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
 
-from allocations.models import Allocation, Consumer, ConsumerType, Project, User
+from ..models import Allocation, Consumer, ConsumerType, Project, User
 
 CONSUMERS_PER_PAGE = 50
 PROJECTS_PER_PAGE = 50

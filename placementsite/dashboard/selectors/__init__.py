@@ -1,2 +1,0 @@
-"""The dashboard's reads: providers.py (providers, classes, traits, aggregates, usage) and
-consumers.py (consumers, projects), composing the apps' models and selectors."""
