@@ -67,6 +67,14 @@ def usable_units(total, reserved, allocation_ratio):
     return int((total - reserved) * allocation_ratio)
 
 
+def utilisation(used, usable):
+    """Percentage of ``usable`` that ``used`` takes (over 100 when over capacity):
+    :meth:`Capacity.utilisation` for a usable amount already known, or summed over inventories."""
+    if usable <= 0:
+        return 100.0 if used > 0 else 0.0
+    return used * 100.0 / usable
+
+
 @dataclass(frozen=True)
 class Capacity:
     total: int
@@ -83,6 +91,10 @@ class Capacity:
 
     def free(self, used=0):
         return self.usable - used
+
+    def utilisation(self, used=0):
+        """How full ``used`` makes the inventory, in percent of :attr:`usable`."""
+        return utilisation(used, self.usable)
 
     def shortfalls(self, amount, used=0):
         """Every rule that refuses a request of ``amount`` on top of ``used``."""

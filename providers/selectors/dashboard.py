@@ -34,7 +34,13 @@ from allocations.selectors.usage import (
     usage_by_provider_and_class,
     usage_by_root_and_class,
 )
-from providers.capacity import CAPACITY_FIELDS, Capacity, usable_expression, usable_units
+from providers.capacity import (
+    CAPACITY_FIELDS,
+    Capacity,
+    usable_expression,
+    usable_units,
+    utilisation,
+)
 from providers.models import (
     Aggregate,
     Inventory,
@@ -48,13 +54,6 @@ from providers.models import (
 PROVIDERS_PER_PAGE = 50
 TREE_ROOT = "root"
 TREE_CHILD = "child"
-
-
-def utilisation(used, usable):
-    """Percentage of ``usable`` that ``used`` takes (over 100 when over capacity)."""
-    if usable <= 0:
-        return 100.0 if used > 0 else 0.0
-    return used * 100.0 / usable
 
 
 @dataclass(frozen=True)
@@ -120,7 +119,7 @@ class InventoryUsage:
 
     @property
     def utilisation(self):
-        return utilisation(self.used, self.capacity)
+        return self.capacity_model.utilisation(self.used)
 
 
 def inventory_usages_by_provider(provider_ids):
