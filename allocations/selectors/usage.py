@@ -15,10 +15,31 @@ The one home of the rule, in its three forms:
 against :func:`usage_by_provider_and_class`. The providers app reads usage
 through :mod:`providers.usage`, to which the allocations app hands this
 module at startup (providers does not import allocations).
+
+Last, usage beside capacity (each inventory judged by :mod:`providers.capacity`): per
+inventory (:class:`InventoryUsage`), summed per class over a tree or an aggregate's members
+(:class:`TreeClassUsage`) or over the whole cloud (:class:`ClassUsage`), as the dashboard and
+``/metrics`` show them.
 """
 
-from django.db.models import BigIntegerField, F, FilteredRelation, OuterRef, Q, Subquery, Sum, Value
+from collections import defaultdict
+from dataclasses import dataclass
+
+from django.db.models import (
+    BigIntegerField,
+    Count,
+    F,
+    FilteredRelation,
+    OuterRef,
+    Q,
+    Subquery,
+    Sum,
+    Value,
+)
 from django.db.models.functions import Coalesce
+
+from providers.capacity import CAPACITY_FIELDS, Capacity, usable_units, utilisation
+from providers.models import Inventory, ResourceProviderAggregate
 
 from ..models import Allocation
 
@@ -112,3 +133,214 @@ def usage_by_root_and_class(root_ids):
             resource_provider__root_id__in=root_ids,
         )
     }
+
+
+def usage_by_class_of(group_column, ids):
+    """``{id: [(class name, used), ...]}`` summed per class, in class order, for each value
+    ``ids`` holds of ``group_column`` (an Allocation column or path: ``"consumer__project_id"``)."""
+    rows = (
+        Allocation.objects.filter(**{f"{group_column}__in": ids})
+        .values(group_column, "resource_class_id", "resource_class__name")
+        .annotate(used=Sum("used"))
+        .order_by(group_column, "resource_class_id")
+        .values_list(group_column, "resource_class__name", "used")
+    )
+    found = defaultdict(list)
+    for key, rc_name, used in rows:
+        found[key].append((rc_name, used))
+    return found
+
+
+# --- usage beside capacity ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ClassUsage:
+    """One resource class summed over every inventory of it."""
+
+    resource_class_id: int
+    name: str
+    inventories: int
+    total: int
+    reserved: int
+    capacity: int
+    used: int
+
+    @property
+    def free(self):
+        return self.capacity - self.used
+
+    @property
+    def utilisation(self):
+        return utilisation(self.used, self.capacity)
+
+
+def class_usage_summary():
+    """A :class:`ClassUsage` for every resource class that some provider has inventory of.
+
+    Inventories are fetched grouped by their shape (class, total, reserved,
+    ratio) with a count, so identical inventories cost one row.
+    """
+    shapes = (
+        Inventory.objects.values(
+            "resource_class_id", "resource_class__name", "total", "reserved", "allocation_ratio"
+        )
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    used = usage_by_class()
+    sums = {}
+    for row in shapes:
+        rc = row["resource_class_id"]
+        usable = usable_units(row["total"], row["reserved"], row["allocation_ratio"])
+        acc = sums.setdefault(rc, [row["resource_class__name"], 0, 0, 0, 0])
+        acc[1] += row["n"]
+        acc[2] += row["total"] * row["n"]
+        acc[3] += row["reserved"] * row["n"]
+        acc[4] += usable * row["n"]
+    return [
+        ClassUsage(rc, name, n, total, reserved, capacity, used.get(rc, 0))
+        for rc, (name, n, total, reserved, capacity) in sorted(sums.items())
+    ]
+
+
+@dataclass(frozen=True)
+class InventoryUsage:
+    """One inventory of one provider with what is allocated from it."""
+
+    resource_class: str
+    capacity_model: Capacity
+    used: int
+
+    @property
+    def total(self):
+        return self.capacity_model.total
+
+    @property
+    def reserved(self):
+        return self.capacity_model.reserved
+
+    @property
+    def min_unit(self):
+        return self.capacity_model.min_unit
+
+    @property
+    def max_unit(self):
+        return self.capacity_model.max_unit
+
+    @property
+    def step_size(self):
+        return self.capacity_model.step_size
+
+    @property
+    def allocation_ratio(self):
+        return self.capacity_model.allocation_ratio
+
+    @property
+    def capacity(self):
+        return self.capacity_model.usable
+
+    @property
+    def free(self):
+        return self.capacity_model.free(self.used)
+
+    @property
+    def utilisation(self):
+        return self.capacity_model.utilisation(self.used)
+
+
+def inventory_usages_by_provider(provider_ids):
+    """{provider_id: [InventoryUsage, ...]} in resource class order; two queries."""
+    used = usage_by_provider_and_class(provider_ids=provider_ids)
+    rows = (
+        Inventory.objects.filter(resource_provider_id__in=provider_ids)
+        .order_by("resource_provider_id", "resource_class_id")
+        .values_list(
+            "resource_provider_id", "resource_class_id", "resource_class__name", *CAPACITY_FIELDS
+        )
+    )
+    found = defaultdict(list)
+    for rp, rc, rc_name, *fields in rows:
+        found[rp].append(InventoryUsage(rc_name, Capacity(*fields), used.get((rp, rc), 0)))
+    return found
+
+
+@dataclass(frozen=True)
+class TreeClassUsage:
+    """One resource class summed over a whole tree: a host and its NUMA, GPU... children."""
+
+    resource_class: str
+    inventories: int  # how many providers of the tree have inventory of the class
+    total: int
+    reserved: int
+    capacity: int
+    used: int
+
+    @property
+    def free(self):
+        return self.capacity - self.used
+
+    @property
+    def utilisation(self):
+        return utilisation(self.used, self.capacity)
+
+
+def tree_usages_by_root(root_ids):
+    """{root id: [TreeClassUsage, ...]} in resource class order, for whole trees (two queries).
+
+    Capacity is summed inventory by inventory (each by the capacity model's rule), so a
+    host whose VCPU sits on two NUMA children has the VCPU of both.
+    """
+    used = usage_by_root_and_class(root_ids)
+    rows = (
+        Inventory.objects.filter(resource_provider__root_id__in=root_ids)
+        .order_by("resource_provider__root_id", "resource_class_id")
+        .values_list(
+            "resource_provider__root_id",
+            "resource_class_id",
+            "resource_class__name",
+            "total",
+            "reserved",
+            "allocation_ratio",
+        )
+    )
+    sums = {}
+    for root, rc, rc_name, total, reserved, ratio in rows:
+        acc = sums.setdefault((root, rc), [rc_name, 0, 0, 0, 0])
+        acc[1] += 1
+        acc[2] += total
+        acc[3] += reserved
+        acc[4] += usable_units(total, reserved, ratio)
+    found = defaultdict(list)
+    for (root, rc), (rc_name, n, total, reserved, capacity) in sums.items():
+        found[root].append(
+            TreeClassUsage(rc_name, n, total, reserved, capacity, used.get((root, rc), 0))
+        )
+    return found
+
+
+def aggregate_usages(aggregate_id):
+    """A :class:`TreeClassUsage` per class summed over an aggregate's members' own inventories
+    (two queries)."""
+    members = ResourceProviderAggregate.objects.filter(aggregate_id=aggregate_id).values(
+        "resource_provider_id"
+    )
+    used = usage_by_class(resource_provider_id__in=members)
+    rows = (
+        Inventory.objects.filter(resource_provider_id__in=members)
+        .order_by("resource_class_id")
+        .values_list(
+            "resource_class_id", "resource_class__name", "total", "reserved", "allocation_ratio"
+        )
+    )
+    sums = {}
+    for rc, rc_name, total, reserved, ratio in rows:
+        acc = sums.setdefault(rc, [rc_name, 0, 0, 0, 0])
+        acc[1] += 1
+        acc[2] += total
+        acc[3] += reserved
+        acc[4] += usable_units(total, reserved, ratio)
+    return [
+        TreeClassUsage(name, n, total, reserved, capacity, used.get(rc, 0))
+        for rc, (name, n, total, reserved, capacity) in sums.items()
+    ]

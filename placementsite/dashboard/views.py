@@ -19,6 +19,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from allocations.selectors import dashboard as allocation_reads
+from allocations.selectors.usage import class_usage_summary
 from placementsite import selectors as service_health
 from providers import capacity
 from providers.selectors import dashboard as provider_reads
@@ -125,12 +126,12 @@ def overview(request):
         "overview.html",
         "overview",
         {
-            "class_usages": provider_reads.class_usage_summary(),
+            "class_usages": class_usage_summary(),
             "project_shares": allocation_reads.usage_share_by_project(top=SHARE_COLOURS),
             "tasks": tasks,
             "provider_counts": provider_reads.provider_counts(),
             "allocation_counts": allocation_reads.allocation_counts(),
-            "fullest": provider_reads.fullest_providers(limit=10),
+            "fullest": allocation_reads.fullest_providers(limit=10),
             # "Fits N more" per flavor, for those who may see flavors.
             "flavor_fits": (
                 flavor_reads.flavor_fits()
@@ -148,13 +149,13 @@ def overview(request):
 def provider_list(request):
     form = ProviderFilterForm(request.GET)
     sort = request.GET.get("sort", "")[:300]
-    if provider_reads.parse_provider_sort(sort) is None:
+    if allocation_reads.parse_provider_sort(sort) is None:
         sort = ""
     fmt = exports.requested(request)
     if fmt:
         filters = form.filters()
         rows = exports.every_row(
-            lambda n, size: provider_reads.provider_list_page(filters, n, size, sort=sort)
+            lambda n, size: allocation_reads.provider_list_page(filters, n, size, sort=sort)
         )
         return exports.response(
             fmt,
@@ -176,7 +177,7 @@ def provider_list(request):
                 for row in rows
             ),
         )
-    page = provider_reads.provider_list_page(form.filters(), _page_number(request), sort=sort)
+    page = allocation_reads.provider_list_page(form.filters(), _page_number(request), sort=sort)
     choices = provider_reads.provider_filter_choices()
     return _render(
         request,
@@ -230,7 +231,7 @@ def _sort_options(class_names, current):
 
 @staff_required(*USAGE, "allocations.view_consumer")
 def provider_detail(request, uuid):
-    detail = provider_reads.provider_detail(uuid)
+    detail = allocation_reads.provider_detail(uuid)
     if detail is None:
         raise Http404("No such resource provider.")
     return _render(request, "provider_detail.html", "providers", {"detail": detail})
@@ -355,7 +356,7 @@ def trait_list(request):
 def resource_class_list(request):
     # As on the traits page: the classes some provider has, unless asked for all of them.
     show_all = request.GET.get("all") == "1"
-    classes = provider_reads.resource_classes_with_counts()
+    classes = allocation_reads.resource_classes_with_counts()
     total = len(classes)
     if not show_all:
         classes = [rc for rc in classes if rc.provider_count or rc.used]
@@ -403,7 +404,7 @@ def aggregate_list(request):
 
 @staff_required("providers.view_aggregate", *PROVIDERS)
 def aggregate_detail(request, uuid):
-    detail = provider_reads.aggregate_detail(uuid, _page_number(request))
+    detail = allocation_reads.aggregate_detail(uuid, _page_number(request))
     if detail is None:
         raise Http404("No such aggregate.")
     return _render(request, "aggregate_detail.html", "aggregates", {"detail": detail})

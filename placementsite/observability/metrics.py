@@ -56,7 +56,7 @@ class ResourceClassCollector:
         return list(self._families().values())
 
     def collect(self):
-        from providers.selectors.dashboard import class_usage_summary
+        from allocations.selectors.usage import class_usage_summary
 
         families = self._families()
         try:
