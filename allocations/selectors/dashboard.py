@@ -1,6 +1,6 @@
 """The operator dashboard's reads that need allocations: capacity beside usage on the overview
-and the provider, resource class and aggregate pages (sorting by free or used capacity), and the
-consumer and project pages.
+and the provider, resource class and aggregate pages (sorting by free or used capacity), the
+hosts over capacity, and the consumer and project pages.
 
 Provider-only reads come from :mod:`providers.selectors.dashboard`, usage beside capacity from
 :mod:`.usage`. Set-based: a fixed number of queries per page whatever the number of rows.
@@ -29,6 +29,7 @@ from django.db.models.functions import Coalesce, NullIf
 
 from providers.capacity import usable_expression, usable_units, utilisation
 from providers.models import Aggregate, Inventory, ResourceClass, ResourceProvider
+from providers.selectors.compute_nodes import tree_capacities
 from providers.selectors.dashboard import (
     ProviderFilters,
     filtered_providers,
@@ -48,6 +49,7 @@ from .usage import (
     usage_by_class,
     usage_by_class_of,
     usage_by_provider_and_class,
+    usage_grouped,
 )
 
 PROVIDERS_PER_PAGE = 50
@@ -435,6 +437,28 @@ def aggregate_detail(uuid, page_number=1):
     members = provider_list_page(ProviderFilters(aggregate=aggregate.uuid), page_number)
     sharing = sharing_member_count(aggregate)
     return AggregateDetail(aggregate, members, aggregate_usages(aggregate.id), sharing)
+
+
+# --- compute hosts --------------------------------------------------------------------------
+
+
+def over_capacity(root_ids):
+    """``{root_id: ["VCPU: 40 used of 32", ...]}``, one entry per inventory of the tree whose
+    usage exceeds its capacity (an inventory lowered below its usage, as Placement allows)."""
+    capacities = tree_capacities(root_ids=root_ids)
+    provider_ids = sorted({provider_id for _, provider_id, _, _ in capacities})
+    usage = {
+        (provider_id, name): used
+        for provider_id, name, used in usage_grouped(
+            "resource_provider_id", "resource_class__name", resource_provider_id__in=provider_ids
+        )
+    }
+    found = {}
+    for root_id, provider_id, name, usable in capacities:
+        used = usage.get((provider_id, name), 0)
+        if used > usable:
+            found.setdefault(root_id, []).append(f"{name}: {used} used of {usable}")
+    return found
 
 
 # --- consumers and projects -----------------------------------------------------------------

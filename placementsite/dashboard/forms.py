@@ -1,4 +1,5 @@
-"""Forms of the dashboard: the provider filters and the "try a request" request groups."""
+"""Forms of the dashboard: the provider filters, the "try a request" request groups and the
+Schedule page's server request."""
 
 from django import forms
 from django.http import QueryDict
@@ -7,6 +8,8 @@ from placementsite.api.errors import BadRequest
 from placementsite.api.microversion import MAX_VERSION
 from providers import request_groups
 from providers.selectors.dashboard import TREE_CHILD, TREE_ROOT, ProviderFilters
+from scheduling.selectors import dashboard as flavor_reads
+from scheduling.services.servers import scheduling_spec
 
 NUMBERED_GROUPS = 3
 
@@ -195,3 +198,44 @@ def request_forms(data=None):
         for field in form.fields.values():
             field.widget.attrs.pop("placeholder", None)
     return unnumbered, numbered
+
+
+def _words(text):
+    return [word.strip() for word in (text or "").replace(",", " ").split() if word.strip()]
+
+
+class ScheduleForm(forms.Form):
+    flavor = forms.ModelChoiceField(
+        queryset=flavor_reads.flavors_to_schedule(), to_field_name="name"
+    )
+    name = forms.CharField(max_length=200, initial="server")
+    count = forms.IntegerField(min_value=1, max_value=100, initial=1)
+    project_id = forms.CharField(max_length=255, initial="dashboard")
+    user_id = forms.CharField(max_length=255, initial="dashboard")
+    availability_zone = forms.CharField(max_length=255, required=False)
+    same_host = forms.CharField(required=False, help_text="server ids, comma-separated")
+    different_host = forms.CharField(required=False, help_text="server ids, comma-separated")
+    target_host = forms.CharField(max_length=255, required=False)
+    ignore_hosts = forms.CharField(required=False, help_text="host names, comma-separated")
+
+    def hints(self):
+        data = self.cleaned_data
+        hints = {
+            key: _words(data[key])
+            for key in ("same_host", "different_host", "ignore_hosts")
+            if data.get(key)
+        }
+        if data.get("target_host"):
+            hints["target_host"] = data["target_host"].strip()
+        return hints
+
+    def spec(self):
+        data = self.cleaned_data
+        return scheduling_spec(
+            flavor=data["flavor"],
+            project_id=data["project_id"],
+            user_id=data["user_id"],
+            count=data["count"],
+            hints=self.hints(),
+            availability_zone=data["availability_zone"],
+        )

@@ -2,63 +2,20 @@
 a server request and, when asked, the real create). Kept apart from views.py so that the pages
 of providers and consumers and these can change independently."""
 
-from django import forms
 from django.contrib import messages
 from django.shortcuts import redirect
 
 from placementsite.api.errors import PlacementError
-from scheduling.models import Flavor
 from scheduling.selectors import dashboard as flavor_reads
 from scheduling.selectors.scheduler import explain
-from scheduling.services.servers import NoValidHost, scheduling_spec, servers_create
+from scheduling.services.servers import NoValidHost, servers_create
 
+from .forms import ScheduleForm
 from .views import _render, staff_required
 
 FLAVORS = ("scheduling.view_flavor",)
 SCHEDULE = ("scheduling.view_flavor", "scheduling.view_server", "providers.view_resourceprovider")
 CREATE = ("scheduling.add_server",)
-
-
-def _words(text):
-    return [word.strip() for word in (text or "").replace(",", " ").split() if word.strip()]
-
-
-class ScheduleForm(forms.Form):
-    flavor = forms.ModelChoiceField(
-        queryset=Flavor.objects.filter(disabled=False).order_by("vcpus", "ram", "name"),
-        to_field_name="name",
-    )
-    name = forms.CharField(max_length=200, initial="server")
-    count = forms.IntegerField(min_value=1, max_value=100, initial=1)
-    project_id = forms.CharField(max_length=255, initial="dashboard")
-    user_id = forms.CharField(max_length=255, initial="dashboard")
-    availability_zone = forms.CharField(max_length=255, required=False)
-    same_host = forms.CharField(required=False, help_text="server ids, comma-separated")
-    different_host = forms.CharField(required=False, help_text="server ids, comma-separated")
-    target_host = forms.CharField(max_length=255, required=False)
-    ignore_hosts = forms.CharField(required=False, help_text="host names, comma-separated")
-
-    def hints(self):
-        data = self.cleaned_data
-        hints = {
-            key: _words(data[key])
-            for key in ("same_host", "different_host", "ignore_hosts")
-            if data.get(key)
-        }
-        if data.get("target_host"):
-            hints["target_host"] = data["target_host"].strip()
-        return hints
-
-    def spec(self):
-        data = self.cleaned_data
-        return scheduling_spec(
-            flavor=data["flavor"],
-            project_id=data["project_id"],
-            user_id=data["user_id"],
-            count=data["count"],
-            hints=self.hints(),
-            availability_zone=data["availability_zone"],
-        )
 
 
 @staff_required(*FLAVORS)

@@ -1,6 +1,6 @@
 """The operator dashboard's reads about providers alone: counts, the provider list's filters and
-their choices, trees, traits and aggregates with their counts, search and the hosts of
-providers.
+their choices, trees, traits and aggregates with their counts, search, the hosts of providers
+and the compute hosts' list.
 
 The pages that also show usage (which lives with allocations) are read by
 :mod:`allocations.selectors.dashboard`, which builds on these. Set-based: a fixed number of
@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from django.core.paginator import Paginator
 from django.db.models import Count, Exists, IntegerField, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
+from django.utils import timezone
 
 from ..models import (
     Aggregate,
+    ComputeNode,
     Inventory,
     ResourceClass,
     ResourceProvider,
@@ -24,7 +26,9 @@ from ..models import (
     ResourceProviderTrait,
     Trait,
 )
+from .compute_nodes import host_rows, stale_after
 
+HOSTS_PER_PAGE = 50
 TREE_ROOT = "root"
 TREE_CHILD = "child"
 SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
@@ -276,3 +280,29 @@ def hosts_of(uuids):
     return {
         str(uuid): (root_uuid, root_name, sharing) for uuid, root_uuid, root_name, sharing in rows
     }
+
+
+# --- compute hosts --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HostRow:
+    node: ComputeNode
+    stale: bool  # silent for longer than stale_after()
+    in_sync: bool  # its last report is what its providers show
+    over: list = ()  # "VCPU: 40 used of 32" per class over capacity (filled in with usage)
+
+
+def host_list_page(*, q="", state="", page_number=1, per_page=HOSTS_PER_PAGE):
+    """A page of :class:`HostRow`: the hosts :func:`host_rows` gives for ``q`` and ``state``."""
+    page = Paginator(host_rows(q=q, state=state), per_page).get_page(page_number)
+    cutoff = timezone.now() - stale_after()
+    page.object_list = [
+        HostRow(
+            node=host,
+            stale=host.reported_at is None or host.reported_at < cutoff,
+            in_sync=host.provider_id is not None and host.synced_hash == host.report_hash,
+        )
+        for host in page.object_list
+    ]
+    return page

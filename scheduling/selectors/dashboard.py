@@ -1,4 +1,5 @@
-"""The dashboard's reads about flavors: the list with server counts, and "fits N more"."""
+"""The dashboard's reads about flavors: the list with server counts, "fits N more", and those
+the Schedule page offers."""
 
 from django.db.models import Count
 
@@ -9,6 +10,11 @@ from .capacity import flavor_capacity
 
 # How many flavors the overview counts "fits N more" for (each count reads every host).
 OVERVIEW_FLAVORS = 8
+
+
+def flavors_to_schedule():
+    """The flavors the Schedule page offers: every enabled one, smallest first."""
+    return Flavor.objects.filter(disabled=False).order_by("vcpus", "ram", "name")
 
 
 def flavors_with_counts():
