@@ -45,6 +45,7 @@ from .usage import (
     InventoryUsage,
     aggregate_usages,
     inventory_usages_by_provider,
+    own_usages_by_provider,
     tree_usages_by_root,
     usage_by_class,
     usage_by_class_of,
@@ -191,7 +192,7 @@ class ProviderRow:
     aggregate_count: int
     tree_size: int  # providers in the tree of a root (1 for a flat host); 0 for a child
     is_sharing: bool  # has MISC_SHARES_VIA_AGGREGATE: lends its resources to its aggregates
-    inventories: list  # a host's: its whole tree's, per class (TreeClassUsage)
+    inventories: list  # TreeClassUsage per class: a host's whole tree's, else its own
 
     @property
     def is_root(self):
@@ -309,7 +310,7 @@ def provider_list_page(filters, page_number=1, per_page=PROVIDERS_PER_PAGE, sort
     sharing = sharing_provider_ids(ids)
     trees = {pk for pk in roots if sizes.get(pk, 1) > 1}
     single = [pk for pk in ids if pk not in trees]
-    inventories = inventory_usages_by_provider(single) if single else {}
+    inventories = own_usages_by_provider(single) if single else {}
     if trees:
         inventories.update(tree_usages_by_root(trees))
     page.object_list = [

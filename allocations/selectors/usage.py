@@ -206,47 +206,19 @@ def class_usage_summary():
 
 @dataclass(frozen=True)
 class InventoryUsage:
-    """One inventory of one provider with what is allocated from it."""
+    """One inventory of one provider: its capacity model and what is allocated from it."""
 
     resource_class: str
-    capacity_model: Capacity
+    capacity: Capacity
     used: int
 
     @property
-    def total(self):
-        return self.capacity_model.total
-
-    @property
-    def reserved(self):
-        return self.capacity_model.reserved
-
-    @property
-    def min_unit(self):
-        return self.capacity_model.min_unit
-
-    @property
-    def max_unit(self):
-        return self.capacity_model.max_unit
-
-    @property
-    def step_size(self):
-        return self.capacity_model.step_size
-
-    @property
-    def allocation_ratio(self):
-        return self.capacity_model.allocation_ratio
-
-    @property
-    def capacity(self):
-        return self.capacity_model.usable
-
-    @property
     def free(self):
-        return self.capacity_model.free(self.used)
+        return self.capacity.free(self.used)
 
     @property
     def utilisation(self):
-        return self.capacity_model.utilisation(self.used)
+        return self.capacity.utilisation(self.used)
 
 
 def inventory_usages_by_provider(provider_ids):
@@ -267,10 +239,12 @@ def inventory_usages_by_provider(provider_ids):
 
 @dataclass(frozen=True)
 class TreeClassUsage:
-    """One resource class summed over a whole tree: a host and its NUMA, GPU... children."""
+    """One resource class summed over some inventories, each by the capacity model's rule: a
+    whole tree's (a host and its NUMA, GPU... children), an aggregate's members' or, so that a
+    list shows trees and single providers alike, one provider's own."""
 
     resource_class: str
-    inventories: int  # how many providers of the tree have inventory of the class
+    inventories: int  # how many were summed (a provider has one inventory per class)
     total: int
     reserved: int
     capacity: int
@@ -285,18 +259,15 @@ class TreeClassUsage:
         return utilisation(self.used, self.capacity)
 
 
-def tree_usages_by_root(root_ids):
-    """{root id: [TreeClassUsage, ...]} in resource class order, for whole trees (two queries).
-
-    Capacity is summed inventory by inventory (each by the capacity model's rule), so a
-    host whose VCPU sits on two NUMA children has the VCPU of both.
-    """
-    used = usage_by_root_and_class(root_ids)
+def _class_totals(key, ids, used):
+    """``{id: [TreeClassUsage, ...]}`` in class order: the inventories whose ``key`` (a path
+    from Inventory to a provider id) is in ``ids``, summed per id and class, with ``used``
+    (``{(id, class id): used}``) beside them."""
     rows = (
-        Inventory.objects.filter(resource_provider__root_id__in=root_ids)
-        .order_by("resource_provider__root_id", "resource_class_id")
+        Inventory.objects.filter(**{f"{key}__in": ids})
+        .order_by(key, "resource_class_id")
         .values_list(
-            "resource_provider__root_id",
+            key,
             "resource_class_id",
             "resource_class__name",
             "total",
@@ -305,18 +276,34 @@ def tree_usages_by_root(root_ids):
         )
     )
     sums = {}
-    for root, rc, rc_name, total, reserved, ratio in rows:
-        acc = sums.setdefault((root, rc), [rc_name, 0, 0, 0, 0])
+    for owner, rc, rc_name, total, reserved, ratio in rows:
+        acc = sums.setdefault((owner, rc), [rc_name, 0, 0, 0, 0])
         acc[1] += 1
         acc[2] += total
         acc[3] += reserved
         acc[4] += usable_units(total, reserved, ratio)
     found = defaultdict(list)
-    for (root, rc), (rc_name, n, total, reserved, capacity) in sums.items():
-        found[root].append(
-            TreeClassUsage(rc_name, n, total, reserved, capacity, used.get((root, rc), 0))
+    for (owner, rc), (rc_name, n, total, reserved, capacity) in sums.items():
+        found[owner].append(
+            TreeClassUsage(rc_name, n, total, reserved, capacity, used.get((owner, rc), 0))
         )
     return found
+
+
+def tree_usages_by_root(root_ids):
+    """{root id: [TreeClassUsage, ...]} in resource class order, for whole trees (two queries).
+
+    Capacity is summed inventory by inventory (each by the capacity model's rule), so a
+    host whose VCPU sits on two NUMA children has the VCPU of both.
+    """
+    return _class_totals("resource_provider__root_id", root_ids, usage_by_root_and_class(root_ids))
+
+
+def own_usages_by_provider(provider_ids):
+    """{provider id: [TreeClassUsage, ...]}: each provider's own inventories, one per class, as
+    :func:`tree_usages_by_root` gives a tree's (two queries)."""
+    used = usage_by_provider_and_class(provider_ids=provider_ids)
+    return _class_totals("resource_provider_id", provider_ids, used)
 
 
 def aggregate_usages(aggregate_id):
