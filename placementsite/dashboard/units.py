@@ -1,16 +1,13 @@
 """Amounts of a resource class in human units: 6,356,992 MB of memory is "6.06 TiB".
 
-The unit of each class is ``ResourceClass.unit`` (seeded for the standard
-classes, editable in the admin). This module only knows how a unit scales:
-memory counted in MB is shown in binary multiples (as Nova sizes memory),
-disk counted in GB in decimal ones, as the issue asked. Any other unit is
-a count of things (vCPU, device, VF...) named by the class beside it, so it is shown as a
-plain number.
+The unit of each class is ``ResourceClass.unit`` (seeded for the standard classes, editable in
+the admin; a page reads them with ``providers.selectors.dashboard.class_units``). This module
+only knows how a unit scales: memory counted in MB is shown in binary multiples (as Nova sizes
+memory), disk counted in GB in decimal ones, as the issue asked. Any other unit is a count of
+things (vCPU, device, VF...) named by the class beside it, so it is shown as a plain number.
 """
 
 from django.utils.formats import number_format
-
-from providers.models import ResourceClass
 
 # unit -> (base factor, the unit's own label, larger labels in order)
 SCALES = {
@@ -21,11 +18,6 @@ SCALES = {
 }
 # Placement's default max_unit: "no limit" to a reader.
 NO_LIMIT = 2147483647
-
-
-def class_units():
-    """{class name: unit} for every resource class (one small query)."""
-    return dict(ResourceClass.objects.values_list("name", "unit"))
 
 
 def _plain(amount):

@@ -36,7 +36,6 @@ from .forms import (
     request_groups_of,
     request_query,
 )
-from .units import class_units
 
 # How many providers the "try a request" page lists per group in each table.
 FIT_ROWS_SHOWN = 100
@@ -101,7 +100,7 @@ def _render(request, template, section, context):
         "show_nav": True,
         "now": timezone.now(),
         "refresh": _refresh_period(request),
-        "units": class_units(),
+        "units": provider_reads.class_units(),
         **context,
     }
     return render(request, f"dashboard/{template}", context)

@@ -1,6 +1,6 @@
-"""The operator dashboard's reads about providers alone: counts, the provider list's filters and
-their choices, trees, traits and aggregates with their counts, search, the hosts of providers
-and the compute hosts' list.
+"""The operator dashboard's reads about providers alone: the units of the resource classes,
+counts, the provider list's filters and their choices, trees, traits and aggregates with their
+counts, search, the hosts of providers and the compute hosts' list.
 
 The pages that also show usage (which lives with allocations) are read by
 :mod:`allocations.selectors.dashboard`, which builds on these. Set-based: a fixed number of
@@ -32,6 +32,11 @@ HOSTS_PER_PAGE = 50
 TREE_ROOT = "root"
 TREE_CHILD = "child"
 SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
+
+
+def class_units():
+    """{class name: unit} for every resource class, for amounts in human units (one query)."""
+    return dict(ResourceClass.objects.values_list("name", "unit"))
 
 
 # --- overview -------------------------------------------------------------------------------

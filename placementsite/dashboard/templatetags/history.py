@@ -6,9 +6,10 @@ the usage samples the ``usage history`` beat task records.
 
 from django import template
 
+from providers.selectors.dashboard import class_units
 from providers.selectors.history import history_provider_ids, recent_changes, usage_series
 
-from ..units import class_units, human
+from ..units import human
 
 register = template.Library()
 WIDTH, HEIGHT = 560, 120
