@@ -1,6 +1,10 @@
-"""Template helpers of the dashboard: amounts in human units and sortable column headers."""
+"""Template helpers of the dashboard: amounts in human units, sortable column headers and
+links to providers and consumers."""
+
+from functools import lru_cache
 
 from django import template
+from django.urls import get_script_prefix, reverse
 from django.utils.html import format_html
 
 from ..units import NO_LIMIT, human
@@ -53,3 +57,33 @@ def sort_header(context, key, label, numeric=False):
         label,
         arrow,
     )
+
+
+_PLACEHOLDER = "00000000-0000-0000-0000-000000000000"
+
+
+@lru_cache(maxsize=32)
+def _around(route, script_prefix):
+    """The URL of ``route`` split around its uuid: reversed once, not once per table row (a
+    long table links hundreds of providers, and ``{% url %}`` resolves each one anew)."""
+    url = reverse(route, args=[_PLACEHOLDER])
+    before, _, after = url.partition(_PLACEHOLDER)
+    return before, after
+
+
+def _link(route, uuid):
+    before, after = _around(route, get_script_prefix())
+    return f"{before}{uuid}{after}"
+
+
+@register.filter
+def provider_url(uuid):
+    """``{{ uuid|provider_url }}``: the dashboard page of the provider, as ``{% url
+    'dashboard:provider' uuid %}`` gives it."""
+    return _link("dashboard:provider", uuid)
+
+
+@register.filter
+def consumer_url(uuid):
+    """``{{ uuid|consumer_url }}``: the dashboard page of the consumer."""
+    return _link("dashboard:consumer", uuid)
