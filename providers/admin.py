@@ -11,8 +11,6 @@ to do. The inlines are read-only, so a form that passed ``clean()`` is never
 rejected afterwards (which would keep a write the page says was not made).
 """
 
-import uuid as uuidlib
-
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
@@ -20,6 +18,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils.html import format_html
 
+from placementsite import uuids
 from placementsite.admin_base import CountedAdmin, NoWrites, ReadOnlyInline, ViewOnlyAdmin
 from placementsite.api import microversion
 from placementsite.api.errors import BadRequest, Conflict, PlacementError
@@ -265,10 +264,10 @@ class ChildInline(ReadOnlyInline):
 def split_uuids(text):
     found = []
     for item in text.replace(",", " ").split():
-        try:
-            found.append(str(uuidlib.UUID(item)))
-        except ValueError:
-            raise ValidationError(f"{item!r} is not a UUID.") from None
+        named = uuids.parse(item)
+        if named is None:
+            raise ValidationError(f"{item!r} is not a UUID.")
+        found.append(named)
     return found
 
 

@@ -24,13 +24,13 @@ views; this module parses values already schema-checked.
 import re
 from dataclasses import dataclass, field
 
+from placementsite import uuids
 from placementsite.api.errors import (
     ILLEGAL_DUPLICATE_QUERYPARAM,
     QUERYPARAM_BAD_VALUE,
     QUERYPARAM_MISSING_VALUE,
     BadRequest,
 )
-from placementsite.api.validation import normalize_uuid
 
 from .models import ResourceClass, Trait
 
@@ -276,7 +276,7 @@ def _parse_one_member_of(value):
         required = [value]
     normalized = {}
     for text in required + forbidden:
-        found = normalize_uuid(text)
+        found = uuids.parse(text)
         if found is None:
             raise BadRequest(
                 "Invalid query string parameters: Expected 'member_of' parameter to "
@@ -317,7 +317,7 @@ def parse_in_tree(query, suffix=""):
     key = "in_tree" + suffix
     if key not in query:
         return None
-    found = normalize_uuid(query[key].strip())
+    found = uuids.parse(query[key])
     if found is None:
         raise BadRequest(
             "Invalid query string parameters: Expected 'in_tree' parameter to be a format "

@@ -8,6 +8,7 @@ microversion. The rules live in :mod:`allocations.services.allocations` and
 
 import jsonschema
 
+from placementsite import uuids
 from placementsite.api import validation
 from placementsite.api.errors import BadRequest, NotFound
 from placementsite.api.microversion import since
@@ -21,7 +22,7 @@ from . import schemas
 
 def _canonical(uuid):
     """A uuid in its canonical form; text that is no uuid stays as it is."""
-    return selectors.parse_uuid(uuid) or uuid
+    return uuids.parse(uuid) or uuid
 
 
 def _allocations_by_provider(data, version):
@@ -56,7 +57,7 @@ def consumer_allocations(consumer_uuid, data, version):
 
 
 def _consumer_uuid_or_400(text):
-    canonical = selectors.parse_uuid(text)
+    canonical = uuids.parse(text)
     if canonical is None:
         raise BadRequest(f"Malformed consumer_uuid: {text}")
     return canonical

@@ -4,10 +4,9 @@ Every selector answers in one or two queries however many providers,
 consumers or resource classes are involved.
 """
 
-import uuid as uuidlib
-
 from django.db.models import Count, Sum
 
+from placementsite import uuids
 from providers.models import Inventory, ResourceProvider
 
 from ..models import Allocation
@@ -18,17 +17,9 @@ UNKNOWN_CONSUMER_TYPE = "unknown"
 ALL_CONSUMER_TYPES = "all"
 
 
-def parse_uuid(text):
-    """The canonical form of ``text`` as a uuid, or None when it is not one."""
-    try:
-        return str(uuidlib.UUID(str(text)))
-    except (ValueError, AttributeError, TypeError):
-        return None
-
-
 def provider_by_uuid(uuid):
     """The provider with ``uuid`` or None (a malformed uuid finds none)."""
-    canonical = parse_uuid(uuid)
+    canonical = uuids.parse(uuid)
     if canonical is None:
         return None
     return ResourceProvider.objects.filter(uuid=canonical).first()
@@ -36,7 +27,7 @@ def provider_by_uuid(uuid):
 
 def allocations_for_consumer(consumer_uuid):
     """A consumer's allocations with provider, class, consumer, project, user, type."""
-    canonical = parse_uuid(consumer_uuid)
+    canonical = uuids.parse(consumer_uuid)
     if canonical is None:
         return []
     return list(

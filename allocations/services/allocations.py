@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import F
 
+from placementsite import uuids
 from placementsite.api.errors import (
     CONCURRENT_UPDATE,
     RESOURCE_PROVIDER_NOT_FOUND,
@@ -40,7 +41,6 @@ from providers.services.inventories import FIELDS as INVENTORY_FIELDS
 from providers.services.inventories import InventoryInUse, inventories_write
 
 from ..models import Allocation, Consumer, ConsumerType, Project, User
-from ..selectors.allocations import parse_uuid
 from ..selectors.usage import usage_by_provider_and_class
 
 # Placement's [placement] incomplete_consumer_project_id / _user_id: the owner
@@ -118,7 +118,7 @@ def allocation_delete(*, consumer_uuid):
     Like Placement, removing allocations this way leaves provider
     generations alone.
     """
-    canonical = parse_uuid(consumer_uuid)
+    canonical = uuids.parse(consumer_uuid)
     with _database_conflicts_reported(), transaction.atomic():
         consumer = None
         if canonical is not None:
@@ -242,7 +242,7 @@ class _AllocationWrite:
                 consumer__uuid__in=[r.consumer_uuid for r in self.requests]
             ).values_list("resource_provider__uuid", flat=True)
         )
-        named = {rp for rp in [*wanted, *extra] if parse_uuid(rp) == rp}
+        named = {rp for rp in [*wanted, *extra] if uuids.parse(rp) == rp}
         self.providers = providers_for_update(named | {str(u) for u in held})
         for provider_uuid in extra:
             if provider_uuid not in self.providers:

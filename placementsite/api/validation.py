@@ -8,7 +8,6 @@ schemas never change once built. :func:`validate` raises the same error as
 
 import functools
 import json
-import uuid as uuidlib
 
 import jsonschema
 
@@ -38,30 +37,6 @@ def validate(instance, schema, format_checker=None):
     error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
     if error is not None:
         raise error
-
-
-def normalize_uuid(value):
-    """The canonical uuid for ``value`` (dashes optional, any case, braces); None if not one.
-
-    As lenient as Placement's (oslo's ``is_uuid_like``).
-    """
-    if not isinstance(value, str):
-        return None
-    text = value.strip().lower()
-    for prefix in ("urn:", "uuid:"):
-        if text.startswith(prefix):
-            text = text[len(prefix) :]
-    text = text.strip("{}").replace("-", "")
-    if len(text) != 32:
-        return None
-    try:
-        return str(uuidlib.UUID(hex=text))
-    except ValueError:
-        return None
-
-
-def is_uuid_like(value):
-    return normalize_uuid(value) is not None
 
 
 def validate_body(data, schema):

@@ -1,7 +1,6 @@
 """``/resource_providers/{uuid}/traits`` (1.6+)."""
 
-import uuid as uuidlib
-
+from placementsite import uuids
 from placementsite.api.microversion import since
 from placementsite.api.views import PlacementView, latest
 
@@ -25,13 +24,10 @@ PROVIDER_TRAITS_BODY = {
 
 def provider_uuid_from_path(text):
     """The provider uuid in a URL; anything but a dashed uuid names no provider (404)."""
-    try:
-        value = uuidlib.UUID(text)
-    except ValueError:
-        value = None
-    if value is None or str(value) != text.lower():
+    found = uuids.parse_strict(text)
+    if found is None:
         raise provider_not_found(text)
-    return value
+    return found
 
 
 def provider_traits_repr(provider, traits):

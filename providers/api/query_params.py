@@ -7,17 +7,14 @@ checks. The values are parsed into request groups by
 
 import jsonschema
 
+from placementsite import uuids
 from placementsite.api import validation
 from placementsite.api.errors import BadRequest
-from placementsite.api.validation import is_uuid_like, normalize_uuid
 from providers.request_groups import suffix_pattern
-
-__all__ = ["is_uuid_like", "normalize_uuid"]
-
 
 # A format checker whose "uuid" is as lenient as Placement's (oslo's is_uuid_like).
 FORMAT_CHECKER = jsonschema.FormatChecker()
-FORMAT_CHECKER.checks("uuid")(is_uuid_like)
+FORMAT_CHECKER.checks("uuid")(uuids.is_uuid_like)
 
 UUID = {"type": "string", "format": "uuid"}
 STRING = {"type": "string"}

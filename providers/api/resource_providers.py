@@ -3,6 +3,7 @@
 from django.utils import timezone
 from django.utils.http import http_date
 
+from placementsite import uuids
 from placementsite.api.errors import BadRequest, NotFound
 from placementsite.api.parsers import require_json
 from placementsite.api.views import PlacementView, latest
@@ -71,7 +72,7 @@ def provider_repr(provider, version):
 
 def uuid_in_url(uuid):
     """The provider uuid of a URL; a malformed one names no provider (404)."""
-    found = qp.normalize_uuid(uuid)
+    found = uuids.parse(uuid)
     if found is None:
         raise provider_not_found(uuid)
     return found
@@ -84,7 +85,7 @@ class ResourceProviderListView(PlacementView):
         query = request.GET
         qp.validate_query(query, qp.schema_for(version, LIST_PARAMETERS))
         group = request_groups.parse_group(query, version)
-        uuid = qp.normalize_uuid(query["uuid"]) if "uuid" in query else None
+        uuid = uuids.parse(query["uuid"]) if "uuid" in query else None
         try:
             providers = list(selectors.providers_matching(group, name=query.get("name"), uuid=uuid))
         except request_groups.UnknownResourceClass as exc:
@@ -104,8 +105,8 @@ class ResourceProviderListView(PlacementView):
         qp.validate_body(data, provider_body_schema(version, with_uuid=True))
         provider = services.resource_provider_create(
             name=data["name"],
-            uuid=qp.normalize_uuid(data["uuid"]) if data.get("uuid") else None,
-            parent_uuid=qp.normalize_uuid(data.get("parent_provider_uuid") or ""),
+            uuid=uuids.parse(data["uuid"]) if data.get("uuid") else None,
+            parent_uuid=uuids.parse(data.get("parent_provider_uuid") or ""),
         )
         headers = {"Location": provider_url(provider)}
         if version < (1, 20):
@@ -136,7 +137,7 @@ class ResourceProviderDetailView(PlacementView):
         changes = {}
         if "parent_provider_uuid" in data:
             parent = data["parent_provider_uuid"]
-            changes["parent_uuid"] = qp.normalize_uuid(parent) if parent is not None else None
+            changes["parent_uuid"] = uuids.parse(parent) if parent is not None else None
         provider = services.resource_provider_update(
             uuid=uuid_in_url(uuid),
             name=data["name"],
@@ -154,7 +155,7 @@ class ResourceProviderDetailView(PlacementView):
 
     def delete(self, request, uuid):
         self.authorize(request, "placement:resource_providers:delete")
-        found = qp.normalize_uuid(uuid)
+        found = uuids.parse(uuid)
         if found is None:
             raise NotFound(f"No resource provider with uuid {uuid} found for delete")
         services.resource_provider_delete(uuid=found)

@@ -1,7 +1,6 @@
 """Reads of a provider's inventory."""
 
-import uuid as uuidlib
-
+from placementsite import uuids
 from placementsite.api.errors import NotFound
 
 from ..models import Inventory, ResourceProvider
@@ -9,11 +8,10 @@ from ..services.generations import provider_not_found
 
 
 def _provider(provider_uuid):
-    try:
-        uuidlib.UUID(str(provider_uuid))
-    except ValueError:
-        raise provider_not_found(provider_uuid) from None
-    provider = ResourceProvider.objects.filter(uuid=provider_uuid).first()
+    named = uuids.parse(provider_uuid)
+    if named is None:
+        raise provider_not_found(provider_uuid)
+    provider = ResourceProvider.objects.filter(uuid=named).first()
     if provider is None:
         raise provider_not_found(provider_uuid)
     return provider

@@ -8,6 +8,7 @@ compare-and-swap update, all in one transaction.
 
 from django.db.models import F
 
+from placementsite import uuids
 from placementsite.api.errors import ConcurrentUpdate, NotFound
 
 from ..models import ResourceProvider
@@ -23,8 +24,12 @@ def provider_not_found(uuid):
 
 
 def provider_for_update(uuid):
-    """Lock and return the provider; 404 when there is none. Needs a transaction."""
-    provider = ResourceProvider.objects.select_for_update().filter(uuid=uuid).first()
+    """Lock and return the provider; 404 when there is none (or ``uuid`` names no uuid, as
+    a URL may). Needs a transaction."""
+    named = uuids.parse(uuid)
+    provider = None
+    if named is not None:
+        provider = ResourceProvider.objects.select_for_update().filter(uuid=named).first()
     if provider is None:
         raise provider_not_found(uuid)
     return provider

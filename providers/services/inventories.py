@@ -12,7 +12,6 @@ its own transaction.
 """
 
 import math
-import uuid as uuidlib
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -32,7 +31,6 @@ from .generations import (
     bump_generation,
     check_generation,
     provider_for_update,
-    provider_not_found,
 )
 
 # Placement's largest allocation_ratio: the largest single-precision float.
@@ -120,15 +118,6 @@ def _in_use_message(provider, class_names):
     return (
         f"Inventory for '{', '.join(class_names)}' on resource provider '{provider.uuid}' in use."
     )
-
-
-def _locked_provider(provider_uuid):
-    """Lock the provider named in a URL; 404 when there is none (or it is no uuid)."""
-    try:
-        uuidlib.UUID(str(provider_uuid))
-    except ValueError:
-        raise provider_not_found(provider_uuid) from None
-    return provider_for_update(provider_uuid)
 
 
 def _resource_class(name):
@@ -236,7 +225,7 @@ def inventories_write(*, provider, inventories, microversion, check_in_use=True)
 def inventories_replace(*, provider_uuid, generation, inventories, microversion):
     """``PUT .../inventories``: set the provider's whole inventory."""
     with transaction.atomic():
-        provider = _locked_provider(provider_uuid)
+        provider = provider_for_update(provider_uuid)
         for record in inventories.values():
             inventory_fields(record)
         check_generation(provider, generation, GENERATION_CONFLICT)
@@ -253,7 +242,7 @@ def inventories_replace(*, provider_uuid, generation, inventories, microversion)
 def inventories_delete(*, provider_uuid, microversion):
     """``DELETE .../inventories`` (1.5+): remove every class; refused while in use."""
     with transaction.atomic():
-        provider = _locked_provider(provider_uuid)
+        provider = provider_for_update(provider_uuid)
         inventories_write(provider=provider, inventories={}, microversion=microversion)
         _bump(provider)
         return provider
@@ -262,7 +251,7 @@ def inventories_delete(*, provider_uuid, microversion):
 def inventory_create(*, provider_uuid, resource_class, fields, microversion):
     """``POST .../inventories``: add one class the provider has no inventory of."""
     with transaction.atomic():
-        provider = _locked_provider(provider_uuid)
+        provider = provider_for_update(provider_uuid)
         fields = inventory_fields(fields)
         check_capacity(provider, resource_class, fields, microversion, "create")
         rc = _resource_class(resource_class)
@@ -289,7 +278,7 @@ def inventory_create(*, provider_uuid, resource_class, fields, microversion):
 def inventory_update(*, provider_uuid, resource_class, generation, fields, microversion):
     """``PUT .../inventories/{resource_class}``: change one existing class."""
     with transaction.atomic():
-        provider = _locked_provider(provider_uuid)
+        provider = provider_for_update(provider_uuid)
         fields = inventory_fields(fields)
         check_generation(provider, generation, GENERATION_CONFLICT)
         check_capacity(provider, resource_class, fields, microversion, "update")
@@ -315,7 +304,7 @@ def inventory_update(*, provider_uuid, resource_class, generation, fields, micro
 def inventory_delete(*, provider_uuid, resource_class):
     """``DELETE .../inventories/{resource_class}``: refused while allocations use it."""
     with transaction.atomic():
-        provider = _locked_provider(provider_uuid)
+        provider = provider_for_update(provider_uuid)
         rc = _resource_class(resource_class)
         if rc is None:
             raise NotFound(

@@ -2,8 +2,6 @@
 ``/api/migrations/`` (list, show, confirm, revert, finish, fail). Serializers, filters and
 viewsets of moves together, apart from the servers' own module."""
 
-import uuid
-
 import django_filters
 from django.db.models import Q
 from django.http import Http404
@@ -13,6 +11,7 @@ from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from placementsite import uuids
 from placementsite.rest.views import ApiViewMixin, ApiViewSet
 
 from ..models import Migration, Server
@@ -106,22 +105,15 @@ class MigrationFilter(django_filters.FilterSet):
 
     def filter_host(self, queryset, name, value):
         match = Q(source__name=value) | Q(dest__name=value)
-        if _is_uuid(value):
-            match |= Q(source__uuid=value) | Q(dest__uuid=value)
+        named = uuids.parse(value)
+        if named is not None:
+            match |= Q(source__uuid=named) | Q(dest__uuid=named)
         return queryset.filter(match)
 
     def filter_in_flight(self, queryset, name, value):
         if value:
             return queryset.filter(status__in=Migration.IN_FLIGHT)
         return queryset.exclude(status__in=Migration.IN_FLIGHT)
-
-
-def _is_uuid(value):
-    try:
-        uuid.UUID(str(value))
-    except ValueError:
-        return False
-    return True
 
 
 # --- views -------------------------------------------------------------------------------------
@@ -141,9 +133,10 @@ class ServerMoveViewSet(ApiViewSet):
     lookup_value_regex = "[^/]+"
 
     def _server(self, pk):
-        if not _is_uuid(pk):
+        named = uuids.parse(pk)
+        if named is None:
             raise Http404
-        server = Server.objects.select_related("flavor", "host").filter(uuid=pk).first()
+        server = Server.objects.select_related("flavor", "host").filter(uuid=named).first()
         if server is None:
             raise Http404
         return server
@@ -202,8 +195,10 @@ class MigrationViewSet(
     policy_prefix = "placement:api:migrations"
 
     def get_object(self):
-        if not _is_uuid(self.kwargs["pk"]):
+        named = uuids.parse(self.kwargs["pk"])
+        if named is None:
             raise Http404
+        self.kwargs["pk"] = named
         return super().get_object()
 
     def _settle(self, request, service):

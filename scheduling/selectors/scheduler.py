@@ -9,11 +9,11 @@ states in memory.
 
 import logging
 import random
-import uuid as uuidlib
 from dataclasses import dataclass, field
 
 from django.conf import settings
 
+from placementsite import uuids
 from placementsite.api.errors import BadRequest
 from placementsite.gc_pause import cyclic_gc_paused
 from providers import request_groups
@@ -63,23 +63,14 @@ class SchedulingSpec:
         """Host uuids of the given server uuids (one query per distinct list)."""
         key = tuple(sorted(servers))
         if key not in self._hosts_of:
+            named = [found for found in map(uuids.parse, key) if found is not None]
             self._hosts_of[key] = {
                 str(uuid)
-                for uuid in Server.objects.filter(uuid__in=_valid_uuids(key))
+                for uuid in Server.objects.filter(uuid__in=named)
                 .exclude(host=None)
                 .values_list("host__uuid", flat=True)
             }
         return self._hosts_of[key]
-
-
-def _valid_uuids(values):
-    found = []
-    for value in values:
-        try:
-            found.append(uuidlib.UUID(str(value)))
-        except ValueError:
-            continue
-    return found
 
 
 @dataclass
