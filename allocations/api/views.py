@@ -8,8 +8,7 @@ microversion. The rules live in :mod:`allocations.services.allocations` and
 
 import jsonschema
 
-from placementsite import uuids
-from placementsite.api import validation
+from placementsite import json_schema, uuids
 from placementsite.api.errors import BadRequest, NotFound
 from placementsite.api.microversion import since
 from placementsite.api.views import PlacementView, latest
@@ -85,7 +84,7 @@ def query_params(request, schema):
     """The query string as a dict, checked against ``schema`` (last value wins)."""
     params = {key: request.GET.get(key) for key in request.GET}
     try:
-        validation.validate(params, schema)
+        json_schema.validate(params, schema)
     except jsonschema.ValidationError as exc:
         raise BadRequest(f"Invalid query string parameters: {exc}") from None
     return params

@@ -1,47 +1,15 @@
-"""JSON-schema validation with each schema checked and compiled once.
-
-``jsonschema.validate`` checks the schema against its metaschema on every call, which cost more
-than the rest of most requests (about 8 ms of each validation of an inventory write); this API's
-schemas never change once built. :func:`validate` raises the same error as
-``jsonschema.validate`` (the best match of all errors), so messages are unchanged.
-"""
-
-import functools
-import json
+"""Request bodies checked against their JSON schema, with Placement's message."""
 
 import jsonschema
 
+from placementsite import json_schema
+
 from .errors import BadRequest
-
-# Checks the formats a schema names ("uuid", ...) when a caller asks for it.
-FORMAT_CHECKER = jsonschema.FormatChecker()
-
-
-@functools.lru_cache(maxsize=512)
-def _compiled(schema_json, format_checker):
-    # Keyed by the schema's JSON text (schemas are dicts, which do not hash), in its own key
-    # order: the order in which errors are found, hence which one is reported, is kept.
-    schema = json.loads(schema_json)
-    cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
-    return cls(schema, format_checker=format_checker)
-
-
-def validate(instance, schema, format_checker=None):
-    """``jsonschema.validate(instance, schema, format_checker=...)`` with a compiled validator.
-
-    Raises :class:`jsonschema.ValidationError` (the best match) when ``instance`` does not
-    validate.
-    """
-    validator = _compiled(json.dumps(schema), format_checker)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
-    if error is not None:
-        raise error
 
 
 def validate_body(data, schema):
     """A request body checked against ``schema``; BadRequest with Placement's message."""
     try:
-        validate(data, schema, format_checker=FORMAT_CHECKER)
+        json_schema.validate(data, schema, format_checker=json_schema.FORMAT_CHECKER)
     except jsonschema.ValidationError as exc:
         raise BadRequest(f"JSON does not validate: {exc}") from None

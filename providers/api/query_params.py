@@ -7,8 +7,7 @@ checks. The values are parsed into request groups by
 
 import jsonschema
 
-from placementsite import uuids
-from placementsite.api import validation
+from placementsite import json_schema, uuids
 from placementsite.api.errors import BadRequest
 from providers.request_groups import suffix_pattern
 
@@ -32,7 +31,7 @@ def schema_for(version, params):
 def validate_query(query, schema):
     """Check the query string (last value of each key) against ``schema``."""
     try:
-        validation.validate(query.dict(), schema, format_checker=FORMAT_CHECKER)
+        json_schema.validate(query.dict(), schema, format_checker=FORMAT_CHECKER)
     except jsonschema.ValidationError as exc:
         raise BadRequest(f"Invalid query string parameters: {exc}") from None
 
@@ -40,7 +39,7 @@ def validate_query(query, schema):
 def validate_body(data, schema):
     """JSON body validation with the same lenient uuid format."""
     try:
-        validation.validate(data, schema, format_checker=FORMAT_CHECKER)
+        json_schema.validate(data, schema, format_checker=FORMAT_CHECKER)
     except jsonschema.ValidationError as exc:
         raise BadRequest(f"JSON does not validate: {exc}") from None
 

@@ -4,7 +4,7 @@ import jsonschema
 from django.utils import timezone
 from django.utils.http import http_date
 
-from placementsite.api import validation
+from placementsite import json_schema
 from placementsite.api.errors import BadRequest
 from placementsite.api.microversion import since
 from placementsite.api.views import PlacementView, latest
@@ -36,7 +36,7 @@ def validate_query(request, schema):
     """Placement's check of query parameters (the last value of a repeated key counts)."""
     params = {key: request.GET[key] for key in request.GET}
     try:
-        validation.validate(params, schema)
+        json_schema.validate(params, schema)
     except jsonschema.ValidationError as exc:
         raise BadRequest(f"Invalid query string parameters: {exc}") from None
     return params

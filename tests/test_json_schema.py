@@ -1,9 +1,9 @@
-"""placementsite.api.validation: jsonschema's answers, with each schema compiled once."""
+"""placementsite.json_schema: jsonschema's answers, with each schema compiled once."""
 
 import jsonschema
 import pytest
 
-from placementsite.api import validation
+from placementsite import json_schema
 
 SCHEMA = {
     "type": "object",
@@ -27,21 +27,21 @@ BAD = [
 
 @pytest.mark.parametrize("instance", BAD)
 def test_reports_the_error_jsonschema_reports(instance):
-    checker = validation.FORMAT_CHECKER
+    checker = json_schema.FORMAT_CHECKER
     with pytest.raises(jsonschema.ValidationError) as expected:
         jsonschema.validate(instance, SCHEMA, format_checker=checker)
     with pytest.raises(jsonschema.ValidationError) as got:
-        validation.validate(instance, SCHEMA, format_checker=checker)
+        json_schema.validate(instance, SCHEMA, format_checker=checker)
     assert got.value.message == expected.value.message
 
 
 def test_valid_instance_passes_and_the_schema_is_compiled_once():
-    validation._compiled.cache_clear()
+    json_schema._compiled.cache_clear()
     for _ in range(3):
-        validation.validate({"total": 2, "name": "abc"}, SCHEMA)
-    assert validation._compiled.cache_info().misses == 1
+        json_schema.validate({"total": 2, "name": "abc"}, SCHEMA)
+    assert json_schema._compiled.cache_info().misses == 1
 
 
 def test_a_broken_schema_is_refused_as_jsonschema_refuses_it():
     with pytest.raises(jsonschema.SchemaError):
-        validation.validate({}, {"type": "no-such-type"})
+        json_schema.validate({}, {"type": "no-such-type"})
