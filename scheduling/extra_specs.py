@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from django.http import QueryDict
 
 from placementsite.api.errors import BadRequest
-from placementsite.api.microversion import MAXIMUM
+from placementsite.versions import MAX_VERSION
 from providers import request_groups
 from providers.api import query_params as qp
 from providers.models import MAX_INT, ResourceClass, Trait
@@ -178,7 +178,7 @@ def _check_member_of(key, value):
     try:
         query = QueryDict(mutable=True)
         query["member_of"] = value
-        request_groups.parse_member_of(query, MAXIMUM)
+        request_groups.parse_member_of(query, MAX_VERSION)
     except BadRequest as exc:
         raise InvalidExtraSpec(key, exc.detail) from None
 
@@ -223,8 +223,8 @@ def translate(*, vcpus, ram, disk, ephemeral=0, swap=0, extra_specs=None, traits
         group_policy = "none"
     query = _query(groups, group_policy)
     try:
-        qp.validate_query(query, query_schema(tuple(MAXIMUM)))
-        request = request_groups.parse_candidate_request(query, MAXIMUM)
+        qp.validate_query(query, query_schema(MAX_VERSION))
+        request = request_groups.parse_candidate_request(query, MAX_VERSION)
     except BadRequest as exc:
         raise InvalidExtraSpec("extra_specs", exc.detail) from None
     resources = {}

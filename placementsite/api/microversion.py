@@ -8,12 +8,12 @@ given microversion on.
 import functools
 import re
 
+from placementsite.versions import MAX_VERSION, MIN_VERSION
+
 from .errors import NotAcceptable, PlacementError
 
 SERVICE_TYPE = "placement"
 HEADER = "OpenStack-API-Version"
-MIN_VERSION = (1, 0)
-MAX_VERSION = (1, 39)
 
 _VERSION_RE = re.compile(r"^(\d+)\.(\d+)$")
 

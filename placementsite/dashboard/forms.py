@@ -5,7 +5,7 @@ from django import forms
 from django.http import QueryDict
 
 from placementsite.api.errors import BadRequest
-from placementsite.api.microversion import MAX_VERSION
+from placementsite.versions import MAX_VERSION
 from providers import request_groups
 from providers.selectors.dashboard import TREE_CHILD, TREE_ROOT, ProviderFilters
 from scheduling.selectors import dashboard as flavor_reads
