@@ -10,7 +10,7 @@ from django.contrib import admin, messages
 from django.http import HttpResponseRedirect
 
 from placementsite.admin_base import CountedAdmin, NoWrites, ReadOnlyInline, ViewOnlyAdmin
-from placementsite.api.errors import PlacementError
+from placementsite.exceptions import DomainError
 
 from .models import Allocation, Consumer, ConsumerType, Project, User
 from .services.allocations import allocation_delete
@@ -84,13 +84,13 @@ class ConsumerAdmin(CountedAdmin):
         for consumer in queryset:
             try:
                 allocation_delete(consumer_uuid=str(consumer.uuid))
-            except PlacementError as exc:
+            except DomainError as exc:
                 self.message_user(request, exc.detail, messages.ERROR)
 
     def delete_view(self, request, object_id, extra_context=None):
         try:
             return super().delete_view(request, object_id, extra_context)
-        except PlacementError as exc:
+        except DomainError as exc:
             self.message_user(request, exc.detail, messages.ERROR)
             return HttpResponseRedirect(request.path)
 

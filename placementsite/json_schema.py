@@ -3,7 +3,9 @@
 ``jsonschema.validate`` checks the schema against its metaschema on every call, which cost more
 than the rest of most requests (about 8 ms of each validation of an inventory write); this
 service's schemas never change once built. :func:`validate` raises the same error as
-``jsonschema.validate`` (the best match of all errors), so messages are unchanged.
+``jsonschema.validate`` (the best match of all errors), so messages are unchanged;
+:func:`check` refuses with Placement's words (an InvalidRequest), for the rules and the edges
+alike.
 """
 
 import functools
@@ -11,8 +13,14 @@ import json
 
 import jsonschema
 
+from placementsite.exceptions import InvalidRequest
+
 # Checks the formats a schema names ("uuid", ...) when a caller asks for it.
 FORMAT_CHECKER = jsonschema.FormatChecker()
+
+# How Placement begins its refusal of a body, and of a query string.
+BODY_REFUSAL = "JSON does not validate"
+QUERY_REFUSAL = "Invalid query string parameters"
 
 
 @functools.lru_cache(maxsize=512)
@@ -35,3 +43,12 @@ def validate(instance, schema, format_checker=None):
     error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
     if error is not None:
         raise error
+
+
+def check(instance, schema, *, format_checker=FORMAT_CHECKER, refusal=BODY_REFUSAL):
+    """Refuse ``instance`` unless it validates against ``schema``: InvalidRequest
+    ``"<refusal>: <the best-matching error>"``."""
+    try:
+        validate(instance, schema, format_checker=format_checker)
+    except jsonschema.ValidationError as exc:
+        raise InvalidRequest(f"{refusal}: {exc}") from None

@@ -1,9 +1,10 @@
 """Admin of resource classes, traits, providers, inventories and aggregates.
 
 The admin is one more edge, like the API: every write goes through the
-services in ``providers/services``, inside the admin's transaction. A
-``PlacementError`` a service raises becomes a form error, so an edit the API
-would refuse is refused here with the same message, and nothing is written.
+services in ``providers/services``, inside the admin's transaction. A domain
+error (``placementsite.exceptions``) a service raises becomes a form error, so
+an edit the API would refuse is refused here with the same message, and
+nothing is written.
 
 Forms apply their write in ``clean()``: that is the last moment an error can
 still be shown on the form. The admin's ``save_model`` then has nothing left
@@ -21,7 +22,7 @@ from django.utils.html import format_html
 from placementsite import uuids
 from placementsite.admin_base import CountedAdmin, NoWrites, ReadOnlyInline, ViewOnlyAdmin
 from placementsite.api import microversion
-from placementsite.api.errors import BadRequest, Conflict, PlacementError
+from placementsite.exceptions import DomainError, DuplicateName, InvalidRequest
 
 from .models import (
     Aggregate,
@@ -58,7 +59,7 @@ class ServiceForm(forms.ModelForm):
         try:
             with transaction.atomic():
                 result = self.apply(cleaned)
-        except PlacementError as exc:
+        except DomainError as exc:
             raise as_form_error(exc) from None
         if result is not None:
             self.instance = result
@@ -100,7 +101,7 @@ class ServiceAdmin(CountedAdmin):
         try:
             with transaction.atomic():
                 return super().delete_view(request, object_id, extra_context)
-        except PlacementError as exc:
+        except DomainError as exc:
             self.message_user(request, exc.detail, messages.ERROR)
             from django.http import HttpResponseRedirect
 
@@ -110,7 +111,7 @@ class ServiceAdmin(CountedAdmin):
         try:
             with transaction.atomic():
                 return super().response_action(request, queryset)
-        except PlacementError as exc:
+        except DomainError as exc:
             self.message_user(request, exc.detail, messages.ERROR)
             from django.http import HttpResponseRedirect
 
@@ -200,10 +201,10 @@ class TraitForm(ServiceForm):
     def apply(self, cleaned):
         name = cleaned["name"]
         if self.instance.pk is not None and name != self.instance.name:
-            raise BadRequest("A trait cannot be renamed; create a new one instead.")
+            raise InvalidRequest("A trait cannot be renamed; create a new one instead.")
         trait, created = trait_services.trait_ensure(name=name)
         if self.instance.pk is None and not created:
-            raise Conflict(f"Trait {name} already exists.")
+            raise DuplicateName(f"Trait {name} already exists.")
         return trait
 
 

@@ -9,7 +9,7 @@ equivalent in a small library module, apart from its handlers and objects):
 * the query-string language (``resources``, ``required``, ``member_of``,
   ``in_tree``, granular suffixes, ``root_required``, ``same_subtree``, per
   microversion): :func:`parse_group`, :func:`parse_groups` and
-  :func:`parse_candidate_request`, raising BadRequest with Placement's words.
+  :func:`parse_candidate_request`, raising InvalidRequest with Placement's words.
   The provider list, the allocation candidates endpoint and the dashboard's
   "try a request" form (which writes its fields as a query string) all parse
   with them;
@@ -25,11 +25,11 @@ import re
 from dataclasses import dataclass, field
 
 from placementsite import uuids
-from placementsite.api.errors import (
+from placementsite.exceptions import (
     ILLEGAL_DUPLICATE_QUERYPARAM,
     QUERYPARAM_BAD_VALUE,
     QUERYPARAM_MISSING_VALUE,
-    BadRequest,
+    InvalidRequest,
 )
 
 from .models import ResourceClass, Trait
@@ -174,7 +174,7 @@ STRING_SUFFIX = r"[a-zA-Z0-9_-]{1,64}"
 def parse_resources(value):
     """``VCPU:2,MEMORY_MB:1024`` -> ``{"VCPU": 2, "MEMORY_MB": 1024}``."""
     if value.strip() == "":
-        raise BadRequest(
+        raise InvalidRequest(
             "Badly formed resources parameter. Expected resources query string "
             f"parameter in form: {RESOURCES_FORM}. Got: empty string."
         )
@@ -182,7 +182,7 @@ def parse_resources(value):
     for item in value.split(","):
         parts = item.split(":")
         if len(parts) != 2:
-            raise BadRequest(
+            raise InvalidRequest(
                 "Badly formed resources parameter. Expected resources query string "
                 f"parameter in form: {RESOURCES_FORM}. Got: {item}."
             )
@@ -190,11 +190,11 @@ def parse_resources(value):
         try:
             amount = int(amount_text)
         except ValueError:
-            raise BadRequest(
+            raise InvalidRequest(
                 f"Requested resource {name} expected positive integer amount. Got: {amount_text}."
             ) from None
         if amount < 1:
-            raise BadRequest(f"Requested resource {name} requires amount >= 1. Got: {amount}.")
+            raise InvalidRequest(f"Requested resource {name} requires amount >= 1. Got: {amount}.")
         resources[name] = amount
     return resources
 
@@ -203,19 +203,19 @@ def _parse_one_required(value, allow_forbidden, allow_any):
     """One ``required`` value -> (list of any-of sets, set of forbidden names)."""
     if value.startswith("in:"):
         if not allow_any:
-            raise BadRequest(
+            raise InvalidRequest(
                 "Invalid query string parameters: The format "
                 "'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' only supported since microversion 1.39. "
                 f"Got: {value}"
             )
         any_of = {name.strip() for name in value[3:].split(",")}
         if not all(any_of):
-            raise BadRequest(
+            raise InvalidRequest(
                 "Invalid query string parameters: Expected 'required' parameter value of "
                 f"the form: in:HW_CPU_X86_VMX,CUSTOM_MAGIC. Got an empty trait in: {value}"
             )
         if any(name.startswith("!") for name in any_of):
-            raise BadRequest(
+            raise InvalidRequest(
                 "Invalid query string parameters: The format "
                 "'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' does not support forbidden traits. "
                 f"Got: {value}"
@@ -227,12 +227,12 @@ def _parse_one_required(value, allow_forbidden, allow_any):
     forbidden = {name.lstrip("!") for name in names if name.startswith("!")}
     form = "HW_CPU_X86_VMX,!CUSTOM_MAGIC" if allow_forbidden else "HW_CPU_X86_VMX,CUSTOM_MAGIC"
     if not all(names) or not all(forbidden):
-        raise BadRequest(
+        raise InvalidRequest(
             "Invalid query string parameters: Expected 'required' parameter value of "
             f"the form: {form}. Got an empty trait in: {value}"
         )
     if forbidden and not allow_forbidden:
-        raise BadRequest(
+        raise InvalidRequest(
             "Invalid query string parameters: Expected 'required' parameter value of "
             f"the form: HW_CPU_X86_VMX,CUSTOM_MAGIC. Got: {value}"
         )
@@ -261,7 +261,7 @@ def parse_required(query, version, suffix=""):
 def _parse_one_member_of(value):
     """One ``member_of`` value -> (set of uuids one of which is needed, forbidden set)."""
     if "," in value and not value.startswith(("in:", "!in:")):
-        raise BadRequest(
+        raise InvalidRequest(
             "Multiple values for 'member_of' must be prefixed with the 'in:' or '!in:' "
             f"keyword using the valid microversion. Got: {value}"
         )
@@ -278,7 +278,7 @@ def _parse_one_member_of(value):
     for text in required + forbidden:
         found = uuids.parse(text)
         if found is None:
-            raise BadRequest(
+            raise InvalidRequest(
                 "Invalid query string parameters: Expected 'member_of' parameter to "
                 f"contain valid UUID(s). Got: {text}"
             )
@@ -297,7 +297,7 @@ def parse_member_of(query, version, suffix=""):
     key = "member_of" + suffix
     values = query.getlist(key)
     if version < (1, 24) and len(values) > 1:
-        raise BadRequest(f"Multiple {key} parameters are not supported")
+        raise InvalidRequest(f"Multiple {key} parameters are not supported")
     required, forbidden = [], set()
     for value in values:
         any_of, not_wanted = _parse_one_member_of(value)
@@ -305,7 +305,7 @@ def parse_member_of(query, version, suffix=""):
             required.append(any_of)
         if not_wanted:
             if version < (1, 32):
-                raise BadRequest(
+                raise InvalidRequest(
                     f"Forbidden {key} parameters are not supported in the specified microversion"
                 )
             forbidden |= not_wanted
@@ -319,7 +319,7 @@ def parse_in_tree(query, suffix=""):
         return None
     found = uuids.parse(query[key])
     if found is None:
-        raise BadRequest(
+        raise InvalidRequest(
             "Invalid query string parameters: Expected 'in_tree' parameter to be a format "
             f"of uuid. Got: {query[key]}"
         )
@@ -386,7 +386,7 @@ def parse_root_required(query):
     """``root_required`` (1.35), given once: (list of one-trait sets, forbidden set)."""
     values = query.getlist("root_required")
     if len(values) > 1:
-        raise BadRequest(
+        raise InvalidRequest(
             "Query parameter 'root_required' may be specified only once.",
             code=ILLEGAL_DUPLICATE_QUERYPARAM,
         )
@@ -394,14 +394,14 @@ def parse_root_required(query):
     names = [name.strip() for name in value.split(",")]
     forbidden = {name[1:] for name in names if name.startswith("!")}
     if not all(names) or not all(forbidden):
-        raise BadRequest(
+        raise InvalidRequest(
             "Invalid query string parameters: Expected 'root_required' parameter value of "
             f"the form: HW_CPU_X86_VMX,!CUSTOM_MAGIC. Got an empty trait in: {value}"
         )
     required = [frozenset([name]) for name in names if not name.startswith("!")]
     conflicts = sorted(name for (name,) in required if name in forbidden)
     if conflicts:
-        raise BadRequest(
+        raise InvalidRequest(
             "Conflicting required and forbidden traits found in root_required: "
             + ", ".join(conflicts),
             code=QUERYPARAM_BAD_VALUE,
@@ -415,7 +415,7 @@ def parse_same_subtree(query):
     for value in query.getlist("same_subtree"):
         suffixes = tuple(dict.fromkeys(part.strip() for part in value.split(",")))
         if "" in suffixes:
-            raise BadRequest(
+            raise InvalidRequest(
                 "Empty string (unsuffixed group) can not be specified in `same_subtree` ",
                 code=QUERYPARAM_BAD_VALUE,
             )
@@ -433,20 +433,20 @@ def _check_groups_1_36(groups, same_subtree):
     resourceless = sorted(s for s, g in groups.items() if not g.resources)
     in_subtree = {s for suffixes in same_subtree for s in suffixes}
     if len(resourceless) == len(groups):
-        raise BadRequest(
+        raise InvalidRequest(
             "There must be at least one resources or resources[$S] parameter.",
             code=QUERYPARAM_MISSING_VALUE,
         )
     bad = [s for s in resourceless if s not in in_subtree]
     if bad:
-        raise BadRequest(
+        raise InvalidRequest(
             "Resourceless suffixed group request should be specified in `same_subtree` "
             f"query param: bad group(s) - {_names(bad)}.",
             code=QUERYPARAM_BAD_VALUE,
         )
     unknown = [s for suffixes in same_subtree for s in suffixes if s not in groups]
     if unknown:
-        raise BadRequest(
+        raise InvalidRequest(
             f"Real suffixes should be specified in `same_subtree`: {_names(unknown)} not "
             f"found in {_names(groups)}.",
             code=QUERYPARAM_BAD_VALUE,
@@ -457,7 +457,7 @@ def _check_groups_before_1_36(groups):
     """Before 1.36 every group needs resources; traits or aggregates alone are orphans."""
     orphans = [f"required{s}" for s, g in groups.items() if g.required_traits and not g.resources]
     if orphans:
-        raise BadRequest(
+        raise InvalidRequest(
             "All traits parameters must be associated with resources.  Found the following "
             f"orphaned traits keys: {', '.join(orphans)}"
         )
@@ -467,14 +467,16 @@ def _check_groups_before_1_36(groups):
         if not g.resources and (g.member_of or g.forbidden_aggregates)
     ]
     if orphans:
-        raise BadRequest(
+        raise InvalidRequest(
             "All member_of parameters must be associated with resources. Found the following "
             f"orphaned member_of keys: {', '.join(orphans)}"
         )
     if not all(g.resources for g in groups.values()):
-        raise BadRequest("All request groups must specify resources.")
+        raise InvalidRequest("All request groups must specify resources.")
     if not groups:
-        raise BadRequest("At least one request group (`resources` or `resources{$S}`) is required.")
+        raise InvalidRequest(
+            "At least one request group (`resources` or `resources{$S}`) is required."
+        )
 
 
 def _check_forbidden_conflicts(groups):
@@ -486,7 +488,7 @@ def _check_forbidden_conflicts(groups):
         if any_of <= group.forbidden_traits
     )
     if conflicts:
-        raise BadRequest(
+        raise InvalidRequest(
             "Conflicting required and forbidden traits found in the following traits keys: "
             + ", ".join(conflicts)
         )
@@ -515,7 +517,7 @@ def parse_candidate_request(query, version):
     check_candidate_groups(groups, version, same_subtree)
     group_policy = query.getlist("group_policy", [None])[0]
     if version >= (1, 25) and group_policy is None and len([s for s in groups if s]) > 1:
-        raise BadRequest(
+        raise InvalidRequest(
             'The "group_policy" parameter is required when specifying more than one '
             '"resources{N}" parameter.'
         )

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from django.http import QueryDict
 
-from placementsite.api.errors import BadRequest
+from placementsite.exceptions import InvalidRequest
 from placementsite.versions import MAX_VERSION
 from providers import request_groups
 from providers.api import query_params as qp
@@ -47,7 +47,7 @@ MAX_NUMA_NODES = 8
 INVALID_EXTRA_SPEC = "scheduler.invalid_extra_spec"
 
 
-class InvalidExtraSpec(BadRequest):
+class InvalidExtraSpec(InvalidRequest):
     """An extra spec that cannot be understood; ``key`` names it."""
 
     def __init__(self, key, detail):
@@ -179,7 +179,7 @@ def _check_member_of(key, value):
         query = QueryDict(mutable=True)
         query["member_of"] = value
         request_groups.parse_member_of(query, MAX_VERSION)
-    except BadRequest as exc:
+    except InvalidRequest as exc:
         raise InvalidExtraSpec(key, exc.detail) from None
 
 
@@ -225,7 +225,7 @@ def translate(*, vcpus, ram, disk, ephemeral=0, swap=0, extra_specs=None, traits
     try:
         qp.validate_query(query, query_schema(MAX_VERSION))
         request = request_groups.parse_candidate_request(query, MAX_VERSION)
-    except BadRequest as exc:
+    except InvalidRequest as exc:
         raise InvalidExtraSpec("extra_specs", exc.detail) from None
     resources = {}
     for group in request.groups.values():

@@ -15,7 +15,7 @@ never deadlock one another:
 5. check capacity with :mod:`providers.capacity`, write, bump the provider
    and consumer generations, delete consumers left without allocations.
 
-A failure at any step raises a Placement error and rolls the whole
+A failure at any step raises a domain error and rolls the whole
 transaction back. Nothing retries inside a transaction: a conflict is
 reported (409) and the client retries with fresh reads.
 """
@@ -26,19 +26,19 @@ from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import F
 
 from placementsite import uuids
-from placementsite.api.errors import (
-    CONCURRENT_UPDATE,
+from placementsite.exceptions import (
     RESOURCE_PROVIDER_NOT_FOUND,
-    BadRequest,
     ConcurrentUpdate,
     Conflict,
+    InvalidRequest,
+    InventoryInUse,
     NotFound,
 )
 from providers.capacity import CapacityExceeded
 from providers.models import Inventory, ResourceClass
 from providers.services.generations import bump_generation, providers_for_update
 from providers.services.inventories import FIELDS as INVENTORY_FIELDS
-from providers.services.inventories import InventoryInUse, inventories_write
+from providers.services.inventories import inventories_write
 
 from ..models import Allocation, Consumer, ConsumerType, Project, User
 from ..selectors.usage import usage_by_provider_and_class
@@ -81,7 +81,7 @@ class ConsumerAllocations:
     consumer_type: str | None = None
 
 
-class UnknownResourceClass(BadRequest):
+class UnknownResourceClass(InvalidRequest):
     """An allocation names a resource class that does not exist."""
 
     def __init__(self, name):
@@ -98,7 +98,7 @@ def allocation_replace(*, consumer):
         with _database_conflicts_reported():
             _AllocationWrite([consumer]).run()
     except UnknownResourceClass as exc:
-        raise BadRequest(
+        raise InvalidRequest(
             f"Unable to allocate inventory for consumer {consumer.consumer_uuid}: {exc.detail}"
         ) from None
 
@@ -109,7 +109,7 @@ def allocations_replace(*, consumers):
         with _database_conflicts_reported():
             _AllocationWrite(consumers).run()
     except UnknownResourceClass as exc:
-        raise BadRequest(f"Unable to allocate inventory {exc.detail}") from None
+        raise InvalidRequest(f"Unable to allocate inventory {exc.detail}") from None
 
 
 def allocation_delete(*, consumer_uuid):
@@ -140,7 +140,7 @@ def allocations_reshape(*, inventories, consumers, microversion):
         with _database_conflicts_reported():
             _AllocationWrite(consumers).run(inventories=inventories, microversion=microversion)
     except UnknownResourceClass as exc:
-        raise BadRequest(f"malformed reshaper data: {exc.detail}") from None
+        raise InvalidRequest(f"malformed reshaper data: {exc.detail}") from None
 
 
 # --- the write ---------------------------------------------------------------
@@ -246,14 +246,14 @@ class _AllocationWrite:
         self.providers = providers_for_update(named | {str(u) for u in held})
         for provider_uuid in extra:
             if provider_uuid not in self.providers:
-                raise BadRequest(
+                raise InvalidRequest(
                     f"Resource provider {provider_uuid} in inventories not found: "
                     f"No resource provider with uuid {provider_uuid} found",
                     code=RESOURCE_PROVIDER_NOT_FOUND,
                 )
         for provider_uuid in wanted:
             if provider_uuid not in self.providers:
-                raise BadRequest(
+                raise InvalidRequest(
                     f"Allocation for resource provider '{provider_uuid}' that does not exist."
                 )
         self.to_bump = {}
@@ -379,11 +379,10 @@ class _AllocationWrite:
         for provider in sorted(self.to_bump.values(), key=lambda p: p.id):
             try:
                 bump_generation(provider)
-            except Conflict:
-                raise Conflict(
+            except ConcurrentUpdate:
+                raise ConcurrentUpdate(
                     "Inventory and/or allocations changed while attempting to allocate: "
-                    + CONCURRENTLY_UPDATED,
-                    code=CONCURRENT_UPDATE,
+                    + CONCURRENTLY_UPDATED
                 ) from None
         consumer_ids = [c.id for c in self.consumers.values()]
         Consumer.objects.filter(id__in=consumer_ids).update(generation=F("generation") + 1)

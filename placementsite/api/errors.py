@@ -8,6 +8,12 @@ Every error leaves the API as::
 ``code`` is present from microversion 1.23. ``detail`` follows the shape
 Placement inherits from webob: the status explanation, a blank line, then
 the message.
+
+The rules raise domain errors (:mod:`placementsite.exceptions`);
+:func:`placement_error_for` gives each kind its status here, once for every
+edge that answers in this format. The errors of HTTP itself (authentication,
+policy, methods, media types, sizes, microversions, body parsing) are the
+:class:`PlacementError` classes of this module.
 """
 
 import logging
@@ -17,24 +23,14 @@ from django.http import HttpResponse, JsonResponse
 from django.utils.html import escape
 from rest_framework import exceptions as drf_exceptions
 
+from placementsite import exceptions
+from placementsite.exceptions import DEFAULT
 from placementsite.observability import metrics
 
 logger = logging.getLogger("placement.api")
 
 JSON = "application/json"
 HTML = "text/html"
-
-# Placement's error codes (placement.errors).
-DEFAULT = "placement.undefined_code"
-INVENTORY_INUSE = "placement.inventory.inuse"
-CONCURRENT_UPDATE = "placement.concurrent_update"
-DUPLICATE_NAME = "placement.duplicate_name"
-PROVIDER_IN_USE = "placement.resource_provider.inuse"
-PROVIDER_CANNOT_DELETE_PARENT = "placement.resource_provider.cannot_delete_parent"
-RESOURCE_PROVIDER_NOT_FOUND = "placement.resource_provider.not_found"
-ILLEGAL_DUPLICATE_QUERYPARAM = "placement.query.duplicate_key"
-QUERYPARAM_BAD_VALUE = "placement.query.bad_value"
-QUERYPARAM_MISSING_VALUE = "placement.query.missing_value"
 
 TITLES = {
     400: "Bad Request",
@@ -117,8 +113,13 @@ class UnsupportedMediaType(PlacementError):
     status = 415
 
 
-class ConcurrentUpdate(Conflict):
-    code = CONCURRENT_UPDATE
+# The HTTP error answering each kind of domain error: the first kind the error is wins.
+_HTTP_ERROR_OF_KIND = (
+    (exceptions.InvalidRequest, BadRequest),
+    (exceptions.NotFound, NotFound),
+    (exceptions.Conflict, Conflict),
+    (exceptions.DomainError, BadRequest),
+)
 
 
 def error_body(status, detail, code=DEFAULT, request=None):
@@ -168,13 +169,25 @@ def error_response(request, status, detail, code=DEFAULT, headers=None):
 
 
 def response_for(request, exc):
-    """The HTTP response for a PlacementError raised while serving ``request``."""
+    """The HTTP response for a PlacementError or a domain error raised while serving
+    ``request``."""
+    exc = placement_error_for(exc) or exc
     metrics.count_allocation_conflict(getattr(request, "path", ""), exc.status, exc.code)
     return error_response(request, exc.status, exc.detail, exc.code, exc.headers)
 
 
 def placement_error_for(exc):
-    """The PlacementError for Django's own refusals of an oversized request, else None."""
+    """The PlacementError answering ``exc``, else None.
+
+    A domain error becomes the HTTP error of its kind with its own ``detail`` and ``code``;
+    Django's own refusals of an oversized request become a 413 or a 400.
+    """
+    if isinstance(exc, exceptions.DomainError):
+        return next(
+            http_error(exc.detail, code=exc.code)
+            for kind, http_error in _HTTP_ERROR_OF_KIND
+            if isinstance(exc, kind)
+        )
     if isinstance(exc, RequestDataTooBig):
         return RequestTooLarge("The request body is larger than the service accepts.")
     if isinstance(exc, TooManyFieldsSent):

@@ -14,6 +14,7 @@ import time
 from django.conf import settings
 from django.core.exceptions import TooManyFieldsSent
 
+from placementsite.exceptions import DomainError
 from placementsite.rest.errors import error_response as rest_error_response
 
 from . import auth, microversion, request_id
@@ -173,7 +174,7 @@ class PlacementApiMiddleware:
             return response_for(request, exc)
         try:
             response = self.get_response(request)
-        except PlacementError as exc:  # raised outside DRF, e.g. by a plain view
+        except (PlacementError, DomainError) as exc:  # raised outside DRF, e.g. by a plain view
             response = response_for(request, exc)
         response = self._placement_error_for_django_error(request, response)
         self._add_version_headers(request, response)

@@ -8,7 +8,9 @@ from django.utils.http import http_date
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from . import microversion, policy, validation
+from placementsite import json_schema
+
+from . import microversion, policy
 from .parsers import parse_json, require_json
 
 
@@ -43,7 +45,7 @@ class PlacementView(APIView):
         require_json(request)
         data = parse_json(request.body)
         if schema is not None:
-            validation.validate_body(data, schema)
+            json_schema.check(data, schema)
         return data
 
     def respond(self, request, data=None, status=200, last_modified=None, headers=None):

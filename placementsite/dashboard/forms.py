@@ -4,7 +4,7 @@ Schedule page's server request."""
 from django import forms
 from django.http import QueryDict
 
-from placementsite.api.errors import BadRequest
+from placementsite.exceptions import InvalidRequest
 from placementsite.versions import MAX_VERSION
 from providers import request_groups
 from providers.selectors.dashboard import TREE_CHILD, TREE_ROOT, ProviderFilters
@@ -123,7 +123,7 @@ class RequestGroupForm(forms.Form):
         if value:
             try:
                 parse(value)
-            except BadRequest as exc:
+            except InvalidRequest as exc:
                 raise forms.ValidationError(exc.detail) from None
         return value
 

@@ -5,7 +5,7 @@ of providers and consumers and these can change independently."""
 from django.contrib import messages
 from django.shortcuts import redirect
 
-from placementsite.api.errors import PlacementError
+from placementsite.exceptions import DomainError
 from scheduling.selectors import dashboard as flavor_reads
 from scheduling.selectors.scheduler import explain
 from scheduling.services.servers import NoValidHost, servers_create
@@ -43,7 +43,7 @@ def schedule(request):
         except NoValidHost as exc:
             funnel = exc.explain
             form.add_error(None, exc.detail)
-        except PlacementError as exc:
+        except DomainError as exc:
             form.add_error(None, exc.detail)
     return _render(
         request,

@@ -3,15 +3,17 @@
 ``{"errors": [{"status": 400, "title": "Bad Request", "detail": "vcpus: ...",
 "code": "api.invalid", "request_id": "req-..."}]}``. A serializer's field errors
 are also given by field in ``fields``, for clients that show them beside inputs.
-Domain errors raised as :class:`~placementsite.api.errors.PlacementError` keep
-their own code (``scheduler.no_valid_host``).
+Domain errors (:mod:`placementsite.exceptions`) take the status of their kind
+from :func:`~placementsite.api.errors.placement_error_for` and keep their own
+code (``scheduler.no_valid_host``).
 """
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions
 
-from placementsite.api.errors import TITLES, PlacementError
+from placementsite.api.errors import TITLES, PlacementError, placement_error_for
+from placementsite.exceptions import DomainError
 
 
 def error_json(request, status, detail, code, fields=None):
@@ -52,6 +54,8 @@ def exception_handler(exc, context):
     request = context.get("request")
     django_request = getattr(request, "_request", request)
     headers = {}
+    if isinstance(exc, DomainError):
+        exc = placement_error_for(exc)
     if isinstance(exc, PlacementError):
         status, detail, code, fields = exc.status, exc.detail, exc.code, None
         headers = exc.headers

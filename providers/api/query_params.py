@@ -8,7 +8,6 @@ checks. The values are parsed into request groups by
 import jsonschema
 
 from placementsite import json_schema, uuids
-from placementsite.api.errors import BadRequest
 from providers.request_groups import suffix_pattern
 
 # A format checker whose "uuid" is as lenient as Placement's (oslo's is_uuid_like).
@@ -30,18 +29,14 @@ def schema_for(version, params):
 
 def validate_query(query, schema):
     """Check the query string (last value of each key) against ``schema``."""
-    try:
-        json_schema.validate(query.dict(), schema, format_checker=FORMAT_CHECKER)
-    except jsonschema.ValidationError as exc:
-        raise BadRequest(f"Invalid query string parameters: {exc}") from None
+    json_schema.check(
+        query.dict(), schema, format_checker=FORMAT_CHECKER, refusal=json_schema.QUERY_REFUSAL
+    )
 
 
 def validate_body(data, schema):
     """JSON body validation with the same lenient uuid format."""
-    try:
-        json_schema.validate(data, schema, format_checker=FORMAT_CHECKER)
-    except jsonschema.ValidationError as exc:
-        raise BadRequest(f"JSON does not validate: {exc}") from None
+    json_schema.check(data, schema, format_checker=FORMAT_CHECKER)
 
 
 # --- allocation candidates: granular request groups and request-wide options

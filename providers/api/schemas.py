@@ -1,6 +1,6 @@
 """JSON schemas of request bodies, and name checks shared by the views."""
 
-from placementsite.api.validation import validate_body
+from placementsite import json_schema
 
 CUSTOM_NAME_PATTERN = r"^CUSTOM\_[A-Z0-9_]+$"
 
@@ -16,4 +16,4 @@ RESOURCE_CLASS_BODY = {
 
 def validate_custom_name(name):
     """Names in URLs (PUT /resource_classes/{name}, /traits/{name})."""
-    validate_body(name, CUSTOM_NAME)
+    json_schema.check(name, CUSTOM_NAME)

@@ -31,7 +31,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from placementsite.api.errors import ConcurrentUpdate, PlacementError
+from placementsite.exceptions import ConcurrentUpdate, DomainError, InvalidRequest
 
 from ..models import (
     CUSTOM_PREFIX,
@@ -236,7 +236,7 @@ class _ClassCache:
         found = dict(ResourceClass.objects.filter(name__in=missing).values_list("name", "id"))
         for name in sorted(missing - set(found)):
             if not name.startswith(CUSTOM_PREFIX):
-                raise PlacementError(f"No such resource class {name}")
+                raise InvalidRequest(f"No such resource class {name}")
             rc, _created = resource_class_ensure(name=name)
             found[name] = rc.id
         for name in missing & set(self.metadata):
@@ -254,7 +254,7 @@ class _ClassCache:
         found = set(Trait.objects.filter(name__in=missing).values_list("name", flat=True))
         for name in sorted(missing - found):
             if not name.startswith(CUSTOM_PREFIX):
-                raise PlacementError(f"No such trait {name}")
+                raise InvalidRequest(f"No such trait {name}")
             trait_ensure(name=name)
         self.known_traits |= missing
 
@@ -291,7 +291,7 @@ def _write_tree(node, tree, classes, now):
             entry, count = _sync_provider(
                 node, provider, spec, last, classes, now, changes, created=created
             )
-        except PlacementError as exc:
+        except DomainError as exc:
             failed(spec.name, exc)
             if spec.key:
                 if last:
@@ -327,7 +327,7 @@ def _create_tree(node, specs, classes, now, changes):
             children=[_new_provider(s, w) for s, w in zip(specs[1:], wanted[1:], strict=True)],
             microversion=SYNC_MICROVERSION,
         )
-    except PlacementError:
+    except DomainError:
         # A name taken meanwhile, or a refused record: the path that writes provider by
         # provider adopts the one and reports the other for its provider alone.
         return None
@@ -373,7 +373,7 @@ def _remove_gone_children(state, new_state, failed):
             with transaction.atomic():
                 if ResourceProvider.objects.filter(uuid=last["uuid"]).exists():
                     resource_provider_delete(uuid=last["uuid"])
-        except PlacementError as exc:
+        except DomainError as exc:
             failed(last.get("name", key), exc)
             new_state[key] = last
 

@@ -9,7 +9,7 @@ compare-and-swap update, all in one transaction.
 from django.db.models import F
 
 from placementsite import uuids
-from placementsite.api.errors import ConcurrentUpdate, NotFound
+from placementsite.exceptions import ConcurrentUpdate, NotFound
 
 from ..models import ResourceProvider
 

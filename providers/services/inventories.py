@@ -16,14 +16,13 @@ import math
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from placementsite.api.errors import (
-    CONCURRENT_UPDATE,
-    INVENTORY_INUSE,
-    BadRequest,
-    Conflict,
+from placementsite import json_schema
+from placementsite.exceptions import (
+    ConcurrentUpdate,
+    InvalidRequest,
+    InventoryInUse,
     NotFound,
 )
-from placementsite.api.validation import validate_body
 
 from ..capacity import Capacity
 from ..models import MAX_INT, Inventory, ResourceClass
@@ -73,21 +72,15 @@ GENERATION_CONFLICT = "resource provider generation conflict"
 CONCURRENTLY_UPDATED = "Another thread concurrently updated the data. Please retry your update"
 
 
-class InventoryInUse(Conflict):
-    """Allocations exist against inventory a write would remove."""
-
-    code = INVENTORY_INUSE
-
-
 # --- validation --------------------------------------------------------------
 
 
 def inventory_fields(record):
     """Validate one inventory record and return its six fields, defaults filled in."""
-    validate_body(record, INVENTORY_RECORD)
+    json_schema.check(record, INVENTORY_RECORD)
     ratio = record.get("allocation_ratio")
     if ratio is not None and not math.isfinite(ratio):
-        raise BadRequest(f"JSON does not validate: {ratio} is not a finite number")
+        raise InvalidRequest(f"JSON does not validate: {ratio} is not a finite number")
     fields = {**DEFAULTS, **{k: v for k, v in record.items() if k in FIELDS}}
     # JSON numbers like 8.0 are integers to the schema; store and echo them as such.
     for name in FIELDS[:-1]:
@@ -107,7 +100,7 @@ def _capacity_problem(fields, microversion):
 def check_capacity(provider, resource_class, fields, microversion, action):
     problem = _capacity_problem(fields, microversion)
     if problem:
-        raise BadRequest(
+        raise InvalidRequest(
             f"Unable to {action} inventory for resource provider {provider.uuid}: "
             f"Invalid inventory for '{resource_class}' on resource provider "
             f"'{provider.uuid}'. The reserved value is {problem}."
@@ -128,11 +121,11 @@ def _resource_class(name):
 
 
 def classes_named(provider, names):
-    """``{name: ResourceClass}`` for ``names``; an unknown name is a BadRequest."""
+    """``{name: ResourceClass}`` for ``names``; an unknown name is an InvalidRequest."""
     classes = {rc.name: rc for rc in ResourceClass.objects.filter(name__in=list(names))}
     for name in names:
         if name not in classes:
-            raise BadRequest(
+            raise InvalidRequest(
                 f"Unknown resource class in inventory for resource provider "
                 f"{provider.uuid}: No such resource class {name}."
             )
@@ -168,7 +161,7 @@ def inventories_write(*, provider, inventories, microversion, check_in_use=True)
     remove inventory that still has allocations it is about to move.
 
     Raises (nothing is written when it raises):
-    ``BadRequest`` for an invalid record, a capacity that is too small or an
+    ``InvalidRequest`` for an invalid record, a capacity that is too small or an
     unknown resource class; ``InventoryInUse`` (409,
     ``placement.inventory.inuse``) when ``check_in_use`` and a removed class
     has allocations against this provider.
@@ -256,7 +249,7 @@ def inventory_create(*, provider_uuid, resource_class, fields, microversion):
         check_capacity(provider, resource_class, fields, microversion, "create")
         rc = _resource_class(resource_class)
         if rc is None:
-            raise BadRequest(
+            raise InvalidRequest(
                 f"Unable to create inventory for resource provider {provider.uuid}: "
                 f"No such resource class {resource_class}."
             )
@@ -266,10 +259,9 @@ def inventory_create(*, provider_uuid, resource_class, fields, microversion):
                     resource_provider=provider, resource_class=rc, **fields
                 )
         except IntegrityError:
-            raise Conflict(
+            raise ConcurrentUpdate(
                 f"Update conflict: Inventory for '{resource_class}' on resource provider "
-                f"'{provider.uuid}' already exists.",
-                code=CONCURRENT_UPDATE,
+                f"'{provider.uuid}' already exists."
             ) from None
         _bump(provider)
         return provider, inventory
@@ -290,7 +282,7 @@ def inventory_update(*, provider_uuid, resource_class, generation, fields, micro
             .first()
         )
         if inventory is None:
-            raise BadRequest(
+            raise InvalidRequest(
                 f"No inventory record with resource class for resource provider "
                 f"{provider.uuid}: No inventory of class {resource_class} found."
             )
@@ -332,5 +324,5 @@ def _bump(provider):
     """Bump the generation; the row lock makes a lost race impossible, but say it well."""
     try:
         bump_generation(provider)
-    except Conflict:
-        raise Conflict(f"update conflict: {CONCURRENTLY_UPDATED}", code=CONCURRENT_UPDATE) from None
+    except ConcurrentUpdate:
+        raise ConcurrentUpdate(f"update conflict: {CONCURRENTLY_UPDATED}") from None

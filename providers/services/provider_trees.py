@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
 
-from placementsite.api.errors import BadRequest
+from placementsite.exceptions import InvalidRequest
 
 from ..models import Inventory, ResourceProvider, ResourceProviderTrait
 from .inventories import check_capacity, classes_named, inventory_fields
@@ -93,7 +93,7 @@ def _insert_traits(rows, specs):
     found = trait_ids_held(names)
     missing = [name for name in names if name not in found]
     if missing:
-        raise BadRequest(f"No such trait {', '.join(missing)}")
+        raise InvalidRequest(f"No such trait {', '.join(missing)}")
     ResourceProviderTrait.objects.bulk_create(
         ResourceProviderTrait(resource_provider=row, trait_id=found[name])
         for row, spec in zip(rows, specs, strict=True)

@@ -2,7 +2,7 @@
 
 from django.db import IntegrityError, transaction
 
-from placementsite.api.errors import DUPLICATE_NAME, BadRequest, Conflict, NotFound
+from placementsite.exceptions import Conflict, DuplicateName, InvalidRequest, NotFound
 
 from ..models import CUSTOM_NAME_RE, ResourceClass
 
@@ -16,14 +16,14 @@ def resource_class_get(*, name):
 
 def _require_custom(name):
     if not name.startswith("CUSTOM_"):
-        raise BadRequest(f"Cannot update standard resource class {name}")
+        raise InvalidRequest(f"Cannot update standard resource class {name}")
 
 
 def _require_valid_custom_name(name):
     # The API's schema refuses such names first (with its own message); other edges (the
     # admin) rely on this check.
     if len(name) > 255 or not CUSTOM_NAME_RE.fullmatch(name):
-        raise BadRequest(
+        raise InvalidRequest(
             f"Name {name!r} must start with CUSTOM_ and use only A-Z, 0-9 and _ "
             "(at most 255 characters)."
         )
@@ -35,9 +35,7 @@ def resource_class_create(*, name):
         with transaction.atomic():
             return ResourceClass.objects.create(name=name)
     except IntegrityError:
-        raise Conflict(
-            f"Conflicting resource class already exists: {name}", code=DUPLICATE_NAME
-        ) from None
+        raise DuplicateName(f"Conflicting resource class already exists: {name}") from None
 
 
 def resource_class_ensure(*, name):
@@ -48,7 +46,7 @@ def resource_class_ensure(*, name):
         return existing, False
     try:
         return resource_class_create(name=name), True
-    except Conflict:  # created concurrently: that is what we wanted
+    except DuplicateName:  # created concurrently: that is what we wanted
         return ResourceClass.objects.get(name=name), False
 
 
@@ -64,15 +62,13 @@ def resource_class_rename(*, name, new_name):
             with transaction.atomic():
                 rc.save(update_fields=["name", "updated_at"])
         except IntegrityError:
-            raise Conflict(
-                f"Resource class already exists: {new_name}", code=DUPLICATE_NAME
-            ) from None
+            raise DuplicateName(f"Resource class already exists: {new_name}") from None
         return rc
 
 
 def resource_class_delete(*, name):
     if not name.startswith("CUSTOM_"):
-        raise BadRequest(
+        raise InvalidRequest(
             f"Error in delete resource class: Cannot delete standard resource class {name}"
         )
     with transaction.atomic():
@@ -97,7 +93,7 @@ def resource_class_describe(*, name, kind=None, unit=None, description=None):
         if rc is None:
             raise NotFound(f"No such resource class {name}.")
         if not rc.is_custom:
-            raise BadRequest(
+            raise InvalidRequest(
                 f"Cannot update standard resource class {name}", code="api.standard_class"
             )
         for field, value in (("kind", kind), ("unit", unit), ("description", description)):

@@ -15,14 +15,13 @@ import uuid as uuidlib
 from django.db import IntegrityError, OperationalError, transaction
 from django.db.models import F
 
-from placementsite.api.errors import (
-    DUPLICATE_NAME,
-    PROVIDER_CANNOT_DELETE_PARENT,
-    PROVIDER_IN_USE,
-    BadRequest,
+from placementsite.exceptions import (
+    CannotDeleteParent,
     ConcurrentUpdate,
-    Conflict,
+    DuplicateName,
+    InvalidRequest,
     NotFound,
+    ProviderInUse,
 )
 
 from ..models import Inventory, ResourceProvider, ResourceProviderAggregate, ResourceProviderTrait
@@ -54,7 +53,7 @@ def resource_provider_create(*, name, uuid=None, parent_uuid=None):
     parent_uuid = str(parent_uuid) if parent_uuid is not None else None
 
     def refused(reason):
-        return BadRequest(
+        return InvalidRequest(
             f'Unable to create resource provider "{name}", {uuid}: '
             + _action_failed("create", reason)
         )
@@ -95,9 +94,7 @@ def duplicate_provider(*, name, uuid, exclude=None):
     if uuid is not None and taken.filter(uuid=uuid).exists():
         found.append(f"uuid: {uuid}")
     duplicate = ", ".join(found) or f"name: {name}"
-    return Conflict(
-        f"Conflicting resource provider {duplicate} already exists.", code=DUPLICATE_NAME
-    )
+    return DuplicateName(f"Conflicting resource provider {duplicate} already exists.")
 
 
 def resource_provider_update(
@@ -134,7 +131,7 @@ def _sqlstate(exc):
 
 def _update(uuid, name, parent_uuid, allow_reparenting):
     def refused(action, reason):
-        return BadRequest(
+        return InvalidRequest(
             f"Unable to save resource provider {uuid}: " + _action_failed(action, reason)
         )
 
@@ -147,9 +144,7 @@ def _update(uuid, name, parent_uuid, allow_reparenting):
         with transaction.atomic():
             provider.save(update_fields=["name", "parent", "root", "updated_at"])
     except IntegrityError:
-        raise Conflict(
-            f"Conflicting resource provider {name} already exists.", code=DUPLICATE_NAME
-        ) from None
+        raise DuplicateName(f"Conflicting resource provider {name} already exists.") from None
     return (
         ResourceProvider.objects.annotate(
             parent_provider_uuid=F("parent__uuid"), root_provider_uuid=F("root__uuid")
@@ -251,15 +246,13 @@ def resource_provider_delete(*, uuid):
         if provider is None:
             raise NotFound(f"No resource provider with uuid {uuid} found for delete")
         if provider.allocations.exists():
-            raise Conflict(
-                f"Unable to delete resource provider {uuid}: Resource provider has allocations.",
-                code=PROVIDER_IN_USE,
+            raise ProviderInUse(
+                f"Unable to delete resource provider {uuid}: Resource provider has allocations."
             )
         if ResourceProvider.objects.filter(parent_id=provider.pk).exists():
-            raise Conflict(
+            raise CannotDeleteParent(
                 f"Unable to delete parent resource provider {uuid}: "
-                "It has child resource providers.",
-                code=PROVIDER_CANNOT_DELETE_PARENT,
+                "It has child resource providers."
             )
         Inventory.objects.filter(resource_provider_id=provider.pk).delete()
         ResourceProviderTrait.objects.filter(resource_provider_id=provider.pk).delete()

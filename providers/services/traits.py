@@ -10,7 +10,7 @@ never ends in a foreign-key error at commit.
 
 from django.db import IntegrityError, connection, transaction
 
-from placementsite.api.errors import BadRequest, Conflict
+from placementsite.exceptions import Conflict, InvalidRequest
 
 from ..models import CUSTOM_NAME_RE, ResourceProviderTrait, Trait
 from ..selectors.traits import trait_not_found, traits_of_provider
@@ -27,7 +27,7 @@ PROVIDER_GENERATION_CHANGED = (
 
 def _require_custom_name(name):
     if len(name) > 255 or not CUSTOM_NAME_RE.fullmatch(name):
-        raise BadRequest(INVALID_TRAIT_NAME)
+        raise InvalidRequest(INVALID_TRAIT_NAME)
 
 
 def trait_ensure(*, name):
@@ -50,7 +50,7 @@ def trait_delete(*, name):
         if trait is None:
             raise trait_not_found([name])
         if not trait.is_custom:
-            raise BadRequest(f"Cannot delete standard trait {name}.")
+            raise InvalidRequest(f"Cannot delete standard trait {name}.")
         if ResourceProviderTrait.objects.filter(trait=trait).exists():
             raise Conflict(f"The trait {name} is in use by a resource provider.")
         trait.delete()
@@ -107,7 +107,7 @@ def provider_traits_set(*, provider_uuid, traits, generation):
         found = trait_ids_held(names)
         missing = [name for name in names if name not in found]
         if missing:
-            raise BadRequest(f"No such trait {', '.join(missing)}")
+            raise InvalidRequest(f"No such trait {', '.join(missing)}")
         _replace_traits(provider, found.values())
         bump_generation(provider)
         return provider, traits_of_provider(provider)

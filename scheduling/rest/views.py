@@ -8,7 +8,8 @@ from rest_framework import mixins, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from placementsite.api.errors import Conflict
+from placementsite.api.errors import placement_error_for
+from placementsite.exceptions import Conflict
 from placementsite.rest.errors import error_json
 from placementsite.rest.views import ApiModelViewSet, ApiViewMixin, ApiViewSet
 
@@ -58,9 +59,11 @@ class FlavorViewSet(ApiModelViewSet):
 
 
 def no_valid_host_response(request, exc):
-    body = error_json(request._request, exc.status, exc.detail, exc.code)
+    """The 409 of a NoValidHost, with the funnel of its last pass as the error's ``explain``."""
+    error = placement_error_for(exc)
+    body = error_json(request._request, error.status, error.detail, error.code)
     body["errors"][0]["explain"] = exc.explain
-    return JsonResponse(body, status=exc.status)
+    return JsonResponse(body, status=error.status)
 
 
 class ServerViewSet(

@@ -21,7 +21,7 @@ asking the same class it is an upper bound (``group_policy=isolate`` is not mode
 from collections import defaultdict
 from dataclasses import dataclass
 
-from placementsite.api.errors import BadRequest
+from placementsite.exceptions import InvalidRequest
 from providers.capacity import usable_units
 from providers.request_groups import UnknownResourceClass, UnknownTrait, resolve_groups
 from providers.selectors import compute_nodes
@@ -83,7 +83,7 @@ def flavor_capacity(*, flavor, aggregate=None):
         resolved = resolve_groups(request.groups)
     except (UnknownResourceClass, UnknownTrait) as exc:
         # A class or trait deleted since the flavor was written.
-        raise BadRequest(
+        raise InvalidRequest(
             f"Flavor {flavor.name} asks for {exc}", code="scheduler.invalid_flavor"
         ) from None
     anchors = defaultdict(set)

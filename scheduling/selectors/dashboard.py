@@ -3,7 +3,7 @@ the Schedule page offers."""
 
 from django.db.models import Count
 
-from placementsite.api.errors import PlacementError
+from placementsite.exceptions import DomainError
 
 from ..models import Flavor
 from .capacity import flavor_capacity
@@ -30,6 +30,6 @@ def flavor_fits(*, limit=OVERVIEW_FLAVORS):
     )[:limit]:
         try:
             found.append((flavor, flavor_capacity(flavor=flavor).total))
-        except (PlacementError, LookupError):
+        except (DomainError, LookupError):
             found.append((flavor, None))
     return found

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 from placementsite import uuids
-from placementsite.api.errors import BadRequest
+from placementsite.exceptions import InvalidRequest
 from placementsite.gc_pause import cyclic_gc_paused
 from providers import request_groups
 from providers.models import ResourceProvider
@@ -168,11 +168,11 @@ def candidates_for(spec):
     try:
         return engine.find_candidates(spec.flavor_request.candidate_request)
     except request_groups.UnknownResourceClass as exc:
-        raise BadRequest(
+        raise InvalidRequest(
             f"Flavor {spec.flavor.name} asks for {exc}", code="scheduler.invalid_flavor"
         ) from None
     except request_groups.UnknownTrait as exc:
-        raise BadRequest(
+        raise InvalidRequest(
             f"Flavor {spec.flavor.name} asks for {exc}", code="scheduler.invalid_flavor"
         ) from None
 

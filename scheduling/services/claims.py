@@ -8,7 +8,7 @@ import logging
 from django.db import transaction
 
 from allocations.services.allocations import ConsumerAllocations, allocation_replace
-from placementsite.api.errors import CONCURRENT_UPDATE, Conflict
+from placementsite.exceptions import ConcurrentUpdate, Conflict
 
 logger = logging.getLogger("placement.scheduler")
 
@@ -62,9 +62,7 @@ def allocation_claim(
                     then()
             return retries
         except Conflict as exc:
-            if exc.code != CONCURRENT_UPDATE:
-                raise ClaimFailed(exc.detail, retries=retries) from None
-            if retries >= CONCURRENT_RETRIES:
+            if not isinstance(exc, ConcurrentUpdate) or retries >= CONCURRENT_RETRIES:
                 raise ClaimFailed(exc.detail, retries=retries) from None
             retries += 1
             logger.info(

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from allocations.models import Allocation, Consumer
 from allocations.services.allocations import ConsumerAllocations, allocations_replace
-from placementsite.api.errors import CONCURRENT_UPDATE, BadRequest, Conflict
+from placementsite.exceptions import ConcurrentUpdate, Conflict, InvalidRequest
 from providers.models import ComputeNode
 
 from ..models import LifecycleRecord, Migration, Server
@@ -49,7 +49,7 @@ class NothingToMove(Conflict):
     code = "migration.no_allocations"
 
 
-class InvalidMove(BadRequest):
+class InvalidMove(InvalidRequest):
     code = "migration.invalid"
 
 
@@ -82,8 +82,8 @@ def _with_fresh_transactions(step):
     while True:
         try:
             return step()
-        except Conflict as exc:
-            if exc.code != CONCURRENT_UPDATE or retries >= CONCURRENT_RETRIES:
+        except ConcurrentUpdate:
+            if retries >= CONCURRENT_RETRIES:
                 raise
             retries += 1
             logger.info("Migration step hit a concurrent update, retrying (%d)", retries)
@@ -221,9 +221,9 @@ def _move_to(migration_pk, host, dest_allocations):
                     ),
                 ]
             )
+        except ConcurrentUpdate:
+            raise
         except Conflict as exc:
-            if exc.code == CONCURRENT_UPDATE:
-                raise
             raise ClaimFailed(exc.detail) from None
         now = timezone.now()
         migration.status = Migration.Status.MIGRATING

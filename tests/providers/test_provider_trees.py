@@ -3,7 +3,7 @@ one-by-one services, and the host sync's use of it."""
 
 import pytest
 
-from placementsite.api.errors import BadRequest, Conflict
+from placementsite.exceptions import DuplicateName, InvalidRequest
 from providers.models import Inventory, ResourceProvider, ResourceProviderTrait
 from providers.services.provider_trees import NewProvider, provider_tree_create
 from tests.providers.hosts import report, sync, tree
@@ -58,7 +58,7 @@ def test_creates_the_tree_as_the_api_shows_it(api):
 def test_a_taken_name_is_a_duplicate_and_nothing_is_written(api):
     api.post("/resource_providers", {"name": "host-a_numa0"})
 
-    with pytest.raises(Conflict) as refused:
+    with pytest.raises(DuplicateName) as refused:
         provider_tree_create(**_tree(), microversion=LATEST)
 
     assert refused.value.code == "placement.duplicate_name"
@@ -76,7 +76,7 @@ def test_a_taken_name_is_a_duplicate_and_nothing_is_written(api):
     ],
 )
 def test_a_refused_part_is_a_400_and_nothing_is_written(api, child, words):
-    with pytest.raises(BadRequest) as refused:
+    with pytest.raises(InvalidRequest) as refused:
         provider_tree_create(**_tree([child]), microversion=LATEST)
 
     assert words in refused.value.detail
