@@ -1,0 +1,80 @@
+"""The rules stay below HTTP: no module of the apps but their edges (``api/``, ``rest/``,
+``admin.py``) imports ``placementsite.api``. Services, selectors and rule modules raise domain
+errors (placementsite.exceptions) and the edges map them."""
+
+import ast
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+APPS = ("providers", "allocations", "scheduling")
+EDGE_PACKAGES = {"api", "rest"}
+EDGE_MODULES = {"admin.py"}
+HTTP_PLUMBING = "placementsite.api"
+
+BASE = Path(settings.BASE_DIR)
+
+
+def rule_modules():
+    """Every module of the apps that is not an HTTP edge, as a path relative to the project."""
+    for app in APPS:
+        for path in sorted((BASE / app).rglob("*.py")):
+            parts = path.relative_to(BASE).parts
+            if EDGE_PACKAGES & set(parts[1:-1]) or parts[-1] in EDGE_MODULES:
+                continue
+            yield path.relative_to(BASE)
+
+
+def imported_names(source):
+    """The dotted names a module's source imports (``from a import b`` gives ``a`` and
+    ``a.b``); relative imports stay inside their app and are left out."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            yield node.module
+            yield from (f"{node.module}.{alias.name}" for alias in node.names)
+
+
+def imports_http_plumbing(source):
+    return any(
+        name == HTTP_PLUMBING or name.startswith(HTTP_PLUMBING + ".")
+        for name in imported_names(source)
+    )
+
+
+def test_no_service_selector_or_rule_module_imports_the_http_plumbing():
+    offenders = [
+        str(path) for path in rule_modules() if imports_http_plumbing((BASE / path).read_text())
+    ]
+    assert offenders == []
+
+
+def test_the_walk_covers_the_rules_and_skips_the_edges():
+    walked = {path.as_posix() for path in rule_modules()}
+    assert {
+        "providers/services/inventories.py",
+        "providers/selectors/traits.py",
+        "providers/request_groups.py",
+        "allocations/services/allocations.py",
+        "scheduling/extra_specs.py",
+        "scheduling/selectors/scheduler.py",
+    } <= walked
+    assert not [p for p in walked if "/api/" in p or "/rest/" in p or p.endswith("/admin.py")]
+
+
+@pytest.mark.parametrize(
+    "source, found",
+    [
+        ("from placementsite.api.errors import BadRequest", True),
+        ("from placementsite.api import microversion", True),
+        ("from placementsite import api", True),
+        ("import placementsite.api.validation", True),
+        ("from placementsite import exceptions, uuids", False),
+        ("from placementsite.versions import MAX_VERSION", False),
+        ("from .api import views", False),
+    ],
+)
+def test_the_check_recognises_every_form_of_import(source, found):
+    assert imports_http_plumbing(source) is found
