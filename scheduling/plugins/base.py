@@ -99,6 +99,12 @@ class BaseFilter:
         if args:
             raise ValueError(f"takes no arguments, got {':'.join(args)}")
 
+    def applies(self, spec):
+        """Whether this request gives the filter anything to check (a hint filter without its
+        hint does not): a filter that does not apply keeps every host without being asked
+        about each one. Most filters always apply."""
+        return True
+
     def check(self, host, spec):
         """``None`` when ``host`` may take the instance ``spec`` describes, else why not."""
         raise NotImplementedError

@@ -17,6 +17,9 @@ class HostEnabledFilter(BaseFilter):
 class SameHostFilter(BaseFilter):
     """Hint ``same_host``: only a host running one of the given servers."""
 
+    def applies(self, spec):
+        return bool(spec.hint_list("same_host"))
+
     def check(self, host, spec):
         wanted = spec.hint_list("same_host")
         if not wanted:
@@ -29,6 +32,9 @@ class SameHostFilter(BaseFilter):
 class DifferentHostFilter(BaseFilter):
     """Hint ``different_host``: no host running any of the given servers."""
 
+    def applies(self, spec):
+        return bool(spec.hint_list("different_host"))
+
     def check(self, host, spec):
         avoided = spec.hint_list("different_host")
         if avoided and host.uuid in spec.hosts_of(avoided):
@@ -38,6 +44,9 @@ class DifferentHostFilter(BaseFilter):
 
 class TargetHostFilter(BaseFilter):
     """Hint ``target_host``: only the host of that name or uuid."""
+
+    def applies(self, spec):
+        return bool(spec.hints.get("target_host"))
 
     def check(self, host, spec):
         target = spec.hints.get("target_host")
@@ -49,6 +58,9 @@ class TargetHostFilter(BaseFilter):
 class IgnoreHostsFilter(BaseFilter):
     """Hint ``ignore_hosts``: none of the hosts named (names or uuids)."""
 
+    def applies(self, spec):
+        return bool(spec.hint_list("ignore_hosts"))
+
     def check(self, host, spec):
         ignored = set(spec.hint_list("ignore_hosts"))
         if ignored and (host.name in ignored or host.uuid in ignored):
@@ -59,6 +71,9 @@ class IgnoreHostsFilter(BaseFilter):
 class AvailabilityZoneFilter(BaseFilter):
     """The request's availability zone: an aggregate (by uuid or name) or a zone name set in
     aggregate metadata; the host must be in it."""
+
+    def applies(self, spec):
+        return bool(spec.availability_zone)
 
     def check(self, host, spec):
         zone = spec.availability_zone
@@ -75,6 +90,9 @@ class AvailabilityZoneFilter(BaseFilter):
 class AggregateExtraSpecsFilter(BaseFilter):
     """Flavor ``aggregate_instance_extra_specs:KEY=VALUE``: the host must be in an aggregate
     whose metadata has KEY set to VALUE (or to a comma-separated list holding it)."""
+
+    def applies(self, spec):
+        return bool(spec.aggregate_specs)
 
     def check(self, host, spec):
         for key, value in sorted(spec.aggregate_specs.items()):

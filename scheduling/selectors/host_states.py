@@ -55,6 +55,7 @@ class PassTrees:
         self.by_host = by_host  # root id -> [candidates by id]
         self.uuids = {}  # provider id -> uuid, the roots' first
         self._totals = None
+        self._rows = None
         self._inventories = None
         self._members = None
         self._traits = None
@@ -69,23 +70,20 @@ class PassTrees:
         return self._totals.get(root_id, {})
 
     def _read_inventories(self):
+        """Sum each tree's classes; keep the rows for :meth:`inventories`."""
         totals = defaultdict(dict)
-        inventories = defaultdict(dict)
-        for (
-            root_id,
-            provider_id,
-            name,
-            total,
-            reserved,
-            ratio,
-            used,
-        ) in queries.tree_inventories_with_usage(self.by_host):
+        rows = []
+        for row in queries.tree_inventories_with_usage(self.by_host):
+            root_id, provider_id, name, total, reserved, ratio, used = row
             capacity = usable_units(total, reserved, ratio)
-            inventories[provider_id][name] = {"capacity": capacity, "used": used}
-            pair = totals[root_id].setdefault(name, [0, 0])
-            pair[0] += capacity
-            pair[1] += used
-        self._totals, self._inventories = totals, inventories
+            rows.append((provider_id, name, capacity, used))
+            pair = totals[root_id].get(name)
+            if pair is None:
+                totals[root_id][name] = [capacity, used]
+            else:
+                pair[0] += capacity
+                pair[1] += used
+        self._totals, self._rows = totals, rows
 
     # the trees' providers
     def _tree_members(self):
@@ -104,7 +102,11 @@ class PassTrees:
 
     def inventories(self, root_id):
         if self._inventories is None:
-            self._read_inventories()
+            if self._totals is None:
+                self._read_inventories()
+            self._inventories = defaultdict(dict)
+            for provider_id, name, capacity, used in self._rows:
+                self._inventories[provider_id][name] = {"capacity": capacity, "used": used}
         return {
             uuid: self._inventories.get(provider_id, {})
             for provider_id, uuid, _parent in self._tree_members()[root_id]

@@ -127,6 +127,9 @@ def _filter(hosts, spec):
     for plugin in configured_filters():
         kept, dropped = [], []
         try:
+            if not plugin.applies(spec):
+                steps.append(FilterStep(plugin.name, len(hosts), []))
+                continue
             for host in hosts:
                 reason = plugin.check(host, spec)
                 (kept if reason is None else dropped).append((host, reason))

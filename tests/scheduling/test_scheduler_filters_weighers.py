@@ -335,3 +335,39 @@ def test_plugins_see_the_host_report_and_extended_resources(api, settings, flavo
     assert hosts["kvm"].extended_resources == {"CUSTOM_CU": 50}
     assert hosts["kvm"].report.hostname.startswith("host-")
     assert hosts["handmade"].report is None and hosts["handmade"].enabled
+
+
+def test_a_filter_that_does_not_apply_keeps_every_host_without_asking(api, flavor, monkeypatch):
+    from scheduling.plugins.filters import SameHostFilter
+
+    make_host(api, "one")
+    make_host(api, "two")
+
+    def never(self, host, spec):
+        raise AssertionError("asked about a host without a same_host hint")
+
+    monkeypatch.setattr(SameHostFilter, "check", never)
+    step = next(s for s in _explain(api)["filters"] if s["name"] == "same_host")
+
+    assert step["passed"] == 2 and step["dropped_count"] == 0
+
+
+class CountingFilter(BaseFilter):
+    """A plugin that says nothing of applies(): asked about every host."""
+
+    seen = []
+
+    def check(self, host, spec):
+        self.seen.append(host.name)
+        return None
+
+
+def test_a_plugin_filter_applies_unless_it_says_otherwise(api, flavor, settings):
+    make_host(api, "one")
+    make_host(api, "two")
+    settings.PLACEMENT_SCHEDULER_FILTERS = f"{__name__}.CountingFilter"
+    CountingFilter.seen = []
+
+    _explain(api)
+
+    assert sorted(CountingFilter.seen) == ["one", "two"]
