@@ -58,8 +58,11 @@ class HostState:
         return self.tree.traits(self.id)
 
     def _totals(self):
-        # {class: [capacity, used]} over the tree.
-        return self.tree.totals(self.id)
+        # {class: [capacity, used]} over the tree; weighers ask for it thousands of times.
+        found = self.__dict__.get("_class_totals")
+        if found is None:
+            found = self.__dict__["_class_totals"] = self.tree.totals(self.id)
+        return found
 
     def capacity(self, resource_class):
         """Usable units of a class over the whole tree."""

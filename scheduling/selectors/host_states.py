@@ -31,9 +31,14 @@ def host_states(found):
     by_host = {}
     root_of, sharing = found.root_of, found.sharing
     for candidate in found.candidates:
-        providers = {p for (p, _c), _a in candidate[0]}
-        roots = {root_of[p] for p in providers if p not in sharing}
-        by_host.setdefault(min(roots or {root_of[p] for p in providers}), []).append(candidate)
+        allocations = candidate[0]
+        if not sharing:  # every provider is of the one tree the candidate was built for
+            root = root_of[allocations[0][0][0]]
+        else:
+            providers = {p for (p, _c), _a in allocations}
+            roots = {root_of[p] for p in providers if p not in sharing}
+            root = min(roots or {root_of[p] for p in providers})
+        by_host.setdefault(root, []).append(candidate)
     if not by_host:
         return []
     tree = PassTrees(found, by_host)
