@@ -147,7 +147,8 @@ WSGI_APPLICATION = "placementsite.wsgi.application"
 
 DATABASES = {
     "default": dj_database_url.parse(
-        os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
+        # Set but empty (an unset shell variable exported) means the default, too.
+        os.environ.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'db.sqlite3'}",
         conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "60")),
     )
 }

@@ -3,11 +3,14 @@
 import re
 import uuid
 
+import os_traits
 from django.db import models
 
 from .capacity import CAPACITY_FIELDS, Capacity
 
 CUSTOM_PREFIX = "CUSTOM_"
+# The trait of a provider that shares its inventory with the members of its aggregates.
+SHARING_TRAIT = os_traits.MISC_SHARES_VIA_AGGREGATE
 CUSTOM_NAME_RE = re.compile(r"^CUSTOM_[A-Z0-9_]+$")
 # Integer columns in Placement are 32-bit signed.
 MAX_INT = 2147483647

@@ -28,12 +28,11 @@ from django.http import QueryDict
 
 from placementsite.exceptions import InvalidRequest
 from placementsite.versions import MAX_VERSION
+from providers import query_params as qp
 from providers import request_groups
-from providers.api import query_params as qp
 from providers.models import MAX_INT, ResourceClass, Trait
 
 # The query parser of GET /allocation_candidates (the request language's one home).
-from scheduling.api.views import query_schema
 
 SUFFIX = r"([A-Za-z0-9_-]{0,64})"
 RESOURCE_KEY = re.compile(rf"^resources{SUFFIX}:([A-Z0-9_]+)$")
@@ -223,7 +222,7 @@ def translate(*, vcpus, ram, disk, ephemeral=0, swap=0, extra_specs=None, traits
         group_policy = "none"
     query = _query(groups, group_policy)
     try:
-        qp.validate_query(query, query_schema(MAX_VERSION))
+        qp.validate_query(query, qp.candidates_query_schema(MAX_VERSION))
         request = request_groups.parse_candidate_request(query, MAX_VERSION)
     except InvalidRequest as exc:
         raise InvalidExtraSpec("extra_specs", exc.detail) from None

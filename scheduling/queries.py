@@ -17,6 +17,7 @@ from django.db import connection
 
 from allocations.models import Allocation
 from providers.models import (
+    SHARING_TRAIT,
     Aggregate,
     Inventory,
     ResourceClass,
@@ -25,8 +26,6 @@ from providers.models import (
     ResourceProviderTrait,
     Trait,
 )
-
-SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
 
 _PROVIDERS = ResourceProvider._meta.db_table
 _INVENTORIES = Inventory._meta.db_table

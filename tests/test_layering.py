@@ -1,6 +1,7 @@
 """The rules stay below HTTP: no module of the apps but their edges (``api/``, ``rest/``,
-``admin.py``) imports ``placementsite.api``. Services, selectors and rule modules raise domain
-errors (placementsite.exceptions) and the edges map them."""
+``management/``, ``admin.py``) imports ``placementsite.api``, nor an edge of any app (which would bring the
+plumbing in through the back door). Services, selectors and rule modules raise domain errors
+(placementsite.exceptions) and the edges map them."""
 
 import ast
 from pathlib import Path
@@ -9,7 +10,7 @@ import pytest
 from django.conf import settings
 
 APPS = ("providers", "allocations", "scheduling")
-EDGE_PACKAGES = {"api", "rest"}
+EDGE_PACKAGES = {"api", "rest", "management"}  # management/commands: edges, too
 EDGE_MODULES = {"admin.py"}
 HTTP_PLUMBING = "placementsite.api"
 
@@ -44,11 +45,48 @@ def imports_http_plumbing(source):
     )
 
 
+def imports_an_edge(source):
+    """Whether the source imports an app's ``api``/``rest`` package, absolutely or relatively."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.level > 0:
+            names = [node.module or ""] + [
+                f"{node.module}.{a.name}" if node.module else a.name for a in node.names
+            ]
+            if any(name.split(".")[0] in EDGE_PACKAGES for name in names):
+                return True
+    return any(
+        name.split(".")[:2] in ([app, edge] for app in APPS for edge in EDGE_PACKAGES)
+        for name in imported_names(source)
+    )
+
+
 def test_no_service_selector_or_rule_module_imports_the_http_plumbing():
     offenders = [
         str(path) for path in rule_modules() if imports_http_plumbing((BASE / path).read_text())
     ]
     assert offenders == []
+
+
+def test_no_service_selector_or_rule_module_imports_an_edge():
+    offenders = [str(path) for path in rule_modules() if imports_an_edge((BASE / path).read_text())]
+    assert offenders == []
+
+
+@pytest.mark.parametrize(
+    "source, found",
+    [
+        ("from scheduling.api.views import query_schema", True),
+        ("from providers.api import query_params", True),
+        ("import allocations.rest.views", True),
+        ("from ..api import views", True),
+        ("from . import api", True),
+        ("from providers import query_params", False),
+        ("from ..selectors import usage", False),
+        ("from providers.apis import x", False),
+    ],
+)
+def test_the_edge_check_recognises_every_form_of_import(source, found):
+    assert imports_an_edge(source) is found
 
 
 def test_the_walk_covers_the_rules_and_skips_the_edges():
@@ -61,7 +99,11 @@ def test_the_walk_covers_the_rules_and_skips_the_edges():
         "scheduling/extra_specs.py",
         "scheduling/selectors/scheduler.py",
     } <= walked
-    assert not [p for p in walked if "/api/" in p or "/rest/" in p or p.endswith("/admin.py")]
+    assert not [
+        p
+        for p in walked
+        if "/api/" in p or "/rest/" in p or "/management/" in p or p.endswith("/admin.py")
+    ]
 
 
 @pytest.mark.parametrize(

@@ -8,11 +8,11 @@ from placementsite.api.errors import BadRequest, NotFound
 from placementsite.api.parsers import require_json
 from placementsite.api.views import PlacementView, latest
 
+from .. import query_params as qp
 from .. import request_groups
 from ..selectors import resource_providers as selectors
 from ..services import resource_providers as services
 from ..services.generations import provider_not_found
-from . import query_params as qp
 
 NAME = {"type": "string", "minLength": 1, "maxLength": 200}
 NULLABLE_UUID = {"anyOf": [qp.UUID, {"type": "null"}]}

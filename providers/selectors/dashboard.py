@@ -17,6 +17,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from ..models import (
+    SHARING_TRAIT,
     Aggregate,
     ComputeNode,
     Inventory,
@@ -31,7 +32,6 @@ from .compute_nodes import host_rows, stale_after
 HOSTS_PER_PAGE = 50
 TREE_ROOT = "root"
 TREE_CHILD = "child"
-SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
 
 
 def class_units():

@@ -47,6 +47,7 @@ from django.db.models import BooleanField, ExpressionWrapper, Q
 
 from ..capacity import CAPACITY_FIELDS, EXCEEDS_CAPACITY, Capacity
 from ..models import (
+    SHARING_TRAIT,
     Inventory,
     ResourceProvider,
     ResourceProviderAggregate,
@@ -155,7 +156,6 @@ class LargestFree(NamedTuple):
     provider: ProviderRef | None
 
 
-SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
 # Ranking a left-out provider's failures to find its host's closest provider: lacking the
 # class altogether is further from fitting than being short of it.
 _DISTANCE = {NO_INVENTORY: 2}

@@ -1,6 +1,5 @@
 """``GET /allocation_candidates``: parse the query, ask the engine, render per microversion."""
 
-import functools
 import time
 
 import orjson
@@ -10,38 +9,10 @@ from placementsite.api.microversion import since
 from placementsite.api.views import PlacementView
 from placementsite.gc_pause import cyclic_gc_paused
 from placementsite.observability import metrics
+from providers import query_params as qp
 from providers import request_groups
-from providers.api import query_params as qp
 
 from .. import candidates as engine
-
-# (since, parameter, schema) of the unsuffixed and request-wide parameters.
-PARAMETERS = [
-    ((1, 10), "resources", qp.STRING),
-    ((1, 16), "limit", qp.LIMIT),
-    ((1, 17), "required", qp.STRING),
-    ((1, 21), "member_of", qp.STRING),
-    ((1, 25), "group_policy", qp.GROUP_POLICY),
-    ((1, 31), "in_tree", qp.STRING),  # its uuid is checked by the parser, with its message
-    ((1, 35), "root_required", qp.STRING),
-    ((1, 36), "same_subtree", qp.STRING),
-]
-# (since, prefix, schema) of the parameters repeated per granular group.
-GRANULAR_PARAMETERS = [
-    ((1, 25), "resources", qp.STRING),
-    ((1, 25), "required", qp.STRING),
-    ((1, 25), "member_of", qp.STRING),
-    ((1, 31), "in_tree", qp.STRING),
-]
-
-
-@functools.lru_cache(maxsize=64)
-def query_schema(version):
-    """The query-string schema of a microversion (a ``(major, minor)`` tuple), built once."""
-    schema = qp.granular_schema(version, PARAMETERS, GRANULAR_PARAMETERS)
-    if version < (1, 25):
-        schema["required"] = ["resources"]
-    return schema
 
 
 def allocation_requests_repr(candidates, version):
@@ -102,7 +73,7 @@ class AllocationCandidatesView(PlacementView):
         self.authorize(request, "placement:allocation_candidates:list")
         version = request.microversion
         query = request.GET
-        qp.validate_query(query, query_schema(tuple(version)))
+        qp.validate_query(query, qp.candidates_query_schema(tuple(version)))
         candidate_request = request_groups.parse_candidate_request(query, version)
         try:
             found = engine.candidates_for_request(candidate_request)

@@ -1,9 +1,11 @@
-"""Query-string and body schemas shared by the provider endpoints and allocation candidates.
+"""Query-string and body schemas of the request language, shared by the provider endpoints,
+allocation candidates and the flavors that speak it.
 
-Which keys an endpoint accepts at a microversion, and their JSON-schema
-checks. The values are parsed into request groups by
-:mod:`providers.request_groups`.
+Which keys a request may carry at a microversion, and their JSON-schema checks. The values
+are parsed into request groups by :mod:`providers.request_groups`.
 """
+
+import functools
 
 import jsonschema
 
@@ -57,4 +59,34 @@ def granular_schema(version, params, granular_params):
             for since, prefix, value in granular_params
             if version >= since
         }
+    return schema
+
+
+# (since, parameter, schema) of allocation candidates' unsuffixed and request-wide parameters.
+CANDIDATES_PARAMETERS = [
+    ((1, 10), "resources", STRING),
+    ((1, 16), "limit", LIMIT),
+    ((1, 17), "required", STRING),
+    ((1, 21), "member_of", STRING),
+    ((1, 25), "group_policy", GROUP_POLICY),
+    ((1, 31), "in_tree", STRING),  # its uuid is checked by the parser, with its message
+    ((1, 35), "root_required", STRING),
+    ((1, 36), "same_subtree", STRING),
+]
+# (since, prefix, schema) of the parameters repeated per granular group.
+CANDIDATES_GRANULAR_PARAMETERS = [
+    ((1, 25), "resources", STRING),
+    ((1, 25), "required", STRING),
+    ((1, 25), "member_of", STRING),
+    ((1, 31), "in_tree", STRING),
+]
+
+
+@functools.lru_cache(maxsize=64)
+def candidates_query_schema(version):
+    """The allocation candidates query-string schema of a microversion (a ``(major, minor)``
+    tuple), built once."""
+    schema = granular_schema(version, CANDIDATES_PARAMETERS, CANDIDATES_GRANULAR_PARAMETERS)
+    if version < (1, 25):
+        schema["required"] = ["resources"]
     return schema
