@@ -192,7 +192,7 @@ class ProviderRow:
     aggregate_count: int
     tree_size: int  # providers in the tree of a root (1 for a flat host); 0 for a child
     is_sharing: bool  # has MISC_SHARES_VIA_AGGREGATE: lends its resources to its aggregates
-    inventories: list  # TreeClassUsage per class: a host's whole tree's, else its own
+    inventories: list  # ClassUsage per class: a host's whole tree's, else its own
 
     @property
     def is_root(self):
@@ -348,7 +348,7 @@ class ProviderDetail:
     root: ResourceProvider | None
     tree: list  # TreeNode, depth first, each with its own inventories
     inventories: list
-    tree_totals: list  # for a host with children: TreeClassUsage over the whole tree
+    tree_totals: list  # for a host with children: ClassUsage over the whole tree
     traits: list
     aggregates: list
     consumers: list
@@ -427,7 +427,7 @@ def resource_classes_with_counts():
 class AggregateDetail:
     aggregate: Aggregate
     members: object  # a page of ProviderRow
-    totals: list  # TreeClassUsage per class over the members' own inventories
+    totals: list  # ClassUsage per class over the members' own inventories
     sharing_members: int
 
 

@@ -17,9 +17,8 @@ through :mod:`providers.usage`, to which the allocations app hands this
 module at startup (providers does not import allocations).
 
 Last, usage beside capacity (each inventory judged by :mod:`providers.capacity`): per
-inventory (:class:`InventoryUsage`), summed per class over a tree or an aggregate's members
-(:class:`TreeClassUsage`) or over the whole cloud (:class:`ClassUsage`), as the dashboard and
-``/metrics`` show them.
+inventory (:class:`InventoryUsage`), and summed per class (:class:`ClassUsage`) over a tree, an
+aggregate's members or the whole cloud, as the dashboard and ``/metrics`` show them.
 """
 
 from collections import defaultdict
@@ -156,11 +155,12 @@ def usage_by_class_of(group_column, ids):
 
 @dataclass(frozen=True)
 class ClassUsage:
-    """One resource class summed over every inventory of it."""
+    """One resource class summed over some inventories, each judged by the capacity model's
+    rule: the whole cloud's, a tree's (a host and its NUMA, GPU... children), an aggregate's
+    members' or, so that a list shows trees and single providers alike, one provider's own."""
 
-    resource_class_id: int
-    name: str
-    inventories: int
+    resource_class: str
+    inventories: int  # how many were summed (a provider has one inventory per class)
     total: int
     reserved: int
     capacity: int
@@ -199,7 +199,7 @@ def class_usage_summary():
         acc[3] += row["reserved"] * row["n"]
         acc[4] += usable * row["n"]
     return [
-        ClassUsage(rc, name, n, total, reserved, capacity, used.get(rc, 0))
+        ClassUsage(name, n, total, reserved, capacity, used.get(rc, 0))
         for rc, (name, n, total, reserved, capacity) in sorted(sums.items())
     ]
 
@@ -237,30 +237,8 @@ def inventory_usages_by_provider(provider_ids):
     return found
 
 
-@dataclass(frozen=True)
-class TreeClassUsage:
-    """One resource class summed over some inventories, each by the capacity model's rule: a
-    whole tree's (a host and its NUMA, GPU... children), an aggregate's members' or, so that a
-    list shows trees and single providers alike, one provider's own."""
-
-    resource_class: str
-    inventories: int  # how many were summed (a provider has one inventory per class)
-    total: int
-    reserved: int
-    capacity: int
-    used: int
-
-    @property
-    def free(self):
-        return self.capacity - self.used
-
-    @property
-    def utilisation(self):
-        return utilisation(self.used, self.capacity)
-
-
 def _class_totals(key, ids, used):
-    """``{id: [TreeClassUsage, ...]}`` in class order: the inventories whose ``key`` (a path
+    """``{id: [ClassUsage, ...]}`` in class order: the inventories whose ``key`` (a path
     from Inventory to a provider id) is in ``ids``, summed per id and class, with ``used``
     (``{(id, class id): used}``) beside them."""
     rows = (
@@ -285,13 +263,13 @@ def _class_totals(key, ids, used):
     found = defaultdict(list)
     for (owner, rc), (rc_name, n, total, reserved, capacity) in sums.items():
         found[owner].append(
-            TreeClassUsage(rc_name, n, total, reserved, capacity, used.get((owner, rc), 0))
+            ClassUsage(rc_name, n, total, reserved, capacity, used.get((owner, rc), 0))
         )
     return found
 
 
 def tree_usages_by_root(root_ids):
-    """{root id: [TreeClassUsage, ...]} in resource class order, for whole trees (two queries).
+    """{root id: [ClassUsage, ...]} in resource class order, for whole trees (two queries).
 
     Capacity is summed inventory by inventory (each by the capacity model's rule), so a
     host whose VCPU sits on two NUMA children has the VCPU of both.
@@ -300,14 +278,14 @@ def tree_usages_by_root(root_ids):
 
 
 def own_usages_by_provider(provider_ids):
-    """{provider id: [TreeClassUsage, ...]}: each provider's own inventories, one per class, as
+    """{provider id: [ClassUsage, ...]}: each provider's own inventories, one per class, as
     :func:`tree_usages_by_root` gives a tree's (two queries)."""
     used = usage_by_provider_and_class(provider_ids=provider_ids)
     return _class_totals("resource_provider_id", provider_ids, used)
 
 
 def aggregate_usages(aggregate_id):
-    """A :class:`TreeClassUsage` per class summed over an aggregate's members' own inventories
+    """A :class:`ClassUsage` per class summed over an aggregate's members' own inventories
     (two queries)."""
     members = ResourceProviderAggregate.objects.filter(aggregate_id=aggregate_id).values(
         "resource_provider_id"
@@ -328,6 +306,6 @@ def aggregate_usages(aggregate_id):
         acc[3] += reserved
         acc[4] += usable_units(total, reserved, ratio)
     return [
-        TreeClassUsage(name, n, total, reserved, capacity, used.get(rc, 0))
+        ClassUsage(name, n, total, reserved, capacity, used.get(rc, 0))
         for rc, (name, n, total, reserved, capacity) in sums.items()
     ]

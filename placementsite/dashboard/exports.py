@@ -61,7 +61,7 @@ def response(fmt, name, columns, rows):
 
 
 def usage_map(inventories):
-    """{class: {capacity, used, free}} of a row's TreeClassUsage list."""
+    """{class: {capacity, used, free}} of a row's ClassUsage list."""
     return {
         inv.resource_class: {"capacity": inv.capacity, "used": inv.used, "free": inv.free}
         for inv in inventories

@@ -64,7 +64,7 @@ class ResourceClassCollector:
         except DatabaseError:
             rows = []  # the scrape still answers; /healthcheck says the database is down
         for row in rows:
-            labels = [row.name]
+            labels = [row.resource_class]
             families["capacity"].add_metric(labels, row.capacity)
             families["used"].add_metric(labels, row.used)
             families["free"].add_metric(labels, row.free)
