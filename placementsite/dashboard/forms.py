@@ -229,13 +229,18 @@ class ScheduleForm(forms.Form):
             hints["target_host"] = data["target_host"].strip()
         return hints
 
-    def spec(self):
+    def request(self):
+        """What the form asks of the scheduler, as ``scheduling_spec`` and ``servers_create``
+        take it."""
         data = self.cleaned_data
-        return scheduling_spec(
-            flavor=data["flavor"],
-            project_id=data["project_id"],
-            user_id=data["user_id"],
-            count=data["count"],
-            hints=self.hints(),
-            availability_zone=data["availability_zone"],
-        )
+        return {
+            "flavor": data["flavor"],
+            "project_id": data["project_id"],
+            "user_id": data["user_id"],
+            "count": data["count"],
+            "hints": self.hints(),
+            "availability_zone": data["availability_zone"],
+        }
+
+    def spec(self):
+        return scheduling_spec(**self.request())

@@ -59,13 +59,4 @@ def schedule(request):
 
 
 def _create(form):
-    data = form.cleaned_data
-    return servers_create(
-        name=data["name"],
-        flavor=data["flavor"],
-        project_id=data["project_id"],
-        user_id=data["user_id"],
-        count=data["count"],
-        hints=form.hints(),
-        availability_zone=data["availability_zone"],
-    )
+    return servers_create(name=form.cleaned_data["name"], **form.request())
