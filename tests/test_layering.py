@@ -1,7 +1,8 @@
 """The rules stay below HTTP: no module of the apps but their edges (``api/``, ``rest/``,
 ``management/``, ``admin.py``) imports ``placementsite.api``, nor an edge of any app (which would bring the
 plumbing in through the back door). Services, selectors and rule modules raise domain errors
-(placementsite.exceptions) and the edges map them."""
+(placementsite.exceptions) and the edges map them. And the apps import each other one way:
+scheduling -> allocations -> providers."""
 
 import ast
 from pathlib import Path
@@ -120,3 +121,39 @@ def test_the_walk_covers_the_rules_and_skips_the_edges():
 )
 def test_the_check_recognises_every_form_of_import(source, found):
     assert imports_http_plumbing(source) is found
+
+
+# --- one way between the apps: scheduling -> allocations -> providers ------------------------
+
+# What each app may not import (shared/ARCHITECTURE.md): allocations consume providers'
+# inventories and the scheduler uses both, never the other way round.
+NOT_BELOW = {"providers": ("allocations", "scheduling"), "allocations": ("scheduling",)}
+
+
+def imports_an_app_above(source, above):
+    return any(name.split(".")[0] in above for name in imported_names(source) if name)
+
+
+@pytest.mark.parametrize("app", sorted(NOT_BELOW))
+def test_the_apps_import_each_other_one_way(app):
+    above = NOT_BELOW[app]
+    offenders = [
+        str(path.relative_to(BASE))
+        for path in sorted((BASE / app).rglob("*.py"))
+        if imports_an_app_above(path.read_text(), above)
+    ]
+    assert offenders == [], f"{app} imports {' or '.join(above)}: {offenders}"
+
+
+@pytest.mark.parametrize(
+    ("source", "found"),
+    [
+        ("from allocations.models import Allocation", True),
+        ("import scheduling.candidates", True),
+        ("def f():\n    from allocations.selectors import usage", True),
+        ("from providers.models import Inventory", False),
+        ("from .models import Inventory", False),
+    ],
+)
+def test_the_one_way_check_recognises_imports_of_an_app_above(source, found):
+    assert imports_an_app_above(source, ("allocations", "scheduling")) is found
