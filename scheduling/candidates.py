@@ -60,13 +60,11 @@ class Candidates:
     ``{provider uuid: {class name: amount}}`` and ``mappings`` ``{suffix: [provider uuids]}``.
     ``provider_summaries``: ``[(uuid, parent uuid or None, root uuid, resources, traits), ...]``
     where ``resources`` is ``{class name: {"capacity": int, "used": int}}`` (every inventory)
-    and ``traits`` the provider's trait names in stable order. ``providers``: ``{uuid: (id,
-    name)}`` of every provider of those trees, for callers that go on from the answer.
+    and ``traits`` the provider's trait names in stable order.
     """
 
     allocation_requests: list = field(default_factory=list)
     provider_summaries: list = field(default_factory=list)
-    providers: dict = field(default_factory=dict)
     requested_classes: frozenset = frozenset()
 
 
@@ -538,7 +536,7 @@ def _summaries(root_ids, members=None):
         }
     traits_of = trait_lists(ids)
     summaries = []
-    for provider_id, uuid, parent_id, root_id, _name in providers:
+    for provider_id, uuid, parent_id, root_id in providers:
         traits = traits_of.get(provider_id, [])
         summaries.append(
             (
@@ -697,7 +695,6 @@ def candidates_for_request(request):
     return Candidates(
         allocation_requests=[found.render(candidate, uuids) for candidate in found.candidates],
         provider_summaries=summaries,
-        providers={uuid: (pk, name) for pk, uuid, _parent, _root, name in members},
         requested_classes=found.requested_classes,
     )
 

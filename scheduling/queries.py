@@ -48,7 +48,7 @@ _SHARING_ANCHORS = f"""
 """
 
 _TREE_MEMBERS = f"""
-    SELECT id, CAST(uuid AS varchar), parent_id, root_id, name
+    SELECT id, CAST(uuid AS varchar), parent_id, root_id
     FROM {_PROVIDERS}
     WHERE {{root_in}}
     ORDER BY id
@@ -147,8 +147,8 @@ def sharing_anchors():
 
 
 def tree_members(root_ids):
-    """``[(id, uuid, parent id, root id, name), ...]`` of every provider of the trees
-    ``root_ids``, in id order."""
+    """``[(id, uuid, parent id, root id), ...]`` of every provider of the trees ``root_ids``,
+    in id order."""
     condition, params = _id_in("root_id", root_ids)
     rows = fetch(_TREE_MEMBERS.format(root_in=condition), params)
     if connection.vendor != "postgresql":

@@ -1,6 +1,7 @@
 """Reads over the allocation candidates engine for edges other than the API."""
 
-from ..candidates import CandidateRequest, candidates_for_request
+from .. import queries
+from ..candidates import CandidateRequest, find_candidates
 
 
 def candidates_preview(*, groups, group_policy=None, limit=20):
@@ -10,14 +11,19 @@ def candidates_preview(*, groups, group_policy=None, limit=20):
     in name order: the same answer ``GET /allocation_candidates`` gives, trees
     and sharing providers combined, with names for people to read.
     """
-    found = candidates_for_request(
-        CandidateRequest(groups=groups, group_policy=group_policy, limit=limit)
-    )
-    names = {uuid: name for uuid, (_id, name) in found.providers.items()}
-    return [
-        sorted(
-            ((uuid, names.get(uuid, uuid), resources) for uuid, resources in allocations.items()),
-            key=lambda item: item[1],
+    found = find_candidates(CandidateRequest(groups=groups, group_policy=group_policy, limit=limit))
+    # Names only for the providers shown (the engine answers by id).
+    shown = {pk for allocations, _m in found.candidates for (pk, _c), _a in allocations}
+    rows = queries.provider_names(shown) if shown else []
+    uuids = {pk: uuid for pk, uuid, _name in rows}
+    names = {uuid: name for _pk, uuid, name in rows}
+    previews = []
+    for candidate in found.candidates:
+        allocations, _mappings = found.render(candidate, uuids)
+        previews.append(
+            sorted(
+                ((uuid, names[uuid], resources) for uuid, resources in allocations.items()),
+                key=lambda item: item[1],
+            )
         )
-        for allocations, _mappings in found.allocation_requests
-    ]
+    return previews

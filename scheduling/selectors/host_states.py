@@ -95,7 +95,7 @@ class PassTrees:
         """``{root id: [(id, uuid, parent id)]}`` in id order."""
         if self._members is None:
             self._members = defaultdict(list)
-            for provider_id, uuid, parent_id, root_id, _name in queries.tree_members(self.by_host):
+            for provider_id, uuid, parent_id, root_id in queries.tree_members(self.by_host):
                 self.uuids[provider_id] = uuid
                 self._members[root_id].append((provider_id, uuid, parent_id))
         return self._members
