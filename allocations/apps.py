@@ -6,9 +6,9 @@ class AllocationsConfig(AppConfig):
     verbose_name = "Allocations"
 
     def ready(self):
-        # Providers read usage through providers.usage without importing this app.
-        from providers import usage
+        # Providers reach allocations through their declared port, never by importing us.
+        from providers import allocations_port
 
-        from .selectors import usage as usage_selector
+        from . import port
 
-        usage.install(usage_selector)
+        allocations_port.install(port)

@@ -313,6 +313,13 @@ PLACEMENT_CPU_MODEL_RATINGS = env_map("PLACEMENT_CPU_MODEL_RATINGS", {})
 PLACEMENT_DEFAULT_CPU_RATING = float(os.environ.get("PLACEMENT_DEFAULT_CPU_RATING", "100"))
 # A host silent for longer is stale (shown, and skipped by the scheduler), never deleted.
 PLACEMENT_HOST_STALE_SECONDS = int(os.environ.get("PLACEMENT_HOST_STALE_SECONDS", "600"))
+# A report whose content changed asks a worker for its host's sync at once (beat's periodic
+# sync stays the backstop).
+PLACEMENT_SYNC_ON_REPORT = env_bool("PLACEMENT_SYNC_ON_REPORT", True)
+# A blocked, failed or partial host sync is retried at the next run, then after this many
+# seconds, doubling each time up to the cap.
+PLACEMENT_SYNC_RETRY_SECONDS = env_number("PLACEMENT_SYNC_RETRY_SECONDS", 60)
+PLACEMENT_SYNC_RETRY_MAX_SECONDS = env_number("PLACEMENT_SYNC_RETRY_MAX_SECONDS", 3600)
 # How long usage samples and inventory change history are kept.
 PLACEMENT_HISTORY_RETENTION_DAYS = int(os.environ.get("PLACEMENT_HISTORY_RETENTION_DAYS", "30"))
 

@@ -21,9 +21,10 @@ from django.utils.html import format_html
 
 from placementsite import uuids
 from placementsite.admin_base import CountedAdmin, NoWrites, ReadOnlyInline, ViewOnlyAdmin
-from placementsite.api import microversion
 from placementsite.exceptions import DomainError, DuplicateName, InvalidRequest
 
+from .capacity import Capacity
+from .host_reports import REPORT_FIELDS
 from .models import (
     Aggregate,
     ComputeNode,
@@ -41,7 +42,6 @@ from .services import resource_classes as resource_class_services
 from .services import resource_providers as provider_services
 from .services import traits as trait_services
 from .services.aggregates import provider_aggregates_set
-from .services.compute_nodes import REPORT_FIELDS
 from .usage import usage_subquery
 
 
@@ -447,13 +447,13 @@ class InventoryForm(ServiceForm):
         # The add page creates (a class the provider has is a conflict), the change page
         # updates with the generation it was rendered with.
         provider, resource_class = cleaned["resource_provider"], cleaned["resource_class"]
-        fields = {name: cleaned[name] for name in INVENTORY_FIELDS}
+        fields = Capacity(**{name: cleaned[name] for name in INVENTORY_FIELDS})
         if self.instance.pk is None:
             _provider, inventory = inventory_services.inventory_create(
                 provider_uuid=provider.uuid,
                 resource_class=resource_class.name,
-                fields=fields,
-                microversion=microversion.MAXIMUM,
+                inventory=fields,
+                allow_reserved_equal_total=True,
             )
             return inventory
         generation = cleaned.get("generation")
@@ -461,8 +461,8 @@ class InventoryForm(ServiceForm):
             provider_uuid=provider.uuid,
             resource_class=resource_class.name,
             generation=provider.generation if generation is None else generation,
-            fields=fields,
-            microversion=microversion.MAXIMUM,
+            inventory=fields,
+            allow_reserved_equal_total=True,
         )
         return inventory
 
@@ -556,8 +556,9 @@ class ResourceProviderAggregateAdmin(LinkAdmin):
 
 
 @admin.register(ComputeNode)
-class ComputeNodeAdmin(admin.ModelAdmin):
-    """Hosts are written by their reports and the sync; an operator only enables or disables."""
+class ComputeNodeAdmin(ServiceAdmin):
+    """Hosts are written by their reports and the sync; an operator enables or disables one
+    (saying why), or decommissions it (refused while anything is allocated on its tree)."""
 
     list_display = [
         "hostname",
@@ -576,20 +577,29 @@ class ComputeNodeAdmin(admin.ModelAdmin):
         "hostname",
         "provider",
         "enabled",
+        "disabled_reason",
         *REPORT_FIELDS,
         "reported_at",
         "synced_at",
         "sync_status",
         "sync_error",
         "plugin_errors",
+        "sync_attempts",
+        "next_sync_at",
     ]
-    readonly_fields = [f for f in fields if f != "enabled"]
+    readonly_fields = [f for f in fields if f not in ("enabled", "disabled_reason")]
 
     def has_add_permission(self, request):
         return False
 
     def save_model(self, request, obj, form, change):
-        compute_node_services.compute_node_set_enabled(hostname=obj.hostname, enabled=obj.enabled)
+        reason = "" if obj.enabled else obj.disabled_reason
+        compute_node_services.compute_node_set_enabled(
+            hostname=obj.hostname, enabled=obj.enabled, reason=reason
+        )
+
+    def delete_via_service(self, obj):
+        compute_node_services.compute_node_delete(hostname=obj.hostname)
 
 
 @admin.register(InventoryChange)

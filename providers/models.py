@@ -193,8 +193,10 @@ class ComputeNode(TimestampedModel):
     class SyncStatus(models.TextChoices):
         PENDING = "pending", "pending"
         OK = "ok", "synced"
+        # A plugin raised; what the other plugins describe is applied whole.
         PARTIAL = "partial", "synced, a plugin failed"
-        CONFLICT = "conflict", "generation conflict, retried next run"
+        # The new tree cannot hold the allocations on the host: nothing applied.
+        BLOCKED = "blocked", "blocked"
         FAILED = "failed", "failed"
 
     hostname = models.CharField(max_length=200, unique=True)
@@ -207,6 +209,7 @@ class ComputeNode(TimestampedModel):
     )
     # An operator clears it to take the host out of scheduling; the sync still runs.
     enabled = models.BooleanField(default=True)
+    disabled_reason = models.CharField(max_length=255, blank=True, default="")
 
     vcpus = models.PositiveIntegerField(default=0)
     memory_mb = models.PositiveBigIntegerField(default=0)
@@ -218,6 +221,9 @@ class ComputeNode(TimestampedModel):
     numa_topology = models.JSONField(null=True, blank=True)
     # [{"address", "vendor_id", "product_id", "resource_class", "count", "numa_node"}, ...]
     pci_devices = models.JSONField(default=list, blank=True)
+    # Host CPU ids (Nova's options of these names), or null when the host did not say.
+    cpu_dedicated_set = models.JSONField(null=True, blank=True)
+    cpu_shared_set = models.JSONField(null=True, blank=True)
 
     reported_at = models.DateTimeField(null=True, blank=True, db_index=True)
     report_hash = models.CharField(max_length=64, blank=True, default="")
@@ -229,6 +235,9 @@ class ComputeNode(TimestampedModel):
         max_length=20, choices=SyncStatus.choices, default=SyncStatus.PENDING
     )
     sync_error = models.TextField(blank=True, default="")
+    # Blocked, failed or partial syncs in a row, and when the next retry is due.
+    sync_attempts = models.PositiveIntegerField(default=0)
+    next_sync_at = models.DateTimeField(null=True, blank=True)
     # {plugin name: error message} of the last sync.
     plugin_errors = models.JSONField(default=dict, blank=True)
     # What the last sync wrote, so that an operator's later change is recognised and kept:

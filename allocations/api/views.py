@@ -10,6 +10,7 @@ from placementsite import json_schema, uuids
 from placementsite.api.errors import BadRequest, NotFound
 from placementsite.api.microversion import since
 from placementsite.api.views import PlacementView, latest
+from providers.services.inventories import ProviderInventories, inventory_fields
 
 from ..selectors import allocations as selectors
 from ..services import allocations as services
@@ -226,12 +227,18 @@ class ReshaperView(PlacementView):
         version = request.microversion
         body = self.json_body(request, schemas.reshaper_schema(version))
         inventories = {
-            _canonical(rp_uuid): (entry["resource_provider_generation"], entry["inventories"])
+            _canonical(rp_uuid): ProviderInventories(
+                generation=entry["resource_provider_generation"],
+                inventories={
+                    name: inventory_fields(record) for name, record in entry["inventories"].items()
+                },
+            )
             for rp_uuid, entry in body["inventories"].items()
         }
         services.allocations_reshape(
             inventories=inventories,
             consumers=_consumers(body["allocations"], version),
-            microversion=version,
+            # Placement's capacity rule from 1.26: the reshaper (1.30+) always has it.
+            allow_reserved_equal_total=True,
         )
         return self.respond(request, status=204)

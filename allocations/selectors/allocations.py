@@ -7,6 +7,7 @@ consumers or resource classes are involved.
 from django.db.models import Count, Sum
 
 from placementsite import uuids
+from providers.allocations_port import ConsumerHoldings
 from providers.models import Inventory, ResourceProvider
 
 from ..models import Allocation
@@ -128,3 +129,35 @@ def usages_for_project_by_consumer_type(*, project_id, user_id=None, consumer_ty
         rc_name, total = row[-2], row[-1]
         result.setdefault(type_key(name), {"consumer_count": 0})[rc_name] = total
     return result
+
+
+def consumers_holding(*, provider_ids) -> list[ConsumerHoldings]:
+    """Every consumer holding anything on these providers, with all it holds (on any
+    provider) and its generation, in consumer uuid order; one query."""
+    rows = (
+        Allocation.objects.filter(
+            consumer_id__in=Allocation.objects.filter(
+                resource_provider_id__in=list(provider_ids)
+            ).values("consumer_id")
+        )
+        .order_by("consumer__uuid", "resource_provider_id", "resource_class_id")
+        .values_list(
+            "consumer__uuid",
+            "consumer__generation",
+            "consumer__project__external_id",
+            "consumer__user__external_id",
+            "consumer__consumer_type__name",
+            "resource_provider__uuid",
+            "resource_class__name",
+            "used",
+        )
+    )
+    found = {}
+    for consumer, generation, project, user, kind, provider, name, used in rows:
+        holdings = found.get(consumer)
+        if holdings is None:
+            holdings = found[consumer] = ConsumerHoldings(
+                str(consumer), generation, project, user, kind, {}
+            )
+        holdings.allocations.setdefault(str(provider), {})[name] = used
+    return list(found.values())

@@ -13,8 +13,8 @@ The one home of the rule, in its three forms:
 
 ``scheduling.queries`` keeps a raw-SQL copy for speed; a test checks it
 against :func:`usage_by_provider_and_class`. The providers app reads usage
-through :mod:`providers.usage`, to which the allocations app hands this
-module at startup (providers does not import allocations).
+through :mod:`providers.usage`, over the one seam between the two apps
+(:mod:`providers.allocations_port`, implemented by :mod:`allocations.port`).
 
 Last, usage beside capacity (each inventory judged by :mod:`providers.capacity`): per
 inventory (:class:`InventoryUsage`), and summed per class (:class:`ClassUsage`) over a tree, an

@@ -20,6 +20,7 @@ transaction back. Nothing retries inside a transaction: a conflict is
 reported (409) and the client retries with fresh reads.
 """
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from django.db import DatabaseError, IntegrityError, transaction
@@ -34,11 +35,10 @@ from placementsite.exceptions import (
     InventoryInUse,
     NotFound,
 )
-from providers.capacity import CapacityExceeded
+from providers.capacity import CAPACITY_FIELDS, Capacity, CapacityExceeded
 from providers.models import Inventory, ResourceClass
 from providers.services.generations import bump_generation, providers_for_update
-from providers.services.inventories import FIELDS as INVENTORY_FIELDS
-from providers.services.inventories import inventories_write
+from providers.services.inventories import ProviderInventories, inventories_write
 
 from ..models import Allocation, Consumer, ConsumerType, Project, User
 from ..selectors.usage import usage_by_provider_and_class
@@ -129,16 +129,25 @@ def allocation_delete(*, consumer_uuid):
         consumer.delete()
 
 
-def allocations_reshape(*, inventories, consumers, microversion):
-    """``POST /reshaper``: replace inventories and allocations of providers at once.
+def allocations_reshape(
+    *,
+    inventories: Mapping[str, ProviderInventories],
+    consumers: list[ConsumerAllocations],
+    allow_reserved_equal_total: bool,
+) -> None:
+    """``POST /reshaper`` (and the host sync, when a host's tree changes shape under its
+    allocations): replace inventories and allocations of providers at once.
 
-    ``inventories`` maps provider uuids to ``(generation, {class: record})``.
-    Every provider named there has its generation checked; the consumers'
-    allocations and the inventories change together or not at all.
+    ``inventories`` maps provider uuids to the generation the caller read and the whole new
+    inventory. Every provider named there has its generation checked; the consumers'
+    allocations and the inventories change together or not at all. Inside a caller's
+    transaction it is a savepoint of it.
     """
     try:
         with _database_conflicts_reported():
-            _AllocationWrite(consumers).run(inventories=inventories, microversion=microversion)
+            _AllocationWrite(consumers).run(
+                inventories=inventories, allow_reserved_equal_total=allow_reserved_equal_total
+            )
     except UnknownResourceClass as exc:
         raise InvalidRequest(f"malformed reshaper data: {exc.detail}") from None
 
@@ -196,7 +205,7 @@ class _AllocationWrite:
     def __init__(self, consumers):
         self.requests = sorted(consumers, key=lambda c: c.consumer_uuid)
 
-    def run(self, inventories=None, microversion=None):
+    def run(self, inventories=None, allow_reserved_equal_total=True):
         inventories = inventories or {}
         with transaction.atomic():
             self._ensure_owners()
@@ -215,13 +224,15 @@ class _AllocationWrite:
             for provider_uuid, (_generation, records) in inventories.items():
                 if records:
                     provider = self.providers[provider_uuid]
-                    interim = {**_current_records(provider), **records}
-                    _reshape_inventory(provider, interim, microversion)
+                    interim = {**_current_inventories(provider), **records}
+                    _reshape_inventory(provider, interim, allow_reserved_equal_total)
             self._clear()
             self._place()
             self._finish_allocations()
             for provider_uuid, (_generation, records) in inventories.items():
-                _reshape_inventory(self.providers[provider_uuid], records, microversion)
+                _reshape_inventory(
+                    self.providers[provider_uuid], records, allow_reserved_equal_total
+                )
             self._delete_emptied_consumers()
 
     # 1. owners, before any row lock
@@ -393,20 +404,24 @@ class _AllocationWrite:
             Consumer.objects.filter(id__in=emptied, allocations__isnull=True).delete()
 
 
-def _current_records(provider):
-    """A provider's inventory as request records (``{class: {field: value}}``)."""
+def _current_inventories(provider):
+    """A provider's inventory as it is (``{class: Capacity}``)."""
     return {
-        inv.resource_class.name: {name: getattr(inv, name) for name in INVENTORY_FIELDS}
-        for inv in Inventory.objects.filter(resource_provider=provider).select_related(
-            "resource_class"
+        name: Capacity(*fields)
+        for name, *fields in Inventory.objects.filter(resource_provider=provider).values_list(
+            "resource_class__name", *CAPACITY_FIELDS
         )
     }
 
 
-def _reshape_inventory(provider, records, microversion):
+def _reshape_inventory(provider, inventories, allow_reserved_equal_total):
     """One inventory write of the reshaper, on a provider it has locked, then its bump."""
     try:
-        inventories_write(provider=provider, inventories=records, microversion=microversion)
+        inventories_write(
+            provider=provider,
+            inventories=inventories,
+            allow_reserved_equal_total=allow_reserved_equal_total,
+        )
     except InventoryInUse as exc:
         raise InventoryInUse(f"update conflict: {exc.detail}") from None
     bump_generation(provider)

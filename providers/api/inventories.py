@@ -17,6 +17,11 @@ from .inventory_schemas import (
 GENERATION = "resource_provider_generation"
 
 
+def reserved_may_equal_total(request):
+    """Placement's capacity rule by microversion: from 1.26 ``reserved`` may equal ``total``."""
+    return request.microversion >= (1, 26)
+
+
 def inventory_repr(inventory):
     return {field: getattr(inventory, field) for field in services.FIELDS}
 
@@ -66,8 +71,11 @@ class InventoryListView(_InventoryView):
         provider, rows = services.inventories_replace(
             provider_uuid=uuid,
             generation=data[GENERATION],
-            inventories=data["inventories"],
-            microversion=request.microversion,
+            inventories={
+                name: services.inventory_fields(record)
+                for name, record in data["inventories"].items()
+            },
+            allow_reserved_equal_total=reserved_may_equal_total(request),
         )
         return self.respond(
             request, inventories_repr(provider, rows), headers=self._write_headers(request, rows)
@@ -82,8 +90,8 @@ class InventoryListView(_InventoryView):
         provider, inventory = services.inventory_create(
             provider_uuid=uuid,
             resource_class=resource_class,
-            fields=data,
-            microversion=request.microversion,
+            inventory=services.inventory_fields(data),
+            allow_reserved_equal_total=reserved_may_equal_total(request),
         )
         headers = {"Location": inventory_url(provider, resource_class)}
         headers.update(self._write_headers(request, [inventory]))
@@ -94,7 +102,7 @@ class InventoryListView(_InventoryView):
     @since("1.5", status=405)
     def delete(self, request, uuid):
         self.authorize(request, "placement:resource_providers:inventories:delete")
-        services.inventories_delete(provider_uuid=uuid, microversion=request.microversion)
+        services.inventories_delete(provider_uuid=uuid)
         return self.respond(request, status=204)
 
 
@@ -119,8 +127,8 @@ class InventoryDetailView(_InventoryView):
             provider_uuid=uuid,
             resource_class=resource_class,
             generation=generation,
-            fields=data,
-            microversion=request.microversion,
+            inventory=services.inventory_fields(data),
+            allow_reserved_equal_total=reserved_may_equal_total(request),
         )
         return self.respond(
             request,

@@ -1,13 +1,17 @@
 """The plugin interface and the tree of providers a host's plugins build."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from ..capacity import Capacity
 
 
 @dataclass(frozen=True)
 class HostReport:
-    """What a host said about itself (the fields of a ComputeNode's last report)."""
+    """What a host said about itself (the fields of a ComputeNode's last report).
+
+    ``cpu_dedicated_set`` and ``cpu_shared_set`` are host CPU ids, as Nova's options of those
+    names: None when the host did not say.
+    """
 
     hostname: str
     vcpus: int = 0
@@ -18,24 +22,22 @@ class HostReport:
     stats: dict = field(default_factory=dict)
     numa_topology: dict | None = None
     pci_devices: list = field(default_factory=list)
+    cpu_dedicated_set: list | None = None
+    cpu_shared_set: list | None = None
 
     @classmethod
     def of(cls, node):
-        return cls(
-            hostname=node.hostname,
-            vcpus=node.vcpus,
-            memory_mb=node.memory_mb,
-            local_gb=node.local_gb,
-            cpu_info=node.cpu_info or {},
-            hypervisor_type=node.hypervisor_type,
-            stats=node.stats or {},
-            numa_topology=node.numa_topology,
-            pci_devices=node.pci_devices or [],
-        )
+        """The report a ComputeNode (or any object with the report's fields) holds."""
+        return cls(hostname=node.hostname, **{name: getattr(node, name) for name in FIELDS})
 
     @property
     def numa_cells(self):
         return list((self.numa_topology or {}).get("cells") or [])
+
+
+# The fields of a host's report, in order: the model, the API, the admin and the digest
+# all use this list.
+FIELDS = tuple(f.name for f in fields(HostReport) if f.name != "hostname")
 
 
 @dataclass
@@ -67,36 +69,72 @@ class InventorySpec:
 
 @dataclass
 class ProviderSpec:
-    """A provider of the host's tree: the root (key "") or a child under it."""
+    """A provider of the host's tree: the root (key "") or a provider under it.
+
+    ``parent`` is the key of the provider it hangs under ("" the root; None for the root
+    itself). ``source`` names the report field it comes from (``pci_devices[1]``), so that a
+    report whose provider cannot be made is refused naming that field.
+    """
 
     key: str
     name: str
+    parent: str | None = ""
     inventories: dict = field(default_factory=dict)
     traits: set = field(default_factory=set)
+    source: str = ""
 
 
 class HostTree:
-    """The providers a host's plugins want: a root named for the host and keyed children."""
+    """The providers a host's plugins want: a root named for the host and keyed providers
+    under it, at any depth (a device under its NUMA cell)."""
 
     def __init__(self, hostname, plugin_names=()):
         self.hostname = hostname
         self.plugin_names = frozenset(plugin_names)
-        self.root = ProviderSpec(key="", name=hostname)
+        self.root = ProviderSpec(key="", name=hostname, parent=None, source="hostname")
         self._children = {}
 
     def uses(self, plugin_name):
         """Whether the operator enabled ``plugin_name`` (e.g. vcpu asks about numa)."""
         return plugin_name in self.plugin_names
 
-    def child(self, key, name=None):
-        """The child provider ``key`` (created on first use; named ``<host>_<key>``)."""
-        if key not in self._children:
-            self._children[key] = ProviderSpec(key=key, name=name or f"{self.hostname}_{key}")
-        return self._children[key]
+    def child(self, key, name=None, *, parent="", source=""):
+        """The provider ``key`` (created on first use; named ``<host>_<key>``), under the
+        provider keyed ``parent`` (the root by default). A parent no plugin made is the
+        root's place: the child hangs under the root."""
+        found = self._children.get(key)
+        if found is None:
+            found = self._children[key] = ProviderSpec(
+                key=key, name=name or f"{self.hostname}_{key}", parent=parent, source=source
+            )
+        return found
 
     def providers(self):
-        """The root first, then the children in key order."""
-        return [self.root, *(self._children[k] for k in sorted(self._children))]
+        """The root first, then every provider after its parent (siblings in key order)."""
+        for spec in self._children.values():
+            if not self._reaches_root(spec):
+                spec.parent = ""
+        under = {}
+        for key in sorted(self._children):
+            spec = self._children[key]
+            under.setdefault(spec.parent, []).append(spec)
+        ordered, todo = [], [self.root]
+        while todo:
+            spec = todo.pop(0)
+            ordered.append(spec)
+            todo[:0] = under.get(spec.key, [])
+        return ordered
+
+    def _reaches_root(self, spec):
+        """Whether ``spec``'s parents lead to the root (not to a key no plugin made, nor
+        round in a loop)."""
+        seen = set()
+        while spec.parent:
+            if spec.parent in seen or spec.parent not in self._children:
+                return False
+            seen.add(spec.parent)
+            spec = self._children[spec.parent]
+        return True
 
     def holders(self, resource_class):
         return [p for p in self.providers() if resource_class in p.inventories]
@@ -107,10 +145,12 @@ class ResourcePlugin:
 
     ``name`` is how operators refer to it; ``resource_classes`` the classes it
     provides; ``class_metadata`` gives custom classes their ``(type, unit,
-    description)`` when the sync creates them.
+    description)`` when the sync creates them. ``version``: change it when the plugin
+    describes the same report differently, and every host is synced again.
     """
 
     name = ""
+    version = ""
     resource_classes = ()
     class_metadata = {}
 

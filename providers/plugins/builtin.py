@@ -9,27 +9,65 @@ from .base import InventorySpec, ResourcePlugin
 NUMA_ROOT_TRAIT = "HW_NUMA_ROOT"
 
 
-def _numa_key(cell):
-    return f"NUMA{cell['id']}"
+def numa_key(cell_id):
+    """The key of NUMA cell ``cell_id``'s provider (named ``<host>_NUMA<id>``)."""
+    return f"NUMA{cell_id}"
 
 
-def _per_cell(report, tree, resource_class, amount_of_cell, amount_of_host):
+def device_key(address):
+    """The key of the physical device at PCI ``address`` (named ``<host>_pci_0000_81_00_0``,
+    as Nova names a device's provider)."""
+    return "pci_" + re.sub(r"[^0-9a-z]", "_", address.lower())
+
+
+def _numa_cells(report, tree):
+    """The reported cells when the numa plugin is on (else none: the host is one piece)."""
+    return report.numa_cells if tree.uses("numa") else []
+
+
+def _per_cell(report, tree, resource_class, amount_of_cell, amount_of_host, **spec):
     """Put ``resource_class`` on each NUMA cell when numa is on and reported, else the root."""
-    if tree.uses("numa") and report.numa_cells:
-        for cell in report.numa_cells:
+    cells = _numa_cells(report, tree)
+    if cells:
+        for cell in cells:
             amount = amount_of_cell(cell)
             if amount > 0:
-                tree.child(_numa_key(cell)).inventories[resource_class] = InventorySpec(amount)
+                child = tree.child(numa_key(cell["id"]), source="numa_topology")
+                child.inventories[resource_class] = InventorySpec(amount, **spec)
     elif amount_of_host > 0:
-        tree.root.inventories[resource_class] = InventorySpec(amount_of_host)
+        tree.root.inventories[resource_class] = InventorySpec(amount_of_host, **spec)
 
 
 class VcpuPlugin(ResourcePlugin):
+    """VCPU (shared CPUs) and PCPU (dedicated CPUs), as Nova's ``cpu_shared_set`` and
+    ``cpu_dedicated_set`` divide a host: PCPU is the dedicated set; VCPU the shared set, or,
+    when neither is given, every CPU (and none when only a dedicated set is). With NUMA on,
+    each on the cells whose ``cpus`` hold them. PCPU is never overcommitted (ratio 1.0)."""
+
     name = "vcpu"
-    resource_classes = ("VCPU",)
+    resource_classes = ("VCPU", "PCPU")
 
     def contribute(self, report, tree):
-        _per_cell(report, tree, "VCPU", lambda cell: len(cell.get("cpus") or []), report.vcpus)
+        dedicated = set(report.cpu_dedicated_set or ())
+        shared = None if report.cpu_shared_set is None else set(report.cpu_shared_set)
+
+        def shared_of(cpus):
+            if shared is not None:
+                return len(cpus & shared)
+            return 0 if dedicated else len(cpus)
+
+        host_vcpus = len(shared) if shared is not None else (0 if dedicated else report.vcpus)
+        _per_cell(
+            report, tree, "VCPU", lambda cell: shared_of(set(cell.get("cpus") or ())), host_vcpus
+        )
+        _per_cell(
+            report,
+            tree,
+            "PCPU",
+            lambda cell: len(dedicated & set(cell.get("cpus") or ())),
+            len(dedicated),
+            allocation_ratio=1.0,
+        )
 
 
 class MemoryPlugin(ResourcePlugin):
@@ -59,7 +97,7 @@ class NumaPlugin(ResourcePlugin):
 
     def contribute(self, report, tree):
         for cell in report.numa_cells:
-            tree.child(_numa_key(cell)).traits.add(NUMA_ROOT_TRAIT)
+            tree.child(numa_key(cell["id"]), source="numa_topology").traits.add(NUMA_ROOT_TRAIT)
 
 
 def _trait_part(value):
@@ -67,26 +105,31 @@ def _trait_part(value):
 
 
 class PciPlugin(ResourcePlugin):
-    """One child provider per group of alike devices (class, vendor, product).
-
-    The group's inventory counts its devices (or their ``count``: VFs of a NIC,
-    vGPUs of a GPU); its traits name the vendor and product.
+    """One provider per physical device (a GPU, a NIC's PF, an FPGA card), named from its
+    address, holding what that device has: its ``count`` (VFs of a PF, vGPUs of a GPU; 1 by
+    default) of its ``resource_class``, never more in one allocation than it has. A device
+    on a ``numa_node`` the report has a cell for hangs under that cell's provider when the
+    numa plugin is on (so a request can ask for both in one subtree), else under the root.
+    Its traits name the vendor and product.
     """
 
     name = "pci"
+    # 2: one provider per device (1 pooled alike devices): hosts synced by 1 are synced again.
+    version = "2"
     resource_classes = ("PCI_DEVICE", "SRIOV_NET_VF", "VGPU")
 
     def contribute(self, report, tree):
-        groups = {}
-        for device in report.pci_devices:
-            group = (device["resource_class"], device["vendor_id"], device["product_id"])
-            groups[group] = groups.get(group, 0) + int(device.get("count", 1))
-        for (resource_class, vendor, product), total in groups.items():
-            key = f"{resource_class}_{_trait_part(vendor)}_{_trait_part(product)}"
-            child = tree.child(key)
-            child.inventories[resource_class] = InventorySpec(total)
-            child.traits.add(f"CUSTOM_PCI_VENDOR_{_trait_part(vendor)}")
-            child.traits.add(f"CUSTOM_PCI_PRODUCT_{_trait_part(product)}")
+        cells = {cell["id"] for cell in _numa_cells(report, tree)}
+        for index, device in enumerate(report.pci_devices):
+            numa_node = device.get("numa_node")
+            child = tree.child(
+                device_key(device["address"]),
+                parent=numa_key(numa_node) if numa_node in cells else "",
+                source=f"pci_devices[{index}]",
+            )
+            child.inventories[device["resource_class"]] = InventorySpec(int(device.get("count", 1)))
+            child.traits.add(f"CUSTOM_PCI_VENDOR_{_trait_part(device['vendor_id'])}")
+            child.traits.add(f"CUSTOM_PCI_PRODUCT_{_trait_part(device['product_id'])}")
 
 
 class ComputeUnitsPlugin(ResourcePlugin):

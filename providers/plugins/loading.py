@@ -85,6 +85,8 @@ def configured_plugins():
     return _loaded[names]
 
 
-def plugins_signature(names=None):
-    """The operator's plugin list as stored on a synced host: a change means resync."""
-    return ",".join(settings.PLACEMENT_RESOURCE_PLUGINS if names is None else names)
+def plugins_signature(plugins=None):
+    """The plugins (the operator's by default) as stored on a synced host, each name with
+    its ``version`` when it has one (``pci@2``): a change means every host is synced again."""
+    plugins = configured_plugins() if plugins is None else plugins
+    return ",".join(f"{p.name}@{p.version}" if p.version else p.name for p in plugins)

@@ -1,26 +1,17 @@
 """Serializers of /api/compute-nodes/ and /api/resource-classes/."""
 
-from django.utils import timezone
 from rest_framework import serializers
 
-from ..models import MAX_INT, ComputeNode, ResourceClass
-from ..selectors.compute_nodes import stale_after
+from placementsite.rest.serializers import StrictFieldsMixin, StrictSerializer
 
-HOSTNAME_RE = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,149}$"
+from ..host_reports import REPORT_FIELDS, resource_class_problem
+from ..models import MAX_INT, ComputeNode, ResourceClass
+from ..selectors.compute_nodes import is_stale
+from ..services.compute_nodes import report_tree_problems
+
 PCI_ADDRESS_RE = r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$"
 PCI_ID_RE = r"^[0-9a-fA-F]{4}$"
 RESOURCE_CLASS_RE = r"^[A-Z0-9_]{1,255}$"
-
-
-class StrictSerializer(serializers.Serializer):
-    """Refuses fields it does not know, naming them (a typo must not vanish silently)."""
-
-    def to_internal_value(self, data):
-        if isinstance(data, dict):
-            unknown = sorted(set(data) - set(self.fields))
-            if unknown:
-                raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
-        return super().to_internal_value(data)
 
 
 def _amount(**kwargs):
@@ -54,7 +45,21 @@ class PciDeviceSerializer(StrictSerializer):
     product_id = serializers.RegexField(PCI_ID_RE)
     resource_class = serializers.RegexField(RESOURCE_CLASS_RE)
     count = serializers.IntegerField(min_value=1, max_value=MAX_INT, default=1)
-    numa_node = serializers.IntegerField(min_value=0, allow_null=True, default=None)
+    numa_node = serializers.IntegerField(
+        min_value=0, max_value=MAX_INT, allow_null=True, default=None
+    )
+
+    def validate_resource_class(self, name):
+        problem = resource_class_problem(name)
+        if problem:
+            raise serializers.ValidationError(problem)
+        return name
+
+
+def _cpu_set(**kwargs):
+    return serializers.ListField(
+        child=_amount(), allow_empty=True, allow_null=True, required=False, default=None, **kwargs
+    )
 
 
 class HostReportSerializer(StrictSerializer):
@@ -70,6 +75,8 @@ class HostReportSerializer(StrictSerializer):
     stats = serializers.DictField(required=False, default=dict)
     numa_topology = NumaTopologySerializer(required=False, allow_null=True, default=None)
     pci_devices = PciDeviceSerializer(many=True, required=False, default=list)
+    cpu_dedicated_set = _cpu_set(help_text="host CPU ids for dedicated (pinned) guest CPUs: PCPU")
+    cpu_shared_set = _cpu_set(help_text="host CPU ids for shared guest CPUs: VCPU")
 
     def validate_pci_devices(self, devices):
         addresses = [d["address"].lower() for d in devices]
@@ -77,9 +84,56 @@ class HostReportSerializer(StrictSerializer):
             raise serializers.ValidationError("A PCI address is listed twice.")
         return devices
 
+    def validate(self, attrs):
+        errors = {**_cpu_set_errors(attrs), **_numa_node_errors(attrs)}
+        if errors:
+            raise serializers.ValidationError(errors)
+        problems = report_tree_problems(hostname=self.context["hostname"], report=attrs)
+        if problems:
+            raise serializers.ValidationError({where: [why] for where, why in problems.items()})
+        return attrs
 
-class ComputeNodeSerializer(serializers.ModelSerializer):
-    """A host as operators and the dashboard see it: report, sync state, flags."""
+
+def _cpu_set_errors(attrs):
+    """The CPU sets: no CPU twice, in both, or outside the host (its cells' ``cpus`` when it
+    reports NUMA cells, else as many CPUs as it has)."""
+    dedicated, shared = attrs.get("cpu_dedicated_set"), attrs.get("cpu_shared_set")
+    errors = {}
+    cells = (attrs.get("numa_topology") or {}).get("cells") or []
+    known = {cpu for cell in cells for cpu in cell["cpus"]}
+    for name, cpus in (("cpu_dedicated_set", dedicated), ("cpu_shared_set", shared)):
+        if cpus is None:
+            continue
+        if len(set(cpus)) != len(cpus):
+            errors[name] = ["A CPU is listed twice."]
+        elif cells and not set(cpus) <= known:
+            outside = sorted(set(cpus) - known)
+            errors[name] = [f"CPUs {outside} are in no NUMA cell's cpus."]
+    both = set(dedicated or ()) & set(shared or ())
+    if both and "cpu_shared_set" not in errors:
+        errors["cpu_shared_set"] = [f"CPUs {sorted(both)} are also in cpu_dedicated_set."]
+    if not cells and len(set(dedicated or ()) | set(shared or ())) > attrs["vcpus"]:
+        errors.setdefault("cpu_dedicated_set", []).append(
+            f"cpu_dedicated_set and cpu_shared_set name more CPUs than vcpus ({attrs['vcpus']})."
+        )
+    return errors
+
+
+def _numa_node_errors(attrs):
+    """A device's ``numa_node`` names one of the reported cells, when the host reports any."""
+    cells = {cell["id"] for cell in (attrs.get("numa_topology") or {}).get("cells") or []}
+    if not cells:
+        return {}
+    return {
+        f"pci_devices[{index}].numa_node": [f"No NUMA cell {device['numa_node']} is reported."]
+        for index, device in enumerate(attrs.get("pci_devices") or [])
+        if device.get("numa_node") is not None and device["numa_node"] not in cells
+    }
+
+
+class ComputeNodeSerializer(StrictFieldsMixin, serializers.ModelSerializer):
+    """A host as operators and the dashboard see it: report, sync state, flags. Only
+    ``enabled`` and ``disabled_reason`` are written (PATCH); any other field is a 400."""
 
     provider = serializers.UUIDField(source="provider.uuid", read_only=True, allow_null=True)
     stale = serializers.SerializerMethodField()
@@ -90,25 +144,21 @@ class ComputeNodeSerializer(serializers.ModelSerializer):
             "hostname",
             "provider",
             "enabled",
+            "disabled_reason",
             "stale",
-            "vcpus",
-            "memory_mb",
-            "local_gb",
-            "cpu_info",
-            "hypervisor_type",
-            "stats",
-            "numa_topology",
-            "pci_devices",
+            *REPORT_FIELDS,
             "reported_at",
             "synced_at",
             "sync_status",
             "sync_error",
             "plugin_errors",
+            "sync_attempts",
+            "next_sync_at",
         ]
-        read_only_fields = [f for f in fields if f != "enabled"]
+        read_only_fields = [f for f in fields if f not in ("enabled", "disabled_reason")]
 
     def get_stale(self, node) -> bool:
-        return node.reported_at is None or node.reported_at < timezone.now() - stale_after()
+        return is_stale(node.reported_at)
 
 
 class ResourceClassSerializer(serializers.ModelSerializer):

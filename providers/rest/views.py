@@ -1,28 +1,28 @@
 """``/api/compute-nodes/`` (host reports) and ``/api/resource-classes/`` (their metadata)."""
 
-import re
-
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
 from placementsite.api.errors import BadRequest
 from placementsite.rest.views import ApiModelViewSet
 
+from ..host_reports import HOSTNAME_RULE, hostname_valid
 from ..models import ComputeNode, ResourceClass
-from ..services.compute_nodes import compute_node_report
+from ..services.compute_nodes import (
+    compute_node_delete,
+    compute_node_report,
+    compute_node_set_enabled,
+)
 from ..services.resource_classes import resource_class_describe
 from .filters import ComputeNodeFilter, ResourceClassFilter
-from .serializers import (
-    HOSTNAME_RE,
-    ComputeNodeSerializer,
-    HostReportSerializer,
-    ResourceClassSerializer,
-)
+from .serializers import ComputeNodeSerializer, HostReportSerializer, ResourceClassSerializer
 
 
 class ComputeNodeViewSet(ApiModelViewSet):
     """Hosts and their reports. ``PUT`` creates or replaces a host's report (idempotent);
-    ``PATCH`` changes only ``enabled``; ``DELETE`` forgets the host (its providers stay)."""
+    ``PATCH`` sets ``enabled`` and ``disabled_reason`` (any other field is a 400);
+    ``DELETE`` decommissions the host: its record and its whole provider tree, refused with a
+    409 ``compute_node.in_use`` while anything is allocated on the tree."""
 
     queryset = ComputeNode.objects.select_related("provider")
     serializer_class = ComputeNodeSerializer
@@ -37,15 +37,33 @@ class ComputeNodeViewSet(ApiModelViewSet):
     def update(self, request, *args, hostname=None, **kwargs):
         if kwargs.get("partial"):
             return super().update(request, *args, hostname=hostname, **kwargs)
-        if not re.fullmatch(HOSTNAME_RE, hostname or ""):
-            raise BadRequest(
-                "hostname: letters, digits, '.', '_' and '-', at most 150 characters",
-                code="api.invalid",
-            )
-        report = HostReportSerializer(data=request.data)
+        if not hostname_valid(hostname):
+            raise BadRequest(f"hostname: {HOSTNAME_RULE}", code="api.invalid")
+        report = HostReportSerializer(data=request.data, context={"hostname": hostname})
         report.is_valid(raise_exception=True)
-        node, created = compute_node_report(hostname=hostname, report=report.validated_data)
-        return Response(ComputeNodeSerializer(node).data, status=201 if created else 200)
+        reported = compute_node_report(hostname=hostname, report=report.validated_data)
+        status = 201 if reported.created else 200
+        return Response(ComputeNodeSerializer(reported.node).data, status=status)
+
+    def perform_update(self, serializer):
+        data = serializer.validated_data
+        node = serializer.instance
+        enabled = data.get("enabled", node.enabled)
+        reason = data.get("disabled_reason", "" if enabled else node.disabled_reason)
+        serializer.instance = compute_node_set_enabled(
+            hostname=node.hostname, enabled=enabled, reason=reason
+        )
+
+    @extend_schema(
+        responses={
+            204: None,
+            409: OpenApiResponse(description="compute_node.in_use: allocations on its tree"),
+        }
+    )
+    def destroy(self, request, *args, hostname=None, **kwargs):
+        self.get_object()  # 404 for an unknown host, and the object permission
+        compute_node_delete(hostname=hostname)
+        return Response(status=204)
 
 
 class ResourceClassViewSet(ApiModelViewSet):

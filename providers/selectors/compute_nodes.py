@@ -1,17 +1,31 @@
 """Reads about compute hosts: which are disabled or stale, which need a sync.
 
+The one home of two rules, each in its SQL form (a ``Q``) and, where a row is already in
+hand, its Python form: a host is *stale* when it has not reported for
+``PLACEMENT_HOST_STALE_SECONDS``; a host *needs a sync* when its report or the operator's
+plugins changed since its last sync, when its last sync was blocked, failed or partial and
+its retry is due, or when it has no provider.
+
 A provider that no host reports for (made by hand through the Placement API)
 is neither disabled nor stale: these questions are about hosts only.
 """
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import F, Q
+from django.db.models import BooleanField, ExpressionWrapper, F, Q
 from django.utils import timezone
 
 from ..capacity import usable_expression
 from ..models import ComputeNode, Inventory
+from ..plugins import plugins_signature
+
+# The outcomes beat retries, with a growing delay (``next_sync_at``).
+RETRIED = (
+    ComputeNode.SyncStatus.BLOCKED,
+    ComputeNode.SyncStatus.FAILED,
+    ComputeNode.SyncStatus.PARTIAL,
+)
 
 
 def stale_after():
@@ -23,6 +37,37 @@ def stale_q(*, now=None, prefix=""):
     """Condition on a ComputeNode (through ``prefix``): no report for longer than allowed."""
     cutoff = (now or timezone.now()) - stale_after()
     return Q(**{f"{prefix}reported_at__lt": cutoff}) | Q(**{f"{prefix}reported_at__isnull": True})
+
+
+def is_stale(reported_at: datetime | None, *, now: datetime | None = None) -> bool:
+    """:func:`stale_q` for a host already read."""
+    return reported_at is None or reported_at < (now or timezone.now()) - stale_after()
+
+
+def needs_sync_q(*, signature: str, now: datetime | None = None, due_only: bool = True) -> Q:
+    """Condition on a ComputeNode: it needs a sync (see the module docstring). With
+    ``due_only=False`` a retried host needs one whenever its retry is due or not (an operator
+    asking now)."""
+    retried = Q(sync_status__in=RETRIED)
+    if due_only:
+        retried &= Q(next_sync_at__isnull=True) | Q(next_sync_at__lte=now or timezone.now())
+    return (
+        ~Q(synced_hash=F("report_hash"))
+        | ~Q(synced_plugins=signature)
+        | retried
+        | (Q(provider__isnull=True) & ~Q(sync_status__in=RETRIED))
+    )
+
+
+def synced_q(*, signature: str) -> Q:
+    """Condition on a ComputeNode: its providers show its last report (applied whole, or
+    but for a plugin that raised)."""
+    return Q(
+        synced_hash=F("report_hash"),
+        synced_plugins=signature,
+        provider__isnull=False,
+        sync_status__in=[ComputeNode.SyncStatus.OK, ComputeNode.SyncStatus.PARTIAL],
+    )
 
 
 def unavailable_q(*, now=None, prefix=""):
@@ -45,40 +90,44 @@ def unavailable_root_ids(*, now=None):
 
 
 def host_states(*, provider_ids, now=None):
-    """``{root provider id: {"hostname", "enabled", "stale"}}`` for these providers' hosts."""
-    now = now or timezone.now()
-    cutoff = now - stale_after()
+    """``{root provider id: {"hostname", "enabled", "disabled_reason", "stale"}}`` for these
+    providers' hosts."""
     rows = ComputeNode.objects.filter(provider__root_id__in=list(provider_ids)).values_list(
-        "provider__root_id", "hostname", "enabled", "reported_at"
+        "provider__root_id", "hostname", "enabled", "disabled_reason", "reported_at"
     )
     return {
         root_id: {
             "hostname": hostname,
             "enabled": enabled,
-            "stale": reported_at is None or reported_at < cutoff,
+            "disabled_reason": reason,
+            "stale": is_stale(reported_at, now=now),
         }
-        for root_id, hostname, enabled, reported_at in rows
+        for root_id, hostname, enabled, reason, reported_at in rows
     }
 
 
-def hosts_needing_sync(*, plugins_signature, hostname=None):
-    """Hosts whose report (or the operator's plugin list) changed since their last sync,
-    and hosts whose last sync hit a generation conflict or failed."""
-    hosts = ComputeNode.objects.filter(reported_at__isnull=False)
-    if hostname is not None:
-        return hosts.filter(hostname=hostname)
-    return hosts.filter(
-        ~Q(synced_hash=F("report_hash"))
-        | ~Q(synced_plugins=plugins_signature)
-        | Q(sync_status__in=[ComputeNode.SyncStatus.CONFLICT, ComputeNode.SyncStatus.FAILED])
-        | Q(provider__isnull=True)
+def hosts_needing_sync(*, signature, now=None, due_only=True):
+    """Hosts that need a sync (:func:`needs_sync_q`), of those that have reported."""
+    return ComputeNode.objects.filter(reported_at__isnull=False).filter(
+        needs_sync_q(signature=signature, now=now, due_only=due_only)
     )
 
 
-def host_rows(*, q="", state=""):
-    """Hosts for the dashboard's list, with their provider; ``state`` narrows them to
-    ``stale``, ``disabled``, ``errors`` (a plugin or write failed) or ``pending``."""
-    hosts = ComputeNode.objects.select_related("provider").order_by("hostname")
+def host_rows(*, q="", state="", signature=None):
+    """Hosts for the dashboard's list, with their provider and whether their providers show
+    their last report (``in_sync``); ``state`` narrows them to ``stale``, ``disabled``,
+    ``errors`` (a plugin raised, a sync blocked or failed) or ``pending`` (waiting for a
+    sync). ``signature``: the plugins' (:func:`providers.plugins.plugins_signature`), the
+    operator's by default.
+    """
+    signature = plugins_signature() if signature is None else signature
+    hosts = (
+        ComputeNode.objects.select_related("provider")
+        .annotate(
+            in_sync=ExpressionWrapper(synced_q(signature=signature), output_field=BooleanField())
+        )
+        .order_by("hostname")
+    )
     if q:
         hosts = hosts.filter(hostname__icontains=q)
     if state == "stale":
@@ -86,15 +135,9 @@ def host_rows(*, q="", state=""):
     elif state == "disabled":
         hosts = hosts.filter(enabled=False)
     elif state == "errors":
-        hosts = hosts.filter(
-            sync_status__in=[
-                ComputeNode.SyncStatus.PARTIAL,
-                ComputeNode.SyncStatus.FAILED,
-                ComputeNode.SyncStatus.CONFLICT,
-            ]
-        )
+        hosts = hosts.filter(sync_status__in=RETRIED)
     elif state == "pending":
-        hosts = hosts.filter(~Q(synced_hash=F("report_hash")) | Q(provider__isnull=True))
+        hosts = hosts.filter(needs_sync_q(signature=signature, due_only=False))
     return hosts
 
 

@@ -27,7 +27,7 @@ from ..models import (
     ResourceProviderTrait,
     Trait,
 )
-from .compute_nodes import host_rows, stale_after
+from .compute_nodes import host_rows, is_stale
 
 HOSTS_PER_PAGE = 50
 TREE_ROOT = "root"
@@ -293,21 +293,17 @@ def hosts_of(uuids):
 @dataclass(frozen=True)
 class HostRow:
     node: ComputeNode
-    stale: bool  # silent for longer than stale_after()
-    in_sync: bool  # its last report is what its providers show
+    stale: bool  # silent for longer than PLACEMENT_HOST_STALE_SECONDS
+    in_sync: bool  # its providers show its last report
     over: list = ()  # "VCPU: 40 used of 32" per class over capacity (filled in with usage)
 
 
 def host_list_page(*, q="", state="", page_number=1, per_page=HOSTS_PER_PAGE):
     """A page of :class:`HostRow`: the hosts :func:`host_rows` gives for ``q`` and ``state``."""
     page = Paginator(host_rows(q=q, state=state), per_page).get_page(page_number)
-    cutoff = timezone.now() - stale_after()
+    now = timezone.now()
     page.object_list = [
-        HostRow(
-            node=host,
-            stale=host.reported_at is None or host.reported_at < cutoff,
-            in_sync=host.provider_id is not None and host.synced_hash == host.report_hash,
-        )
+        HostRow(node=host, stale=is_stale(host.reported_at, now=now), in_sync=host.in_sync)
         for host in page.object_list
     ]
     return page

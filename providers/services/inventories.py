@@ -2,16 +2,22 @@
 
 Every endpoint write here is one transaction that locks the provider row,
 checks the generation the client sent (where Placement asks for one),
-changes inventory rows and bumps the generation. Validation follows
-Placement: the JSON-schema limits of each field, the defaults of omitted
-fields, and a capacity check that depends on the microversion (before 1.26
-``reserved`` must be below ``total``; from 1.26 it may equal it).
+changes inventory rows and bumps the generation. The services take an inventory as a
+:class:`~providers.capacity.Capacity` (its six fields); the edges turn a request's record
+into one with :func:`inventory_fields` (Placement's JSON-schema limits, the defaults of
+omitted fields). Validation follows Placement: the same limits on every value, and a
+capacity check that the caller's ``allow_reserved_equal_total`` flag decides (Placement's
+API before 1.26 wants ``reserved`` below ``total``; from 1.26, and for the host sync, it
+may equal it).
 
 :func:`inventories_write` is the building block the reshaper reuses inside
 its own transaction.
 """
 
 import math
+from collections.abc import Mapping
+from dataclasses import asdict
+from typing import NamedTuple
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -68,6 +74,14 @@ INVENTORY_RECORD = {
     "additionalProperties": False,
 }
 
+
+class ProviderInventories(NamedTuple):
+    """A provider's whole inventory to be, and the generation it was decided on."""
+
+    generation: int
+    inventories: Mapping[str, Capacity]
+
+
 GENERATION_CONFLICT = "resource provider generation conflict"
 CONCURRENTLY_UPDATED = "Another thread concurrently updated the data. Please retry your update"
 
@@ -75,8 +89,9 @@ CONCURRENTLY_UPDATED = "Another thread concurrently updated the data. Please ret
 # --- validation --------------------------------------------------------------
 
 
-def inventory_fields(record):
-    """Validate one inventory record and return its six fields, defaults filled in."""
+def inventory_fields(record) -> Capacity:
+    """Validate one inventory record (a request's JSON) and return it as a Capacity, the
+    defaults of omitted fields filled in."""
     json_schema.check(record, INVENTORY_RECORD)
     ratio = record.get("allocation_ratio")
     if ratio is not None and not math.isfinite(ratio):
@@ -86,19 +101,25 @@ def inventory_fields(record):
     for name in FIELDS[:-1]:
         fields[name] = int(fields[name])
     fields["allocation_ratio"] = float(fields["allocation_ratio"])
-    return fields
+    return Capacity(**fields)
 
 
-def _capacity_problem(fields, microversion):
-    """Placement's capacity rule: usable capacity must be positive (>= 0 from 1.26)."""
-    usable = Capacity(**fields).usable
-    if microversion >= (1, 26):
+def inventory_checked(inventory: Capacity) -> Capacity:
+    """``inventory`` once it holds to the limits a request's record is held to (the admin
+    and the host sync build theirs in code); the same messages."""
+    return inventory_fields(asdict(inventory))
+
+
+def _capacity_problem(inventory, allow_reserved_equal_total):
+    """Placement's capacity rule: usable capacity must be positive (or zero when allowed)."""
+    usable = inventory.usable
+    if allow_reserved_equal_total:
         return "greater than total" if usable < 0 else None
     return "greater than or equal to total" if usable <= 0 else None
 
 
-def check_capacity(provider, resource_class, fields, microversion, action):
-    problem = _capacity_problem(fields, microversion)
+def check_capacity(provider, resource_class, inventory, allow_reserved_equal_total, action):
+    problem = _capacity_problem(inventory, allow_reserved_equal_total)
     if problem:
         raise InvalidRequest(
             f"Unable to {action} inventory for resource provider {provider.uuid}: "
@@ -144,15 +165,18 @@ def _check_not_in_use(provider, class_ids):
         raise InventoryInUse(_in_use_message(provider, in_use))
 
 
-def inventories_write(*, provider, inventories, microversion, check_in_use=True):
+def inventories_write(
+    *,
+    provider,
+    inventories: Mapping[str, Capacity],
+    allow_reserved_equal_total: bool,
+    check_in_use: bool = True,
+):
     """Validate and write ``provider``'s complete inventory, in the caller's transaction.
 
-    ``inventories`` is the request's dict mapping resource class names to
-    inventory records (``{"VCPU": {"total": 8, ...}}``); omitted fields take
-    Placement's defaults. Classes the provider has and ``inventories`` does
-    not name are removed, named ones are updated or created. ``microversion``
-    (a Version or ``(major, minor)`` tuple) decides whether ``reserved`` may
-    equal ``total`` (from 1.26).
+    ``inventories`` maps resource class names to their inventory. Classes the provider
+    has and ``inventories`` does not name are removed, named ones are updated or created.
+    ``allow_reserved_equal_total`` says whether ``reserved`` may equal ``total``.
 
     This function does not lock the provider, check or bump its generation,
     or open a transaction: the caller must hold the provider row lock (e.g.
@@ -168,11 +192,9 @@ def inventories_write(*, provider, inventories, microversion, check_in_use=True)
 
     Returns the provider's inventory rows, in the order of ``inventories``.
     """
-    wanted = {}
-    for name, record in inventories.items():
-        wanted[name] = inventory_fields(record)
-    for name, fields in wanted.items():
-        check_capacity(provider, name, fields, microversion, "update")
+    wanted = {name: inventory_checked(inventory) for name, inventory in inventories.items()}
+    for name, inventory in wanted.items():
+        check_capacity(provider, name, inventory, allow_reserved_equal_total, "update")
 
     classes = classes_named(provider, wanted)
     existing = {
@@ -188,14 +210,14 @@ def inventories_write(*, provider, inventories, microversion, check_in_use=True)
 
     now = timezone.now()
     updated, created, rows = [], [], []
-    for name, fields in wanted.items():
+    for name, values in wanted.items():
         rc = classes[name]
         inventory = existing.get(rc.id)
         if inventory is None:
-            inventory = Inventory(resource_provider=provider, resource_class=rc, **fields)
+            inventory = Inventory(resource_provider=provider, resource_class=rc, **asdict(values))
             created.append(inventory)
         else:
-            for field, value in fields.items():
+            for field, value in asdict(values).items():
                 setattr(inventory, field, value)
             inventory.updated_at = now
             updated.append(inventory)
@@ -215,16 +237,23 @@ def inventories_write(*, provider, inventories, microversion, check_in_use=True)
 # --- endpoint writes ---------------------------------------------------------
 
 
-def inventories_replace(*, provider_uuid, generation, inventories, microversion):
+def inventories_replace(
+    *,
+    provider_uuid: str,
+    generation: int,
+    inventories: Mapping[str, Capacity],
+    allow_reserved_equal_total: bool,
+):
     """``PUT .../inventories``: set the provider's whole inventory."""
     with transaction.atomic():
         provider = provider_for_update(provider_uuid)
-        for record in inventories.values():
-            inventory_fields(record)
+        inventories = {name: inventory_checked(inv) for name, inv in inventories.items()}
         check_generation(provider, generation, GENERATION_CONFLICT)
         try:
             rows = inventories_write(
-                provider=provider, inventories=inventories, microversion=microversion
+                provider=provider,
+                inventories=inventories,
+                allow_reserved_equal_total=allow_reserved_equal_total,
             )
         except InventoryInUse as exc:
             raise InventoryInUse(f"update conflict: {exc.detail}") from None
@@ -232,21 +261,27 @@ def inventories_replace(*, provider_uuid, generation, inventories, microversion)
         return provider, rows
 
 
-def inventories_delete(*, provider_uuid, microversion):
+def inventories_delete(*, provider_uuid: str):
     """``DELETE .../inventories`` (1.5+): remove every class; refused while in use."""
     with transaction.atomic():
         provider = provider_for_update(provider_uuid)
-        inventories_write(provider=provider, inventories={}, microversion=microversion)
+        inventories_write(provider=provider, inventories={}, allow_reserved_equal_total=True)
         _bump(provider)
         return provider
 
 
-def inventory_create(*, provider_uuid, resource_class, fields, microversion):
+def inventory_create(
+    *,
+    provider_uuid: str,
+    resource_class: str,
+    inventory: Capacity,
+    allow_reserved_equal_total: bool,
+):
     """``POST .../inventories``: add one class the provider has no inventory of."""
     with transaction.atomic():
         provider = provider_for_update(provider_uuid)
-        fields = inventory_fields(fields)
-        check_capacity(provider, resource_class, fields, microversion, "create")
+        fields = inventory_checked(inventory)
+        check_capacity(provider, resource_class, fields, allow_reserved_equal_total, "create")
         rc = _resource_class(resource_class)
         if rc is None:
             raise InvalidRequest(
@@ -255,8 +290,8 @@ def inventory_create(*, provider_uuid, resource_class, fields, microversion):
             )
         try:
             with transaction.atomic():
-                inventory = Inventory.objects.create(
-                    resource_provider=provider, resource_class=rc, **fields
+                row = Inventory.objects.create(
+                    resource_provider=provider, resource_class=rc, **asdict(fields)
                 )
         except IntegrityError:
             raise ConcurrentUpdate(
@@ -264,33 +299,40 @@ def inventory_create(*, provider_uuid, resource_class, fields, microversion):
                 f"'{provider.uuid}' already exists."
             ) from None
         _bump(provider)
-        return provider, inventory
+        return provider, row
 
 
-def inventory_update(*, provider_uuid, resource_class, generation, fields, microversion):
+def inventory_update(
+    *,
+    provider_uuid: str,
+    resource_class: str,
+    generation: int,
+    inventory: Capacity,
+    allow_reserved_equal_total: bool,
+):
     """``PUT .../inventories/{resource_class}``: change one existing class."""
     with transaction.atomic():
         provider = provider_for_update(provider_uuid)
-        fields = inventory_fields(fields)
+        fields = inventory_checked(inventory)
         check_generation(provider, generation, GENERATION_CONFLICT)
-        check_capacity(provider, resource_class, fields, microversion, "update")
-        inventory = (
+        check_capacity(provider, resource_class, fields, allow_reserved_equal_total, "update")
+        row = (
             Inventory.objects.filter(
                 resource_provider=provider, resource_class__name=resource_class
             )
             .select_related("resource_class")
             .first()
         )
-        if inventory is None:
+        if row is None:
             raise InvalidRequest(
                 f"No inventory record with resource class for resource provider "
                 f"{provider.uuid}: No inventory of class {resource_class} found."
             )
-        for field, value in fields.items():
-            setattr(inventory, field, value)
-        inventory.save(update_fields=[*FIELDS, "updated_at"])
+        for field, value in asdict(fields).items():
+            setattr(row, field, value)
+        row.save(update_fields=[*FIELDS, "updated_at"])
         _bump(provider)
-        return provider, inventory
+        return provider, row
 
 
 def inventory_delete(*, provider_uuid, resource_class):

@@ -1,5 +1,5 @@
-"""Creating a whole provider tree in one write: a root, its children, their inventories and
-traits.
+"""Creating a whole provider tree in one write: a root, the providers under it (at any depth),
+their inventories and traits.
 
 The host sync's first write of a new host. The rules are those of the one-by-one services
 (``resource_provider_create``, ``inventories_replace``, ``provider_traits_set``): names and
@@ -11,41 +11,51 @@ provider. Nothing is written when any part is refused.
 """
 
 import uuid as uuidlib
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 
 from django.db import IntegrityError, transaction
 
 from placementsite.exceptions import InvalidRequest
 
+from ..capacity import Capacity
 from ..models import Inventory, ResourceProvider, ResourceProviderTrait
-from .inventories import check_capacity, classes_named, inventory_fields
+from .inventories import check_capacity, classes_named, inventory_checked
 from .resource_providers import duplicate_provider
 from .traits import trait_ids_held
 
 
 @dataclass(frozen=True)
 class NewProvider:
-    """One provider of the tree: its name, inventory records (``{class: {"total": ...}}``, as
-    ``PUT .../inventories`` takes them) and trait names."""
+    """One provider of the tree: its name, inventories by class, trait names, and the name
+    of its parent among the tree's providers (None: directly under the root)."""
 
     name: str
-    inventories: dict = field(default_factory=dict)
+    inventories: Mapping[str, Capacity] = field(default_factory=dict)
     traits: tuple = ()
+    parent: str | None = None
+    uuid: str | None = None  # None: a new one
 
 
-def provider_tree_create(*, root, children=(), microversion):
-    """Create ``root`` (a NewProvider) and ``children`` directly under it, with their
-    inventories and traits, in one transaction.
+def provider_tree_create(
+    *,
+    root: NewProvider,
+    children: Sequence[NewProvider] = (),
+    allow_reserved_equal_total: bool,
+) -> list[ResourceProvider]:
+    """Create ``root`` and ``children`` under it (each under the root or under the child its
+    ``parent`` names, listed before it), with their inventories and traits, in one
+    transaction.
 
-    Returns the saved providers, root first. A provider that was written to has generation
-    1 (inventory and traits are its first write), one that was not 0, as if created alone.
-    A name or uuid in use is a 409 ``placement.duplicate_name``, an invalid inventory record
-    or an unknown class or trait a 400; nothing is written then.
+    Returns the saved providers, in the order given, root first. A provider that was written
+    to has generation 1 (inventory and traits are its first write), one that was not 0, as if
+    created alone. A name or uuid in use is a 409 ``placement.duplicate_name``, an invalid
+    inventory, an unknown parent or an unknown class or trait a 400; nothing is written then.
     """
     specs = [root, *children]
     rows = [
         ResourceProvider(
-            uuid=uuidlib.uuid4(),
+            uuid=spec.uuid or uuidlib.uuid4(),
             name=spec.name,
             generation=1 if (spec.inventories or spec.traits) else 0,
         )
@@ -53,13 +63,14 @@ def provider_tree_create(*, root, children=(), microversion):
     ]
     records = []
     for spec, row in zip(specs, rows, strict=True):
-        fields = {name: inventory_fields(record) for name, record in spec.inventories.items()}
+        fields = {name: inventory_checked(inv) for name, inv in spec.inventories.items()}
         for name, values in fields.items():
-            check_capacity(row, name, values, microversion, "update")
+            check_capacity(row, name, values, allow_reserved_equal_total, "update")
         records.append(fields)
+    levels = _levels(specs, rows)
     try:
         with transaction.atomic():
-            _insert_tree(rows)
+            _insert_tree(levels)
             _insert_inventories(rows, records)
             _insert_traits(rows, specs)
     except IntegrityError:
@@ -68,21 +79,45 @@ def provider_tree_create(*, root, children=(), microversion):
     return rows
 
 
-def _insert_tree(rows):
-    root, children = rows[0], rows[1:]
+def _levels(specs, rows):
+    """The rows by depth (the root alone first), each child's parent and root set."""
+    root = rows[0]
+    by_name = {root.name: root}
+    depth = {root.name: 0}
+    levels = [[root]]
+    for spec, row in zip(specs[1:], rows[1:], strict=True):
+        parent_name = root.name if spec.parent is None else spec.parent
+        parent = by_name.get(parent_name)
+        if parent is None:
+            raise InvalidRequest(
+                f"Provider {spec.name}: its parent {parent_name} is not listed before it"
+            )
+        row.parent = parent
+        row.root = root
+        by_name[row.name] = row
+        depth[row.name] = depth[parent_name] + 1
+        while len(levels) <= depth[row.name]:
+            levels.append([])
+        levels[depth[row.name]].append(row)
+    return levels
+
+
+def _insert_tree(levels):
+    root = levels[0][0]
     ResourceProvider.objects.bulk_create([root])
-    root.root = root
     ResourceProvider.objects.filter(pk=root.pk).update(root=root.pk)
-    for child in children:
-        child.parent = root
-        child.root = root
-    ResourceProvider.objects.bulk_create(children)
+    root.root = root
+    for level in levels[1:]:
+        for row in level:  # the parent's id is known now that its level is written
+            row.parent_id = row.parent.pk
+            row.root_id = root.pk
+        ResourceProvider.objects.bulk_create(level)
 
 
 def _insert_inventories(rows, records):
     classes = classes_named(rows[0], {name for fields in records for name in fields})
     Inventory.objects.bulk_create(
-        Inventory(resource_provider=row, resource_class=classes[name], **values)
+        Inventory(resource_provider=row, resource_class=classes[name], **asdict(values))
         for row, fields in zip(rows, records, strict=True)
         for name, values in fields.items()
     )

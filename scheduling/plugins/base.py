@@ -14,8 +14,8 @@ class HostState:
 
     ``aggregates`` are the aggregate uuids of the root; ``aggregate_metadata`` the
     :class:`~scheduling.models.AggregateMetadata` of those aggregates as dicts (``name``,
-    ``availability_zone``, ``metadata``). ``enabled`` and ``stale`` come from the host's
-    compute report (providers made through the Placement API alone have none and count as
+    ``availability_zone``, ``metadata``). ``enabled``, ``disabled_reason`` and ``stale`` come from
+    the host's compute report (providers made through the Placement API alone have none and count as
     enabled hosts).
 
     The rest is read from ``tree`` (what one scheduling pass knows of all its hosts' trees),
@@ -33,6 +33,7 @@ class HostState:
     aggregates: frozenset = frozenset()
     aggregate_metadata: list = field(default_factory=list)
     enabled: bool = True
+    disabled_reason: str = ""
     stale: bool = False
     tree: object = field(default=None, repr=False)
 

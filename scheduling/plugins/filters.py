@@ -8,7 +8,8 @@ class HostEnabledFilter(BaseFilter):
 
     def check(self, host, spec):
         if not host.enabled:
-            return "disabled by the operator"
+            reason = f": {host.disabled_reason}" if host.disabled_reason else ""
+            return f"disabled by the operator{reason}"
         if host.stale:
             return "its compute report is stale"
         return None

@@ -12,6 +12,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from placementsite import uuids
+from placementsite.rest.serializers import StrictSerializer
 from placementsite.rest.views import ApiViewMixin, ApiViewSet
 
 from ..models import Migration, Server
@@ -58,13 +59,8 @@ class MigrationSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class _StrictSerializer(serializers.Serializer):
-    def to_internal_value(self, data):
-        if isinstance(data, dict):
-            unknown = sorted(set(data) - set(self.fields))
-            if unknown:
-                raise serializers.ValidationError({name: ["unknown field"] for name in unknown})
-        return super().to_internal_value(data)
+class _StrictSerializer(StrictSerializer):
+    unknown_field_message = "unknown field"
 
 
 class MoveSerializer(_StrictSerializer):

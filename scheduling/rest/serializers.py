@@ -3,6 +3,8 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from placementsite.rest.serializers import StrictFieldsMixin
+
 from ..extra_specs import InvalidExtraSpec, validate
 from ..models import Flavor, Server
 
@@ -56,7 +58,9 @@ class FlavorSerializer(serializers.ModelSerializer):
         return attrs
 
 
-class HintsSerializer(serializers.Serializer):
+class HintsSerializer(StrictFieldsMixin, serializers.Serializer):
+    unknown_field_message = "unknown scheduler hint"
+
     same_host = serializers.ListField(
         child=serializers.UUIDField(format="hex_verbose"), required=False
     )
@@ -75,11 +79,6 @@ class HintsSerializer(serializers.Serializer):
                 key: [value] if key != "target_host" and isinstance(value, str) else value
                 for key, value in data.items()
             }
-            unknown = sorted(set(data) - set(self.fields))
-            if unknown:
-                raise serializers.ValidationError(
-                    {name: ["unknown scheduler hint"] for name in unknown}
-                )
         values = super().to_internal_value(data)
         return {
             key: [str(v) for v in value] if isinstance(value, list) else value

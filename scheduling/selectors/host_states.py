@@ -181,4 +181,5 @@ def _add_availability(hosts):
     if unavailable:
         for root_id, state in compute_nodes.host_states(provider_ids=unavailable).items():
             hosts[root_id].enabled = state["enabled"]
+            hosts[root_id].disabled_reason = state["disabled_reason"]
             hosts[root_id].stale = state["stale"]

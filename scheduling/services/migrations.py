@@ -13,6 +13,7 @@ A concurrent update met by the allocation write rolls the whole transaction back
 a new transaction that reads everything again.
 """
 
+import contextlib
 import logging
 from dataclasses import dataclass
 from datetime import timedelta
@@ -23,8 +24,8 @@ from django.utils import timezone
 
 from allocations.models import Allocation, Consumer
 from allocations.services.allocations import ConsumerAllocations, allocations_replace
-from placementsite.exceptions import ConcurrentUpdate, Conflict, InvalidRequest
-from providers.models import ComputeNode
+from placementsite.exceptions import ConcurrentUpdate, Conflict, InvalidRequest, NotFound
+from providers.services.compute_nodes import compute_node_disable
 
 from ..models import LifecycleRecord, Migration, Server
 from ..selectors.scheduler import explain, first_allocations, select_hosts
@@ -132,7 +133,10 @@ def server_move(*, server, kind, flavor=None, target_host=None):
     )
     if kind == Kind.EVACUATE:
         # The source is down: nothing else may be scheduled there until an operator says so.
-        ComputeNode.objects.filter(provider_id=source.id).update(enabled=False)
+        with contextlib.suppress(NotFound):  # a host without a report has nothing to disable
+            compute_node_disable(
+                root_provider_id=source.id, reason=f"evacuated: server {server.uuid} moved off it"
+            )
     same_host_allowed = kind == Kind.RESIZE and settings.PLACEMENT_RESIZE_SAME_HOST
     hints = dict(server.scheduler_hints or {})
     if target_host:

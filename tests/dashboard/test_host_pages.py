@@ -1,5 +1,6 @@
 """Dashboard: the Hosts page and the history charts (provider page, overview)."""
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -7,7 +8,9 @@ from django.utils import timezone
 
 from allocations.tasks import sample_usage
 from providers.models import ComputeNode, InventoryChange, UsageSample
-from providers.services.compute_nodes import compute_node_report, compute_nodes_sync
+from providers.services.compute_nodes import compute_node_disable, compute_node_report
+from providers.services.inventories import inventory_update
+from providers.services.host_sync import compute_nodes_sync
 from tests.factories import make_allocation, make_consumer
 from tests.providers.hosts import report
 
@@ -61,11 +64,40 @@ def test_hosts_page_flags_a_host_whose_usage_exceeds_a_lowered_inventory(staff, 
     compute_nodes_sync()
     node = ComputeNode.objects.get()
     make_allocation(node.provider, make_consumer(), {"VCPU": 4})
-    _host("shrinking", vcpus=2)
-    compute_nodes_sync()
+    # An operator lowers the inventory below its usage (Placement allows it).
+    node.provider.refresh_from_db()
+    vcpu = node.provider.inventories.get(resource_class__name="VCPU")
+    inventory_update(
+        provider_uuid=str(node.provider.uuid),
+        resource_class="VCPU",
+        generation=node.provider.generation,
+        inventory=replace(vcpu.capacity, total=2, max_unit=2),
+        allow_reserved_equal_total=True,
+    )
 
     html = staff.get("/dashboard/hosts/").content.decode()
     assert "over capacity: VCPU: 4 used of 2" in html
+
+
+def test_hosts_page_shows_a_blocked_host_with_its_reason_and_a_disabled_one_with_why(
+    staff, settings
+):
+    settings.PLACEMENT_ALLOCATION_RATIOS = {"VCPU": 1.0}
+    _host("shrinking", vcpus=4)
+    compute_nodes_sync()
+    node = ComputeNode.objects.get()
+    make_allocation(node.provider, make_consumer(), {"VCPU": 4})
+    _host("shrinking", vcpus=2)
+    compute_nodes_sync()
+    compute_node_disable(hostname="shrinking", reason="memory errors on DIMM 3")
+
+    html = staff.get("/dashboard/hosts/").content.decode()
+    row = html.split('data-host="shrinking"')[1].split("</tr>")[0]
+    assert "blocked" in row
+    assert "shrinking: VCPU 4 allocated, more than the 2 the new report leaves there" in row
+    assert "memory errors on DIMM 3" in row
+    errors = staff.get("/dashboard/hosts/?state=errors").content.decode()
+    assert 'data-host="shrinking"' in errors
 
 
 def test_provider_page_draws_the_hosts_history(staff):

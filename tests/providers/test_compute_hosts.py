@@ -25,6 +25,17 @@ def put(api, hostname, body, **kw):
     return api.put(f"/api/compute-nodes/{hostname}/", body, **kw)
 
 
+def gpu(address, count=4, **extra):
+    return {
+        "address": address,
+        "vendor_id": "10de",
+        "product_id": "1eb8",
+        "resource_class": "VGPU",
+        "count": count,
+        **extra,
+    }
+
+
 def test_report_then_sync_gives_a_provider_with_inventories(api):
     response = put(api, "host-1", report())
     assert response.status == 201
@@ -172,22 +183,10 @@ def test_numa_cells_become_children_holding_vcpu_and_memory(api):
     assert host["host-n_NUMA1"]["inventories"]["MEMORY_MB"]["reserved"] == 0
 
 
-def test_pci_devices_become_one_child_per_group_with_vendor_traits(api):
+def test_pci_devices_become_one_provider_per_device_with_vendor_traits(api):
     devices = [
-        {
-            "address": "0000:81:00.0",
-            "vendor_id": "10de",
-            "product_id": "1eb8",
-            "resource_class": "VGPU",
-            "count": 4,
-        },
-        {
-            "address": "0000:82:00.0",
-            "vendor_id": "10de",
-            "product_id": "1eb8",
-            "resource_class": "VGPU",
-            "count": 4,
-        },
+        gpu("0000:81:00.0", count=4),
+        gpu("0000:82:00.0", count=4),
         {
             "address": "0000:03:00.1",
             "vendor_id": "8086",
@@ -200,47 +199,22 @@ def test_pci_devices_become_one_child_per_group_with_vendor_traits(api):
     sync()
 
     host = tree(api, "host-p")
-    gpu = host["host-p_VGPU_10DE_1EB8"]
-    assert gpu["inventories"]["VGPU"]["total"] == 8
-    assert gpu["traits"] == ["CUSTOM_PCI_PRODUCT_1EB8", "CUSTOM_PCI_VENDOR_10DE"]
-    assert host["host-p_SRIOV_NET_VF_8086_154C"]["inventories"]["SRIOV_NET_VF"]["total"] == 8
+    for address in ("0000_81_00_0", "0000_82_00_0"):
+        card = host[f"host-p_pci_{address}"]
+        assert card["parent"] == host["host-p"]["uuid"]
+        assert card["inventories"]["VGPU"]["total"] == 4
+        assert card["inventories"]["VGPU"]["max_unit"] == 4
+        assert card["traits"] == ["CUSTOM_PCI_PRODUCT_1EB8", "CUSTOM_PCI_VENDOR_10DE"]
+    assert host["host-p_pci_0000_03_00_1"]["inventories"]["SRIOV_NET_VF"]["total"] == 8
 
-    # A device group gone from the report: its child provider goes too.
+    # A device gone from the report: its provider goes too.
     put(api, "host-p", report(pci_devices=devices[:2]))
     sync()
-    assert set(tree(api, "host-p")) == {"host-p", "host-p_VGPU_10DE_1EB8"}
-
-
-def test_removed_child_with_allocations_is_kept_and_the_error_shown(api):
-    devices = [
-        {
-            "address": "0000:81:00.0",
-            "vendor_id": "10de",
-            "product_id": "1eb8",
-            "resource_class": "VGPU",
-            "count": 2,
-        }
-    ]
-    put(api, "host-p", report(pci_devices=devices))
-    sync()
-    gpu = tree(api, "host-p")["host-p_VGPU_10DE_1EB8"]
-    consumer = "7c4b5e36-3d2a-4c8e-9a39-1c0a3f1e2b11"
-    claim = {
-        "allocations": {gpu["uuid"]: {"resources": {"VGPU": 1}}},
-        "project_id": "p",
-        "user_id": "u",
-        "consumer_generation": None,
-        "consumer_type": "INSTANCE",
+    assert set(tree(api, "host-p")) == {
+        "host-p",
+        "host-p_pci_0000_81_00_0",
+        "host-p_pci_0000_82_00_0",
     }
-    assert api.put(f"/allocations/{consumer}", claim).status == 204
-
-    put(api, "host-p", report())
-    sync()
-
-    assert "host-p_VGPU_10DE_1EB8" in tree(api, "host-p")
-    node = api.get("/api/compute-nodes/host-p/").json
-    assert node["sync_status"] == "partial"
-    assert "host-p_VGPU_10DE_1EB8" in node["sync_error"]
 
 
 def test_operator_overrides_survive_a_sync(api, settings):

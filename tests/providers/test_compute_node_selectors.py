@@ -47,7 +47,9 @@ def test_stale_limit_comes_from_the_setting(settings):
 def test_host_states_answer_for_a_child_through_its_root():
     root, child = _host("h1", child=True, enabled=False)
     states = host_states(provider_ids=[root.id])
-    assert states == {root.id: {"hostname": "h1", "enabled": False, "stale": False}}
+    assert states == {
+        root.id: {"hostname": "h1", "enabled": False, "disabled_reason": "", "stale": False}
+    }
 
 
 def test_standard_classes_carry_a_unit_type_and_description():

@@ -19,7 +19,8 @@ import pytest
 
 from allocations.models import Allocation
 from providers.models import ComputeNode, Inventory, InventoryChange
-from providers.services.compute_nodes import compute_node_report, compute_nodes_sync
+from providers.services.compute_nodes import compute_node_report
+from providers.services.host_sync import compute_nodes_sync
 from tests.allocations.test_concurrency import Client, claim_body, is_conflict, server  # noqa: F401
 from tests.conftest import test_database_url
 from tests.providers.hosts import report

@@ -4,36 +4,36 @@ one-by-one services, and the host sync's use of it."""
 import pytest
 
 from placementsite.exceptions import DuplicateName, InvalidRequest
+from providers.capacity import Capacity
 from providers.models import Inventory, ResourceProvider, ResourceProviderTrait
 from providers.services.provider_trees import NewProvider, provider_tree_create
 from tests.providers.hosts import report, sync, tree
 
 pytestmark = pytest.mark.django_db
 
-LATEST = (1, 39)
-
 
 def _tree(children=()):
     return {
         "root": NewProvider(
             name="host-a",
-            inventories={"DISK_GB": {"total": 100, "max_unit": 100}},
+            inventories={"DISK_GB": Capacity(total=100, max_unit=100)},
             traits=("COMPUTE_VOLUME_MULTI_ATTACH",),
         ),
         "children": list(children)
         or [
             NewProvider(
                 name="host-a_numa0",
-                inventories={"VCPU": {"total": 8, "allocation_ratio": 16.0}},
+                inventories={"VCPU": Capacity(total=8, allocation_ratio=16.0)},
                 traits=("HW_NUMA_ROOT",),
             ),
             NewProvider(name="host-a_empty"),
         ],
+        "allow_reserved_equal_total": True,
     }
 
 
 def test_creates_the_tree_as_the_api_shows_it(api):
-    root, numa, empty = provider_tree_create(**_tree(), microversion=LATEST)
+    root, numa, empty = provider_tree_create(**_tree())
 
     shown = tree(api, "host-a")
     assert set(shown) == {"host-a", "host-a_numa0", "host-a_empty"}
@@ -59,7 +59,7 @@ def test_a_taken_name_is_a_duplicate_and_nothing_is_written(api):
     api.post("/resource_providers", {"name": "host-a_numa0"})
 
     with pytest.raises(DuplicateName) as refused:
-        provider_tree_create(**_tree(), microversion=LATEST)
+        provider_tree_create(**_tree())
 
     assert refused.value.code == "placement.duplicate_name"
     assert "host-a_numa0" in refused.value.detail
@@ -69,15 +69,16 @@ def test_a_taken_name_is_a_duplicate_and_nothing_is_written(api):
 @pytest.mark.parametrize(
     "child, words",
     [
-        (NewProvider(name="c", inventories={"VCPU": {"total": 4, "reserved": 5}}), "reserved"),
-        (NewProvider(name="c", inventories={"VCPU": {"total": 0}}), "JSON does not validate"),
-        (NewProvider(name="c", inventories={"CUSTOM_NOPE": {"total": 1}}), "CUSTOM_NOPE"),
+        (NewProvider(name="c", inventories={"VCPU": Capacity(total=4, reserved=5)}), "reserved"),
+        (NewProvider(name="c", inventories={"VCPU": Capacity(total=0)}), "JSON does not validate"),
+        (NewProvider(name="c", inventories={"CUSTOM_NOPE": Capacity(total=1)}), "CUSTOM_NOPE"),
         (NewProvider(name="c", traits=("CUSTOM_NOPE",)), "No such trait CUSTOM_NOPE"),
+        (NewProvider(name="c", parent="nowhere"), "nowhere is not listed before it"),
     ],
 )
 def test_a_refused_part_is_a_400_and_nothing_is_written(api, child, words):
     with pytest.raises(InvalidRequest) as refused:
-        provider_tree_create(**_tree([child]), microversion=LATEST)
+        provider_tree_create(**_tree([child]))
 
     assert words in refused.value.detail
     assert not ResourceProvider.objects.exists()
@@ -85,7 +86,27 @@ def test_a_refused_part_is_a_400_and_nothing_is_written(api, child, words):
     assert not ResourceProviderTrait.objects.exists()
 
 
-def test_sync_of_a_new_host_with_a_refused_child_syncs_the_rest(api, settings):
+def test_providers_at_any_depth_hang_under_the_parent_named(api):
+    root, cell, device = provider_tree_create(
+        root=NewProvider(name="host-d"),
+        children=[
+            NewProvider(name="host-d_NUMA1", traits=("HW_NUMA_ROOT",)),
+            NewProvider(
+                name="host-d_pci_0000_81_00_0",
+                inventories={"SRIOV_NET_VF": Capacity(total=8, max_unit=8)},
+                parent="host-d_NUMA1",
+            ),
+        ],
+        allow_reserved_equal_total=True,
+    )
+
+    shown = tree(api, "host-d")
+    assert shown["host-d_NUMA1"]["parent"] == str(root.uuid)
+    assert shown["host-d_pci_0000_81_00_0"]["parent"] == str(cell.uuid)
+    assert device.root_id == root.id
+
+
+def test_sync_of_a_new_host_whose_plugin_gives_a_refused_inventory_syncs_the_rest(api, settings):
     settings.PLACEMENT_RESOURCE_PLUGINS = [
         "vcpu",
         "tests.providers.plugin_fixtures:BadChildPlugin",
@@ -93,11 +114,11 @@ def test_sync_of_a_new_host_with_a_refused_child_syncs_the_rest(api, settings):
     api.put("/api/compute-nodes/host-b/", report())
     sync()
 
+    # The plugin's contribution holds an inventory no provider may have: it counts as a
+    # plugin that raised, and the other plugins' resources are applied whole.
     shown = tree(api, "host-b")
-    assert set(shown) == {"host-b", "host-b_broken", "host-b_fine"}
+    assert set(shown) == {"host-b"}
     assert shown["host-b"]["inventories"]["VCPU"]["total"] == 16
-    assert shown["host-b_fine"]["inventories"]["DISK_GB"]["total"] == 10
-    assert shown["host-b_broken"]["inventories"] == {}
     node = api.get("/api/compute-nodes/host-b/").json
     assert node["sync_status"] == "partial"
-    assert "host-b_broken" in node["sync_error"]
+    assert "reserved" in node["plugin_errors"]["bad_child"]

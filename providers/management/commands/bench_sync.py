@@ -16,7 +16,8 @@ from django.core.management.base import BaseCommand
 from django.db import connection
 
 from providers.models import ComputeNode, Inventory, ResourceProvider
-from providers.services.compute_nodes import compute_node_report, compute_nodes_sync
+from providers.services.compute_nodes import compute_node_report
+from providers.services.host_sync import compute_nodes_sync
 
 
 def host_report(index, rng, vcpus=None):

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from providers.host_reports import HOSTNAME_RULE, hostname_valid
 from providers.rest.serializers import HostReportSerializer
 from providers.services.compute_nodes import compute_node_report
 
@@ -113,10 +114,12 @@ class Command(BaseCommand):
         self.stdout.write(f"reported {hostname}: {json.dumps(node, sort_keys=True)}")
 
     def _local(self, hostname, report):
-        serializer = HostReportSerializer(data=report)
+        if not hostname_valid(hostname):
+            raise CommandError(f"Invalid hostname {hostname!r}: {HOSTNAME_RULE}")
+        serializer = HostReportSerializer(data=report, context={"hostname": hostname})
         if not serializer.is_valid():
             raise CommandError(f"Invalid report: {json.dumps(serializer.errors)}")
-        node, _created = compute_node_report(hostname=hostname, report=serializer.validated_data)
+        node = compute_node_report(hostname=hostname, report=serializer.validated_data).node
         return {"vcpus": node.vcpus, "memory_mb": node.memory_mb, "local_gb": node.local_gb}
 
     def _remote(self, url, token, hostname, report):

@@ -1,21 +1,44 @@
-"""``manage.py sync_inventory [--host H]``: the periodic host sync, run now, in this process."""
+"""``manage.py sync_inventory [--host H ...] [--all] [--force]``: the host sync, run now, in
+this process."""
 
 from django.core.management.base import BaseCommand, CommandError
 
 from providers.models import ComputeNode
-from providers.services.compute_nodes import compute_nodes_sync
+from providers.services.host_sync import compute_nodes_sync
 
 
 class Command(BaseCommand):
-    help = "Turn changed host reports into providers, inventories and traits (as the beat task)."
+    help = (
+        "Turn host reports into providers, inventories and traits (as the beat task): every "
+        "host that needs it, blocked and failed ones included whether their retry is due or "
+        "not (the default, or --all); --force: every host; --host: those hosts, always."
+    )
 
     def add_arguments(self, parser):
-        parser.add_argument("--host", help="sync only this host, even if its report is unchanged")
+        parser.add_argument(
+            "--host",
+            action="append",
+            dest="hosts",
+            help="sync this host, even if its report is unchanged (repeatable)",
+        )
+        parser.add_argument(
+            "--all", action="store_true", help="every host that needs a sync (the default)"
+        )
+        parser.add_argument(
+            "--force", action="store_true", help="every host, whether it needs a sync or not"
+        )
 
-    def handle(self, *args, host=None, **options):
-        if host is not None and not ComputeNode.objects.filter(hostname=host).exists():
-            raise CommandError(f"No compute host {host!r} has reported")
-        outcomes = compute_nodes_sync(hostname=host)
+    def handle(self, *args, hosts=None, force=False, **options):
+        if hosts and options["all"]:
+            raise CommandError("--host and --all exclude each other")
+        if hosts:
+            known = set(
+                ComputeNode.objects.filter(hostname__in=hosts).values_list("hostname", flat=True)
+            )
+            unknown = [h for h in hosts if h not in known]
+            if unknown:
+                raise CommandError(f"No compute host {', '.join(map(repr, unknown))} has reported")
+        outcomes = compute_nodes_sync(hostnames=hosts, force=force or bool(hosts), due_only=False)
         for outcome in outcomes:
             line = f"{outcome.hostname}: {outcome.status}, {outcome.changes} change(s)"
             for plugin, error in outcome.plugin_errors.items():

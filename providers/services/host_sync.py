@@ -1,0 +1,351 @@
+"""The host sync: each host's tree made the one its plugins describe, whole or not at all.
+
+For each host that needs it (:func:`~providers.selectors.compute_nodes.needs_sync_q`), or
+those named, :func:`compute_nodes_sync` runs the operator's resource plugins over the host's
+report (:func:`~providers.host_reports.desired_tree`; outside any transaction, a plugin being
+third-party code), then, in one transaction holding the host's row (``FOR UPDATE SKIP
+LOCKED``: two workers never sync one host; a host another holds is skipped), locks and reads
+the tree on record (``provider_tree_recorded``), diffs (:func:`~providers.tree_diff.
+tree_diff`) and applies the plan (``provider_tree_apply``), or nothing:
+
+- ``ok``: the tree is the plugins' tree; ``partial``: a plugin raised, the others' resources
+  are applied whole and its own left as they were;
+- ``blocked``: the new tree cannot hold the host's allocations (it shrank below them, or a
+  class in use is gone); the reasons name the provider, class and amount; nothing applied;
+- ``failed``: any error, database errors included; nothing applied, the run goes on with the
+  next host.
+
+A host blocked, failed or partial is retried by the next runs with a growing delay: the next
+run, then ``PLACEMENT_SYNC_RETRY_SECONDS`` doubling up to ``PLACEMENT_SYNC_RETRY_MAX_SECONDS``
+(``next_sync_at``); a new report is tried at once. What the sync wrote last is kept on the host
+(``synced_state``): an inventory value that differs from it was set by an operator and is kept.
+"""
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from placementsite.exceptions import DomainError, InvalidRequest
+
+from ..host_reports import desired_tree, inventories_of
+from ..models import (
+    CUSTOM_PREFIX,
+    ComputeNode,
+    InventoryChange,
+    ResourceClass,
+    ResourceProvider,
+    Trait,
+)
+from ..plugins import HostReport, configured_plugins, plugins_signature
+from ..selectors.compute_nodes import hosts_needing_sync, needs_sync_q
+from ..tree_diff import DesiredProvider, TreePlan, tree_diff
+from .resource_classes import resource_class_describe, resource_class_ensure
+from .traits import trait_ensure
+from .tree_sync import provider_tree_apply, provider_tree_recorded
+
+logger = logging.getLogger("placement.hosts")
+
+Status = ComputeNode.SyncStatus
+
+
+@dataclass
+class SyncOutcome:
+    """One host's sync: its status, how many things changed (providers created, moved and
+    deleted, inventory classes, trait sets, consumers reshaped), and why it is not ``ok``."""
+
+    hostname: str
+    status: str
+    changes: int = 0
+    errors: list = field(default_factory=list)
+    plugin_errors: dict = field(default_factory=dict)
+
+
+def compute_nodes_sync(
+    *,
+    hostnames: list[str] | None = None,
+    force: bool = False,
+    due_only: bool = True,
+    plugins=None,
+    now: datetime | None = None,
+) -> list[SyncOutcome]:
+    """Sync every host that needs it (or those of ``hostnames``; ``force``: whether they need
+    it or not; ``due_only=False``: blocked and failed hosts without waiting for their retry).
+
+    Returns the outcomes of the hosts synced by this call (hosts another worker holds, or
+    that another worker synced meanwhile, are skipped and not listed). One host's error
+    never stops the others.
+    """
+    plugins = configured_plugins() if plugins is None else plugins
+    signature = plugins_signature(plugins)
+    hosts = ComputeNode.objects.filter(reported_at__isnull=False)
+    if hostnames is not None:
+        hosts = hosts.filter(hostname__in=hostnames)
+    if not force:
+        hosts = hosts.filter(
+            pk__in=hosts_needing_sync(signature=signature, now=now, due_only=due_only)
+        )
+    names = _KnownClassesAndTraits(plugins)
+    outcomes = []
+    for node_id in hosts.order_by("id").values_list("id", flat=True):
+        try:
+            outcome = compute_node_sync(
+                node_id=node_id,
+                plugins=plugins,
+                signature=signature,
+                force=force,
+                due_only=due_only,
+                names=names,
+                now=now,
+            )
+        except Exception as exc:  # isolation: whatever one host raises, the next is synced
+            outcome = _record_failure(node_id, exc, now)
+        if outcome is not None:
+            outcomes.append(outcome)
+    return outcomes
+
+
+def compute_node_sync(
+    *, node_id, plugins, signature, force=False, due_only=True, names=None, now=None
+):
+    """Sync one host in one transaction; None when another worker holds it (or did it)."""
+    now = now or timezone.now()
+    names = names or _KnownClassesAndTraits(plugins)
+    node = ComputeNode.objects.filter(pk=node_id).first()
+    if node is None:
+        return None
+    desired = desired_tree(HostReport.of(node), plugins)
+    read_hash = node.report_hash
+    with transaction.atomic():
+        node = ComputeNode.objects.select_for_update(skip_locked=True).filter(pk=node_id).first()
+        if node is None:
+            return None
+        if not force and not _needs_sync(node, signature, now, due_only):
+            return None
+        if node.report_hash != read_hash:  # a newer report arrived meanwhile
+            desired = desired_tree(HostReport.of(node), plugins)
+        try:
+            with transaction.atomic():
+                outcome, applied = _converge(node, desired, names, now)
+        except Exception as exc:  # rolled back to before the tree write: nothing applied
+            outcome, applied = _failure(node.hostname, exc), None
+        if applied is not None:
+            node.provider_id, node.synced_state = applied
+        outcome.plugin_errors = desired.plugin_errors
+        _record(node, outcome, signature, now)
+    for message in outcome.errors:
+        logger.warning("sync of host %s: %s %s", node.hostname, outcome.status, message)
+    return outcome
+
+
+def _needs_sync(node, signature, now, due_only):
+    return (
+        ComputeNode.objects.filter(pk=node.pk)
+        .filter(needs_sync_q(signature=signature, now=now, due_only=due_only))
+        .exists()
+    )
+
+
+def _failure(hostname, exc):
+    if isinstance(exc, DomainError):
+        message = exc.detail or str(exc)
+    else:
+        logger.exception("sync of host %s failed", hostname)
+        message = f"{type(exc).__name__}: {exc}"
+    return SyncOutcome(hostname=hostname, status=Status.FAILED, errors=[message])
+
+
+def _converge(node, desired, names, now):
+    """Diff the host's desired tree against its record and apply the plan, or block."""
+    root = _root_of(node)
+    recorded = provider_tree_recorded(root=root, state=node.synced_state or {})
+    plan = tree_diff(
+        desired=[
+            DesiredProvider(
+                key=spec.key,
+                name=spec.name,
+                parent=spec.parent,
+                inventories=inventories_of(spec),
+                traits=frozenset(spec.traits),
+                owners={
+                    name: desired.owners.get((spec.key, name), "") for name in spec.inventories
+                },
+            )
+            for spec in desired.providers()
+        ],
+        recorded=recorded,
+        kept_plugins=frozenset(desired.plugin_errors),
+    )
+    if plan.blocked:
+        blocked = SyncOutcome(hostname=node.hostname, status=Status.BLOCKED, errors=plan.blocked)
+        return blocked, None
+    names.ensure_classes({name for inv in plan.inventories.values() for name in inv})
+    names.ensure_traits({name for traits in plan.traits.values() for name in traits})
+    provider_tree_apply(plan=plan)
+    ids = _provider_ids(plan)
+    _record_history(node, plan, ids, names, now)
+    status = Status.PARTIAL if desired.plugin_errors else Status.OK
+    outcome = SyncOutcome(hostname=node.hostname, status=status, changes=plan.changes)
+    return outcome, (ids[plan.uuids[""]], plan.state)
+
+
+def _provider_ids(plan):
+    """``{uuid: id}`` of the providers whose ids the host's record and history need."""
+    uuids = {plan.uuids[""], *plan.inventories}
+    return {
+        str(uuid): pk
+        for uuid, pk in ResourceProvider.objects.filter(uuid__in=list(uuids)).values_list(
+            "uuid", "id"
+        )
+    }
+
+
+def _root_of(node):
+    """The host's root provider: the one synced before, else a root of the host's name (made
+    through the Placement API: adopted); None when there is none yet."""
+    root = None
+    if node.provider_id is not None:
+        root = ResourceProvider.objects.filter(pk=node.provider_id, parent__isnull=True).first()
+    if root is None:
+        root = ResourceProvider.objects.filter(name=node.hostname).first()
+        if root is not None and root.parent_id is not None:
+            raise InvalidRequest(
+                f"The name {node.hostname} is taken by provider {root.uuid}, which is not a root"
+            )
+    return root
+
+
+def _record(node, outcome, signature, now):
+    """The outcome on the host, with its next retry when it is not ``ok``."""
+    node.synced_at = now
+    node.synced_hash = node.report_hash
+    node.synced_plugins = signature
+    node.sync_status = outcome.status
+    node.sync_error = "\n".join(outcome.errors)
+    node.plugin_errors = outcome.plugin_errors
+    if outcome.status == Status.OK:
+        node.sync_attempts, node.next_sync_at = 0, None
+    else:
+        node.sync_attempts += 1
+        node.next_sync_at = now + retry_delay(node.sync_attempts)
+    node.save(
+        update_fields=[
+            "provider",
+            "synced_at",
+            "synced_hash",
+            "synced_plugins",
+            "sync_status",
+            "sync_error",
+            "plugin_errors",
+            "synced_state",
+            "sync_attempts",
+            "next_sync_at",
+            "updated_at",
+        ]
+    )
+
+
+def retry_delay(attempts: int) -> timedelta:
+    """How long after its ``attempts``-th unsuccessful sync in a row a host is tried again:
+    the next run, then the base delay doubling up to the cap."""
+    if attempts <= 1:
+        return timedelta(0)
+    seconds = settings.PLACEMENT_SYNC_RETRY_SECONDS * 2 ** (attempts - 2)
+    return timedelta(seconds=min(seconds, settings.PLACEMENT_SYNC_RETRY_MAX_SECONDS))
+
+
+def _record_failure(node_id, exc, now):
+    """A host whose sync raised outside its tree write (its row, the database itself): the
+    failure recorded in a transaction of its own when the database still answers."""
+    logger.exception("sync of host %s failed", node_id)
+    connection.close_if_unusable_or_obsolete()
+    try:
+        with transaction.atomic():
+            node = ComputeNode.objects.select_for_update().filter(pk=node_id).first()
+            if node is None:
+                return None
+            outcome = _failure(node.hostname, exc)
+            _record(node, outcome, node.synced_plugins, now or timezone.now())
+            return outcome
+    except Exception:  # the database is gone too: logged above, the next host is tried
+        logger.exception("could not record the failure of host %s", node_id)
+        return SyncOutcome(hostname=str(node_id), status=Status.FAILED, errors=[str(exc)])
+
+
+def _record_history(node, plan: TreePlan, ids, names, now):
+    """A history row per class whose total, reserved or ratio changed, on the providers that
+    stay (a deleted provider's history goes with it)."""
+    rows = []
+    for uuid, wanted in plan.inventories.items():
+        provider_id = ids.get(uuid)
+        if provider_id is None:
+            continue
+        current = plan.old_inventories.get(uuid, {})
+        for name in sorted({*current, *wanted}):
+            old, new = current.get(name), wanted.get(name)
+            old_values = (old.total, old.reserved, old.allocation_ratio) if old else (None,) * 3
+            new_values = (new.total, new.reserved, new.allocation_ratio) if new else (None,) * 3
+            if old_values != new_values:
+                rows.append(
+                    InventoryChange(
+                        provider_id=provider_id,
+                        resource_class_id=names.class_id(name),
+                        compute_node=node,
+                        changed_at=now,
+                        old_total=old_values[0],
+                        new_total=new_values[0],
+                        old_reserved=old_values[1],
+                        new_reserved=new_values[1],
+                        old_allocation_ratio=old_values[2],
+                        new_allocation_ratio=new_values[2],
+                    )
+                )
+    InventoryChange.objects.bulk_create(rows)
+
+
+class _KnownClassesAndTraits:
+    """The resource classes (with their ids) and traits known to exist in this run, the
+    custom ones the plugins name created on first use, with the metadata plugins give."""
+
+    def __init__(self, plugins):
+        self.metadata = {}
+        for plugin in plugins:
+            self.metadata.update(plugin.class_metadata)
+        self.class_ids = {}
+        self.traits = set()
+
+    def class_id(self, name):
+        if name not in self.class_ids:
+            self.class_ids[name] = ResourceClass.objects.values_list("id", flat=True).get(name=name)
+        return self.class_ids[name]
+
+    def ensure_classes(self, names):
+        missing = set(names) - set(self.class_ids)
+        if not missing:
+            return
+        found = dict(ResourceClass.objects.filter(name__in=missing).values_list("name", "id"))
+        for name in sorted(missing - set(found)):
+            if not name.startswith(CUSTOM_PREFIX):
+                raise InvalidRequest(f"No such resource class {name}")
+            rc, _created = resource_class_ensure(name=name)
+            found[name] = rc.id
+        for name in sorted(missing & set(self.metadata)):
+            rc = ResourceClass.objects.get(name=name)
+            if not rc.unit:
+                kind, unit, description = self.metadata[name]
+                resource_class_describe(name=name, kind=kind, unit=unit, description=description)
+        self.class_ids.update(found)
+
+    def ensure_traits(self, names):
+        missing = set(names) - self.traits
+        if not missing:
+            return
+        found = set(Trait.objects.filter(name__in=missing).values_list("name", flat=True))
+        for name in sorted(missing - found):
+            if not name.startswith(CUSTOM_PREFIX):
+                raise InvalidRequest(f"No such trait {name}")
+            trait_ensure(name=name)
+        self.traits |= missing
