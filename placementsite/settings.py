@@ -370,6 +370,8 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     for _folder in ("out", "processed", "control"):
         (CELERY_BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# The queue tasks are sent to, which the worker consumes (``celery worker -Q``).
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery")
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_TIMEZONE = TIME_ZONE
 

@@ -138,6 +138,8 @@ def placement_settings(settings):
     settings.PLACEMENT_AUTH_STRATEGY = "noauth2"
     settings.PLACEMENT_POLICY_DEFAULTS = "legacy"
     settings.PLACEMENT_POLICY_FILE = ""
+    # A report asks a worker for its sync only in the tests about that (no broker otherwise).
+    settings.PLACEMENT_SYNC_ON_REPORT = False
     return settings
 
 

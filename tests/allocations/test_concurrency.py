@@ -9,22 +9,17 @@ equal what the winners claimed and never exceed the capacity.
 """
 
 import json
-import os
-import socket
-import subprocess
-import sys
 import threading
-import time
 import uuid
 from collections import Counter
 from pathlib import Path
 
 import pytest
 import requests
-from django.db import connection
 
 from allocations.models import Allocation
 from tests.factories import make_provider
+from tests.gunicorn_server import running_gunicorn
 
 pytestmark = [
     pytest.mark.live,
@@ -43,68 +38,11 @@ WORKERS = 4
 FIGURES = []
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def server(transactional_db):
     """A gunicorn serving the test database; yields its base URL."""
-    db = connection.settings_dict
-    url = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-    if db.get("PASSWORD"):
-        url = f"postgres://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-    port = _free_port()
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "placementsite.settings",
-        "DATABASE_URL": url,
-        "DATABASE_CONN_MAX_AGE": "0",
-        "PLACEMENT_AUTH_STRATEGY": "noauth2",
-        "PLACEMENT_POLICY_DEFAULTS": "legacy",
-        "PLACEMENT_LOG_LEVEL": "WARNING",
-    }
-    gunicorn = Path(sys.executable).parent / "gunicorn"
-    process = subprocess.Popen(
-        [
-            str(gunicorn),
-            "placementsite.wsgi:application",
-            "--workers",
-            str(WORKERS),
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--log-level",
-            "warning",
-            "--timeout",
-            "120",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                if requests.get(base + "/", timeout=10).status_code == 200:
-                    break
-            except requests.RequestException:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"gunicorn did not start: {process.stderr.read()!r}")
-            time.sleep(0.2)
+    with running_gunicorn(workers=WORKERS) as base:
         yield base
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 class Client:

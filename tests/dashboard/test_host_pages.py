@@ -9,8 +9,8 @@ from django.utils import timezone
 from allocations.tasks import sample_usage
 from providers.models import ComputeNode, InventoryChange, UsageSample
 from providers.services.compute_nodes import compute_node_disable, compute_node_report
-from providers.services.inventories import inventory_update
 from providers.services.host_sync import compute_nodes_sync
+from providers.services.inventories import inventory_update
 from tests.factories import make_allocation, make_consumer
 from tests.providers.hosts import report
 

@@ -21,3 +21,33 @@ class BadChildPlugin(ResourcePlugin):
     def contribute(self, report, tree):
         tree.child("broken").inventories["DISK_GB"] = InventorySpec(10, reserved=20)
         tree.child("fine").inventories["DISK_GB"] = InventorySpec(10)
+
+
+class PooledPciPlugin(ResourcePlugin):
+    """The pci plugin as it was: one child per group of alike devices, their counts pooled."""
+
+    name = "pci_pooled"
+
+    def contribute(self, report, tree):
+        groups = {}
+        for device in report.pci_devices:
+            group = (device["resource_class"], device["vendor_id"], device["product_id"])
+            groups[group] = groups.get(group, 0) + int(device.get("count", 1))
+        for (resource_class, vendor, product), total in groups.items():
+            child = tree.child(f"{resource_class}_{vendor.upper()}_{product.upper()}")
+            child.inventories[resource_class] = InventorySpec(total)
+            child.traits.add(f"CUSTOM_PCI_VENDOR_{vendor.upper()}")
+            child.traits.add(f"CUSTOM_PCI_PRODUCT_{product.upper()}")
+
+
+class LongNamePlugin(ResourcePlugin):
+    """A child named from ``stats["child"]``: a name the database cannot hold, if long."""
+
+    name = "long_name"
+
+    def contribute(self, report, tree):
+        name = report.stats.get("child")
+        if name:
+            child = tree.child(name)
+            child.source = "stats"  # the report field it comes from
+            child.inventories["DISK_GB"] = InventorySpec(1)
