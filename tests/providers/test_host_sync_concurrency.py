@@ -1,5 +1,9 @@
 """Syncs racing each other and allocation writes, in several processes, on PostgreSQL.
 
+Second, syncs that reshape (NUMA turned on and off under running servers, two sync processes
+at a time) while clients boot and delete servers through /api/: every server holds exactly
+its flavor, no deleted server holds anything, nothing is over-allocated.
+
 A gunicorn with several worker processes takes allocations from client threads
 while reports change and two ``sync_inventory`` processes at a time sync them.
 Every allocation the API accepted must still be there, with the usage it
@@ -23,6 +27,7 @@ from providers.services.compute_nodes import compute_node_report
 from providers.services.host_sync import compute_nodes_sync
 from tests.allocations.test_concurrency import Client, claim_body, is_conflict, server  # noqa: F401
 from tests.conftest import test_database_url
+from tests.gunicorn_server import running_gunicorn
 from tests.providers.hosts import report
 
 pytestmark = [pytest.mark.live, pytest.mark.postgresql, pytest.mark.django_db(transaction=True)]
@@ -35,13 +40,14 @@ ROUNDS = 4
 PLUGINS = "vcpu,memory,disk"
 
 
-def _sync_processes(count):
-    env = dict(
-        os.environ,
-        DATABASE_URL=test_database_url(),
-        PLACEMENT_RESOURCE_PLUGINS=PLUGINS,
-        DJANGO_SETTINGS_MODULE="placementsite.settings",
-    )
+def _sync_processes(count, env=None):
+    env = {
+        **os.environ,
+        "DATABASE_URL": test_database_url(),
+        "PLACEMENT_RESOURCE_PLUGINS": PLUGINS,
+        "DJANGO_SETTINGS_MODULE": "placementsite.settings",
+        **(env or {}),
+    }
     processes = [
         subprocess.Popen(
             [sys.executable, "manage.py", "sync_inventory"],
@@ -144,3 +150,149 @@ def assert_synced_with_a_whole_history(hostname, vcpus):
         assert after.old_total == before.new_total != after.new_total
     assert chain[-1].new_total == vcpus
     assert len(chain) <= ROUNDS + 1
+
+
+# --- syncs that reshape, racing boots and deletes ----------------------------------------------
+
+NUMA_PLUGINS = "vcpu,memory,disk,numa"
+NUMA_ENV = {
+    "PLACEMENT_RESOURCE_PLUGINS": NUMA_PLUGINS,
+    "PLACEMENT_CPU_ALLOCATION_RATIO": "1.0",
+    "PLACEMENT_RAM_ALLOCATION_RATIO": "1.0",
+    "PLACEMENT_RESERVED_HOST_MEMORY_MB": "0",
+}
+FLAVOR = {"VCPU": 1, "MEMORY_MB": 512, "DISK_GB": 1}
+BOOTERS = 4
+BOOTS_PER_BOOTER = 10
+
+
+def _numa_report(numa):
+    cells = {
+        "cells": [
+            {"id": 0, "cpus": [0, 1, 2, 3], "memory_mb": 4096},
+            {"id": 1, "cpus": [4, 5, 6, 7], "memory_mb": 4096},
+        ]
+    }
+    return report(vcpus=8, memory_mb=8192, local_gb=100, numa_topology=cells if numa else None)
+
+
+@pytest.fixture
+def numa_server(transactional_db):
+    with running_gunicorn(workers=4, env=NUMA_ENV) as base:
+        yield base
+
+
+class Fleet:
+    """The servers the racing clients booted and deleted, and anything that went wrong."""
+
+    def __init__(self):
+        self.live, self.deleted, self.failures = set(), set(), []
+        self.sync_outputs = []
+        self.lock = threading.Lock()
+
+    def failed(self, what):
+        with self.lock:
+            self.failures.append(what)
+
+    def boot_and_delete(self, base, index):
+        client = Client(base)
+        rng = random.Random(index)
+        mine = []
+        for _ in range(BOOTS_PER_BOOTER):
+            body = {"name": "vm", "flavor": "race", "project_id": "p", "user_id": "u"}
+            status, answer = client.call("POST", "/api/servers/", body)
+            if status == 201:
+                mine.append(answer["servers"][0]["id"])
+                with self.lock:
+                    self.live.add(mine[-1])
+            elif status != 409:
+                self.failed((status, answer))
+            if mine and rng.random() < 0.4:
+                self.delete(client, mine.pop(rng.randrange(len(mine))))
+
+    def delete(self, client, server_id):
+        status, answer = client.call("DELETE", f"/api/servers/{server_id}/")
+        if status != 204:
+            return self.failed((status, answer))
+        with self.lock:
+            self.live.discard(server_id)
+            self.deleted.add(server_id)
+
+    def reshape(self, base):
+        client = Client(base)
+        for round_number in range(ROUNDS):
+            for hostname in HOSTS:
+                status, body = client.call(
+                    "PUT", f"/api/compute-nodes/{hostname}/", _numa_report(round_number % 2 == 1)
+                )
+                if status != 200:
+                    self.failed((status, body))
+            self.sync_outputs.extend(_sync_processes(2, env=NUMA_ENV))
+
+    def run(self, base):
+        def guarded(work, *args):
+            try:
+                work(*args)
+            except Exception as exc:  # a thread's failure fails the test
+                self.failed(repr(exc))
+
+        threads = [
+            threading.Thread(target=guarded, args=(self.boot_and_delete, base, i))
+            for i in range(BOOTERS)
+        ]
+        threads.append(threading.Thread(target=guarded, args=(self.reshape, base)))
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=600)
+
+
+def test_reshaping_syncs_racing_boots_and_deletes_lose_no_allocation(numa_server, settings):
+    settings.PLACEMENT_RESOURCE_PLUGINS = NUMA_PLUGINS.split(",")
+    settings.PLACEMENT_ALLOCATION_RATIOS = {"VCPU": 1.0, "MEMORY_MB": 1.0, "DISK_GB": 1.0}
+    settings.PLACEMENT_RESERVED = {}
+    for hostname in HOSTS:
+        compute_node_report(hostname=hostname, report=_numa_report(True))
+    compute_nodes_sync()
+    status, body = Client(numa_server).call(
+        "POST", "/api/flavors/", {"name": "race", "vcpus": 1, "ram": 512, "disk": 1}
+    )
+    assert status == 201, body
+
+    fleet = Fleet()
+    fleet.run(numa_server)
+    assert not fleet.failures, fleet.failures
+    assert fleet.live and fleet.deleted
+    # The syncs did change the hosts' shape under their servers.
+    assert any(": ok, " in output for output in fleet.sync_outputs), fleet.sync_outputs
+
+    # What a race left failed (a consumer changed while its allocations were moved) is
+    # retried and converges.
+    for _ in range(3):
+        compute_nodes_sync(due_only=False)
+    for node in ComputeNode.objects.all():
+        assert node.sync_status == "ok", (node.hostname, node.sync_error)
+        # The last report's shape: two cells when NUMA was on in the last round.
+        assert node.provider.children.count() == (2 if (ROUNDS - 1) % 2 else 0)
+
+    held = {}
+    for consumer, name, used in Allocation.objects.values_list(
+        "consumer__uuid", "resource_class__name", "used"
+    ):
+        held.setdefault(str(consumer), {}).setdefault(name, 0)
+        held[str(consumer)][name] += used
+    assert set(held) == fleet.live  # no lost allocation, none left by a deleted server
+    for consumer, totals in held.items():
+        assert totals == FLAVOR, consumer
+    assert_not_over_allocated()
+
+
+def assert_not_over_allocated():
+    used = {}
+    for provider, name, amount in Allocation.objects.values_list(
+        "resource_provider_id", "resource_class__name", "used"
+    ):
+        used[(provider, name)] = used.get((provider, name), 0) + amount
+    for inventory in Inventory.objects.select_related("resource_class"):
+        key = (inventory.resource_provider_id, inventory.resource_class.name)
+        assert used.get(key, 0) <= inventory.capacity.usable, key
