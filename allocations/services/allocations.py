@@ -81,6 +81,11 @@ class ConsumerAllocations:
     consumer_type: str | None = None
 
 
+class ProviderGone(InvalidRequest):
+    """An allocation names a provider that does not exist: never made, or deleted since the
+    caller read it (a host sync removed it; a scheduler's candidate is then stale)."""
+
+
 class UnknownResourceClass(InvalidRequest):
     """An allocation names a resource class that does not exist."""
 
@@ -264,7 +269,7 @@ class _AllocationWrite:
                 )
         for provider_uuid in wanted:
             if provider_uuid not in self.providers:
-                raise InvalidRequest(
+                raise ProviderGone(
                     f"Allocation for resource provider '{provider_uuid}' that does not exist."
                 )
         self.to_bump = {}

@@ -138,10 +138,18 @@ class PassTrees:
 
     # the candidates, as a client sees them
     def candidates(self, root_id):
+        """The host's candidates as a client sees them; one naming a provider deleted since
+        the engine read it (a host sync changed the tree's shape) is stale and left out."""
         if root_id not in self._rendered:
             found = self.by_host[root_id]
             self._know_uuids(p for (p, _c), _a in _allocations(found))
-            self._rendered[root_id] = [self.found.render(c, self.uuids) for c in found]
+            uuids = self.uuids
+            self._rendered[root_id] = [
+                self.found.render(c, uuids)
+                for c in found
+                if all(p in uuids for (p, _c), _a in c[0])
+                and all(p in uuids for _s, ps in c[1] for p in ps)
+            ]
         return self._rendered[root_id]
 
     def _know_uuids(self, provider_ids):

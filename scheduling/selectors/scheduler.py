@@ -203,8 +203,10 @@ def _host_ref(host):
 
 
 def first_allocations(host):
-    """The allocation request a claim on ``host`` uses: the engine's first for that host."""
-    return host.candidates[0][0]
+    """The allocation request a claim on ``host`` uses: the engine's first for that host; None
+    when every one of them is stale (the host's tree changed since the pass read it)."""
+    candidates = host.candidates
+    return candidates[0][0] if candidates else None
 
 
 def _group_funnel(spec):

@@ -7,7 +7,11 @@ import logging
 
 from django.db import transaction
 
-from allocations.services.allocations import ConsumerAllocations, allocation_replace
+from allocations.services.allocations import (
+    ConsumerAllocations,
+    ProviderGone,
+    allocation_replace,
+)
 from placementsite.exceptions import ConcurrentUpdate, Conflict
 
 logger = logging.getLogger("placement.scheduler")
@@ -19,7 +23,8 @@ CONCURRENT_RETRIES = 3
 
 class ClaimFailed(Exception):
     """The host could not take the allocations (capacity taken since the candidates were read,
-    or concurrent updates past the retries)."""
+    a provider of the candidate deleted since by a host sync, or concurrent updates past the
+    retries)."""
 
     def __init__(self, detail, *, retries=0):
         super().__init__(detail)
@@ -61,6 +66,8 @@ def allocation_claim(
                 if then is not None:
                     then()
             return retries
+        except ProviderGone as exc:  # the candidate is stale: its host changed shape
+            raise ClaimFailed(exc.detail, retries=retries) from None
         except Conflict as exc:
             if not isinstance(exc, ConcurrentUpdate) or retries >= CONCURRENT_RETRIES:
                 raise ClaimFailed(exc.detail, retries=retries) from None

@@ -23,7 +23,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from allocations.models import Allocation, Consumer
-from allocations.services.allocations import ConsumerAllocations, allocations_replace
+from allocations.services.allocations import (
+    ConsumerAllocations,
+    ProviderGone,
+    allocations_replace,
+)
 from placementsite.exceptions import ConcurrentUpdate, Conflict, InvalidRequest, NotFound
 from providers.services.compute_nodes import compute_node_disable
 
@@ -108,6 +112,15 @@ def _check_movable(server, kind, flavor, target_host):
         raise MoveInProgress(f"Server {server.uuid} has a move in progress.")
 
 
+def _claimable(host):
+    """The allocations a move claims on ``host``; ClaimFailed when its tree changed since the
+    pass read it (every candidate stale)."""
+    allocations = first_allocations(host)
+    if allocations is None:
+        raise ClaimFailed(f"The tree of {host.name} changed since it was read.")
+    return allocations
+
+
 def server_move(*, server, kind, flavor=None, target_host=None):
     """Move ``server``: record a Migration, schedule a destination for ``flavor`` (a resize) or
     the server's own flavor, and move the allocations in one write. Returns the Migration
@@ -164,7 +177,7 @@ def server_move(*, server, kind, flavor=None, target_host=None):
             for weighed in order[:tries]:
                 try:
                     _with_fresh_transactions(
-                        lambda w=weighed: _move_to(migration.pk, w.host, first_allocations(w.host))
+                        lambda w=weighed: _move_to(migration.pk, w.host, _claimable(w.host))
                     )
                 except ClaimFailed as exc:
                     logger.info("Move to %s failed (%s); next host", weighed.host.name, exc)
@@ -227,7 +240,7 @@ def _move_to(migration_pk, host, dest_allocations):
             )
         except ConcurrentUpdate:
             raise
-        except Conflict as exc:
+        except (Conflict, ProviderGone) as exc:
             raise ClaimFailed(exc.detail) from None
         now = timezone.now()
         migration.status = Migration.Status.MIGRATING

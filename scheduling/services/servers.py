@@ -57,11 +57,12 @@ def scheduling_spec(
 
 def _alternates(selection, claimed):
     keep = max(0, settings.PLACEMENT_SCHEDULER_MAX_ATTEMPTS - 1)
-    others = [w for w in selection.attempt_order() if w is not claimed][:keep]
+    others = [(w, first_allocations(w.host)) for w in selection.attempt_order() if w is not claimed]
     return [
-        {"host": w.host.name, "host_uuid": w.host.uuid, "allocations": first_allocations(w.host)}
-        for w in others
-    ]
+        {"host": w.host.name, "host_uuid": w.host.uuid, "allocations": allocations}
+        for w, allocations in others
+        if allocations is not None
+    ][:keep]
 
 
 def _place_one(spec, name, stats):
@@ -76,6 +77,9 @@ def _place_one(spec, name, stats):
         for weighed in selection.attempt_order()[:tries_per_pass]:
             host = weighed.host
             allocations = first_allocations(host)
+            if allocations is None:
+                logger.info("The tree of %s changed since it was read; next host", host.name)
+                continue
             record = Server(
                 uuid=server_uuid,
                 name=name,

@@ -460,3 +460,26 @@ def test_a_service_token_reports_but_only_an_admin_deletes(api):
     assert response.status == 201
     refused = service.delete("/api/compute-nodes/h7/", headers={"X-Roles": "service"})
     assert refused.status == 403
+
+
+def test_a_scheduling_pass_whose_host_changed_shape_meanwhile_tries_again(api):
+    """Candidates read before a sync deleted their providers are stale: the pass leaves them
+    out (a boot then reads afresh) instead of failing on a provider that is gone."""
+    from scheduling.models import Flavor
+    from scheduling.selectors.scheduler import first_allocations, select_hosts
+    from scheduling.services.servers import scheduling_spec
+
+    put(api, "h8", report(vcpus=8, memory_mb=16384, numa_topology=TWO_CELLS))
+    sync("h8")
+    make_flavor(api, "small", vcpus=1, ram=512, disk=1)
+    spec = scheduling_spec(
+        flavor=Flavor.objects.get(name="small"), project_id="p", user_id="u", hints={}
+    )
+    selection = select_hosts(spec)
+    put(api, "h8", report(vcpus=8, memory_mb=16384, numa_topology=None))
+    sync("h8")
+
+    assert first_allocations(selection.chosen.host) is None
+    server = boot(api, "small")
+    assert server.status == 201, server
+    assert set(held(api, server.json["servers"][0]["id"])) == {tree(api, "h8")["h8"]["uuid"]}
