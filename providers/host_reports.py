@@ -12,7 +12,6 @@
   on it every run.
 """
 
-import copy
 import hashlib
 import json
 import logging
@@ -87,7 +86,7 @@ def desired_tree(report: HostReport, plugins) -> DesiredTree:
     tree = HostTree(report.hostname, [p.name for p in plugins])
     owners, errors = {}, {}
     for plugin in plugins:
-        before = copy.deepcopy(tree)
+        before = tree.copy()
         try:
             plugin.contribute(report, tree)
             added = _contribution(before, tree)

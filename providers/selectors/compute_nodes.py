@@ -59,6 +59,20 @@ def needs_sync_q(*, signature: str, now: datetime | None = None, due_only: bool 
     )
 
 
+def needs_sync(
+    node: ComputeNode, *, signature: str, now: datetime | None = None, due_only: bool = True
+) -> bool:
+    """:func:`needs_sync_q` for a host already read (its row locked by the sync)."""
+    retried = node.sync_status in RETRIED
+    due = not due_only or node.next_sync_at is None or node.next_sync_at <= (now or timezone.now())
+    return (
+        node.synced_hash != node.report_hash
+        or node.synced_plugins != signature
+        or (retried and due)
+        or (node.provider_id is None and not retried)
+    )
+
+
 def synced_q(*, signature: str) -> Q:
     """Condition on a ComputeNode: its providers show its last report (applied whole, or
     but for a plugin that raised)."""

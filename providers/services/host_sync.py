@@ -41,7 +41,7 @@ from ..models import (
     Trait,
 )
 from ..plugins import HostReport, configured_plugins, plugins_signature
-from ..selectors.compute_nodes import hosts_needing_sync, needs_sync_q
+from ..selectors.compute_nodes import hosts_needing_sync, needs_sync
 from ..tree_diff import DesiredProvider, TreePlan, tree_diff
 from .resource_classes import resource_class_describe, resource_class_ensure
 from .traits import trait_ensure
@@ -123,7 +123,7 @@ def compute_node_sync(
         node = ComputeNode.objects.select_for_update(skip_locked=True).filter(pk=node_id).first()
         if node is None:
             return None
-        if not force and not _needs_sync(node, signature, now, due_only):
+        if not force and not needs_sync(node, signature=signature, now=now, due_only=due_only):
             return None
         if node.report_hash != read_hash:  # a newer report arrived meanwhile
             desired = desired_tree(HostReport.of(node), plugins)
@@ -139,14 +139,6 @@ def compute_node_sync(
     for message in outcome.errors:
         logger.warning("sync of host %s: %s %s", node.hostname, outcome.status, message)
     return outcome
-
-
-def _needs_sync(node, signature, now, due_only):
-    return (
-        ComputeNode.objects.filter(pk=node.pk)
-        .filter(needs_sync_q(signature=signature, now=now, due_only=due_only))
-        .exists()
-    )
 
 
 def _failure(hostname, exc):
@@ -184,23 +176,12 @@ def _converge(node, desired, names, now):
         return blocked, None
     names.ensure_classes({name for inv in plan.inventories.values() for name in inv})
     names.ensure_traits({name for traits in plan.traits.values() for name in traits})
-    provider_tree_apply(plan=plan)
-    ids = _provider_ids(plan)
+    ids = {p.uuid: p.id for p in recorded.members.values()}
+    ids.update(provider_tree_apply(plan=plan))
     _record_history(node, plan, ids, names, now)
     status = Status.PARTIAL if desired.plugin_errors else Status.OK
     outcome = SyncOutcome(hostname=node.hostname, status=status, changes=plan.changes)
     return outcome, (ids[plan.uuids[""]], plan.state)
-
-
-def _provider_ids(plan):
-    """``{uuid: id}`` of the providers whose ids the host's record and history need."""
-    uuids = {plan.uuids[""], *plan.inventories}
-    return {
-        str(uuid): pk
-        for uuid, pk in ResourceProvider.objects.filter(uuid__in=list(uuids)).values_list(
-            "uuid", "id"
-        )
-    }
 
 
 def _root_of(node):

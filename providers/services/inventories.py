@@ -14,6 +14,7 @@ may equal it).
 its own transaction.
 """
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import asdict
@@ -104,9 +105,11 @@ def inventory_fields(record) -> Capacity:
     return Capacity(**fields)
 
 
+@functools.lru_cache(maxsize=4096)
 def inventory_checked(inventory: Capacity) -> Capacity:
     """``inventory`` once it holds to the limits a request's record is held to (the admin
-    and the host sync build theirs in code); the same messages."""
+    and the host sync build theirs in code); the same messages. Remembered per value: a
+    cloud's hosts repeat the same few inventories."""
     return inventory_fields(asdict(inventory))
 
 

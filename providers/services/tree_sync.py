@@ -70,18 +70,20 @@ def provider_tree_recorded(*, root: ResourceProvider | None, state: dict) -> Rec
     )
 
 
-def provider_tree_apply(*, plan: TreePlan) -> None:
-    """Apply ``plan`` (never a blocked one), all of it or nothing (see the module docstring)."""
+def provider_tree_apply(*, plan: TreePlan) -> dict[str, int]:
+    """Apply ``plan`` (never a blocked one), all of it or nothing (see the module docstring).
+    Returns the ids of the providers it created, by uuid."""
     if plan.blocked:
         raise ValueError("a blocked plan is not applied")
     with transaction.atomic():
         if plan.creates and plan.creates[0].parent is None:
-            _create_whole(plan)
-            return
+            return _create_whole(plan)
+        created = {}
         for spec in plan.creates:
-            resource_provider_create(
-                name=spec.name, uuid=plan.uuids[spec.key], parent_uuid=plan.uuids[spec.parent]
-            )
+            uuid = plan.uuids[spec.key]
+            created[uuid] = resource_provider_create(
+                name=spec.name, uuid=uuid, parent_uuid=plan.uuids[spec.parent]
+            ).id
         for move in plan.moves:
             resource_provider_update(
                 uuid=move.uuid, name=move.name, parent_uuid=move.parent_uuid, allow_reparenting=True
@@ -94,6 +96,7 @@ def provider_tree_apply(*, plan: TreePlan) -> None:
             )
         for provider in plan.deletes:
             resource_provider_delete(uuid=provider.uuid)
+        return created
 
 
 def _create_whole(plan):
@@ -108,7 +111,8 @@ def _create_whole(plan):
         )
         for spec in plan.creates
     )
-    provider_tree_create(root=root, children=children, allow_reserved_equal_total=True)
+    rows = provider_tree_create(root=root, children=children, allow_reserved_equal_total=True)
+    return {str(row.uuid): row.id for row in rows}
 
 
 def _name_of(plan, key):

@@ -57,3 +57,43 @@ def test_standard_classes_carry_a_unit_type_and_description():
     vcpu = ResourceClass.objects.get(name="VCPU")
     assert (memory.unit, memory.kind) == ("MB", "memory")
     assert vcpu.unit == "vCPU" and vcpu.description
+
+
+@pytest.mark.parametrize("due_only", [True, False])
+def test_needs_sync_in_python_and_in_sql_agree(due_only):
+    """The rule's two forms (the sync asks the Python one of the row it locked)."""
+    from itertools import product
+
+    from providers.selectors.compute_nodes import needs_sync, needs_sync_q
+
+    now = timezone.now()
+    cases = product(
+        ["same", "other"],  # synced hash
+        ["sig", "old"],  # synced plugins
+        ["ok", "blocked", "failed", "partial", "pending"],
+        [None, now - timedelta(seconds=1), now + timedelta(seconds=60)],  # next_sync_at
+        [True, False],  # has a provider
+    )
+    for index, (synced, plugins, status, retry_at, has_provider) in enumerate(cases):
+        ComputeNode.objects.create(
+            hostname=f"h{index}",
+            provider=make_provider(f"p{index}") if has_provider else None,
+            report_hash="same",
+            synced_hash=synced,
+            synced_plugins=plugins,
+            sync_status=status,
+            next_sync_at=retry_at,
+            reported_at=now,
+        )
+    in_sql = set(
+        ComputeNode.objects.filter(
+            needs_sync_q(signature="sig", now=now, due_only=due_only)
+        ).values_list("hostname", flat=True)
+    )
+    in_python = {
+        node.hostname
+        for node in ComputeNode.objects.all()
+        if needs_sync(node, signature="sig", now=now, due_only=due_only)
+    }
+    assert in_sql == in_python
+    assert 0 < len(in_sql) < ComputeNode.objects.count()
