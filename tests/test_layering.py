@@ -1,7 +1,7 @@
 """The rules stay below HTTP: no module of the apps but their edges (``api/``, ``rest/``,
-``management/``, ``admin.py``) imports ``placementsite.api``, nor an edge of any app (which would bring the
+``management/``, ``admin.py``) imports ``placementsite.core.api``, nor an edge of any app (which would bring the
 plumbing in through the back door). Services, selectors and rule modules raise domain errors
-(placementsite.exceptions) and the edges map them. And the apps import each other one way:
+(placementsite.core.exceptions) and the edges map them. And the apps import each other one way:
 scheduling -> allocations -> providers."""
 
 import ast
@@ -13,7 +13,7 @@ from django.conf import settings
 APPS = ("providers", "allocations", "scheduling")
 EDGE_PACKAGES = {"api", "rest", "management"}  # management/commands: edges, too
 EDGE_MODULES = {"admin.py"}
-HTTP_PLUMBING = "placementsite.api"
+HTTP_PLUMBING = "placementsite.core.api"
 
 BASE = Path(settings.BASE_DIR)
 
@@ -110,12 +110,12 @@ def test_the_walk_covers_the_rules_and_skips_the_edges():
 @pytest.mark.parametrize(
     "source, found",
     [
-        ("from placementsite.api.errors import BadRequest", True),
-        ("from placementsite.api import microversion", True),
-        ("from placementsite import api", True),
-        ("import placementsite.api.validation", True),
-        ("from placementsite import exceptions, uuids", False),
-        ("from placementsite.versions import MAX_VERSION", False),
+        ("from placementsite.core.api.errors import BadRequest", True),
+        ("from placementsite.core.api import microversion", True),
+        ("from placementsite.core import api", True),
+        ("import placementsite.core.api.validation", True),
+        ("from placementsite.core import exceptions, uuids", False),
+        ("from placementsite.core.versions import MAX_VERSION", False),
         ("from .api import views", False),
     ],
 )

@@ -5,8 +5,8 @@ import re
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
-from placementsite.api.errors import BadRequest
-from placementsite.rest.views import ApiModelViewSet
+from placementsite.core.api.errors import BadRequest
+from placementsite.core.rest.views import ApiModelViewSet
 
 from ..models import ComputeNode, ResourceClass
 from ..services.compute_nodes import compute_node_report

@@ -6,7 +6,7 @@ from providers.rest.views import ComputeNodeViewSet, ResourceClassViewSet
 from scheduling.rest.moves import MigrationViewSet, ServerMoveViewSet
 from scheduling.rest.views import CapacityViewSet, FlavorViewSet, SchedulerViewSet, ServerViewSet
 
-from .views import ApiRouter, SchemaView
+from .core.rest.views import ApiRouter, SchemaView
 
 router = ApiRouter()
 router.register("flavors", FlavorViewSet, basename="flavor")
