@@ -8,11 +8,11 @@ from placementsite.core.api.errors import BadRequest
 from placementsite.core.api.microversion import since
 from placementsite.core.api.views import PlacementView
 from placementsite.core.gc_pause import cyclic_gc_paused
-from placementsite.observability import metrics
 from providers import query_params as qp
 from providers import request_groups
 
 from .. import candidates as engine
+from .. import metrics
 
 
 def allocation_requests_repr(candidates, version):

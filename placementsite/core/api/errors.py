@@ -25,7 +25,8 @@ from rest_framework import exceptions as drf_exceptions
 
 from placementsite.core import exceptions
 from placementsite.core.exceptions import DEFAULT
-from placementsite.observability import metrics
+
+from . import metrics
 
 logger = logging.getLogger("placement.api")
 
