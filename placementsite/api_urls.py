@@ -1,26 +1,20 @@
-"""URLs of /api/. Each app registers its viewsets on the one router here."""
+"""URLs of /api/. Each app declares its routes on its own router (``<app>/rest/urls.py``); the
+site lists all their collections under one root (``GET /api/``) and serves the OpenAPI schema."""
 
 from django.urls import path
 
-from providers.rest.views import ComputeNodeViewSet, ResourceClassViewSet
-from scheduling.rest.moves import MigrationViewSet, ServerMoveViewSet
-from scheduling.rest.views import CapacityViewSet, FlavorViewSet, SchedulerViewSet, ServerViewSet
+from placementsite.core.rest.views import ApiRouter, SchemaView
+from providers.rest import urls as providers_api
+from scheduling.rest import urls as scheduling_api
 
-from .core.rest.views import ApiRouter, SchemaView
+# The apps that contribute routes, in the order GET /api/ and the schema list them.
+APP_URLS = (scheduling_api, providers_api)
 
-router = ApiRouter()
-router.register("flavors", FlavorViewSet, basename="flavor")
-# Moves of a server: /api/servers/{id}/migrate/ and the like (detail actions only). Registered
-# before ServerViewSet, whose list then names "servers" in GET /api/ (the last one wins there).
-router.register("servers", ServerMoveViewSet, basename="server-move")
-router.register("servers", ServerViewSet, basename="server")
-router.register("migrations", MigrationViewSet, basename="migration")
-router.register("scheduler", SchedulerViewSet, basename="scheduler")
-router.register("capacity", CapacityViewSet, basename="capacity")
-router.register("compute-nodes", ComputeNodeViewSet, basename="compute-node")
-router.register("resource-classes", ResourceClassViewSet, basename="resource-class")
+root = ApiRouter.gathering(*(app.router for app in APP_URLS))
 
 urlpatterns = [
     path("schema/", SchemaView.as_view(), name="api-schema"),
-    *router.urls,
+    # The apps' own patterns, spliced rather than nested so /api/ stays one flat list.
+    *(pattern for app in APP_URLS for pattern in app.urlpatterns),
+    path("", root.get_api_root_view(), name=root.root_view_name),
 ]
