@@ -7,7 +7,7 @@ from django.http import HttpResponseRedirect
 from django.urls import reverse
 from knox.models import AuthToken
 
-from .api.tokens import token_create
+from .core.api.tokens import token_create
 from .models import Heartbeat
 
 # "View site" leads to the operator dashboard (/ is the Placement API's version document).

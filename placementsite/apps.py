@@ -7,7 +7,7 @@ class PlacementSiteConfig(AppConfig):
     verbose_name = "Placement service"
 
     def ready(self):
-        from .api.configuration import check_configuration
+        from .core.api.configuration import check_configuration
         from .tasks import sync_beat_schedule_after_migrate
 
         check_configuration()

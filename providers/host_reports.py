@@ -23,7 +23,7 @@ import os_resource_classes
 import os_traits
 from django.conf import settings
 
-from placementsite.exceptions import DomainError, InvalidRequest
+from placementsite.core.exceptions import DomainError, InvalidRequest
 
 from .capacity import Capacity
 from .models import CUSTOM_NAME_RE, ResourceProvider

@@ -1,5 +1,5 @@
 """Celery tasks of providers: the host sync, periodic and on report (each one call into the
-service)."""
+service), and its beat entry, which the site's schedule collects (placementsite/tasks.py)."""
 
 from celery import shared_task
 
@@ -20,3 +20,11 @@ def sync_compute_node(hostname):
     """Sync one host whose report just changed, if it still needs it; returns its status."""
     outcomes = compute_nodes_sync(hostnames=[hostname])
     return outcomes[0].status if outcomes else None
+
+
+# name -> task and how often (seconds) it runs.
+BEAT_SCHEDULE = {
+    # Hosts that need a sync (a report changed, a retry is due) -> their provider trees; a
+    # changed report also asks for its host's sync at once (sync_compute_node).
+    "compute host sync": {"task": sync_compute_nodes.name, "every_seconds": 60},
+}

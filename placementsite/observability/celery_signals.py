@@ -8,7 +8,7 @@ format as the service's (``PLACEMENT_LOG_FORMAT``).
 
 from celery import signals
 
-from placementsite.api import request_id
+from placementsite.core.api import request_id
 
 from . import logs, metrics
 

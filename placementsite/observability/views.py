@@ -9,8 +9,8 @@ from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from placementsite.api import auth
-from placementsite.api.errors import PlacementError, error_response
+from placementsite.core.api import auth
+from placementsite.core.api.errors import PlacementError, error_response
 
 from . import health, metrics
 

@@ -2,7 +2,7 @@
 
 from rest_framework import serializers
 
-from placementsite.rest.serializers import StrictFieldsMixin, StrictSerializer
+from placementsite.core.rest.serializers import StrictFieldsMixin, StrictSerializer
 
 from ..host_reports import REPORT_FIELDS, resource_class_problem
 from ..models import MAX_INT, ComputeNode, ResourceClass

@@ -3,8 +3,8 @@
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
-from placementsite.api.errors import BadRequest
-from placementsite.rest.views import ApiModelViewSet
+from placementsite.core.api.errors import BadRequest
+from placementsite.core.rest.views import ApiModelViewSet
 
 from ..host_reports import HOSTNAME_RULE, hostname_valid
 from ..models import ComputeNode, ResourceClass

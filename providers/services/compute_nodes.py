@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from placementsite.exceptions import Conflict, InvalidRequest, NotFound
+from placementsite.core.exceptions import Conflict, InvalidRequest, NotFound
 
 from ..host_reports import REPORT_FIELDS, desired_tree, report_digest, tree_problems
 from ..models import ComputeNode, ResourceProvider

@@ -29,7 +29,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from placementsite.exceptions import DomainError, InvalidRequest
+from placementsite.core.exceptions import DomainError, InvalidRequest
 
 from ..host_reports import desired_tree, inventories_of
 from ..models import (

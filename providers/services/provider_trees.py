@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 
 from django.db import IntegrityError, transaction
 
-from placementsite.exceptions import InvalidRequest
+from placementsite.core.exceptions import InvalidRequest
 
 from ..capacity import Capacity
 from ..models import Inventory, ResourceProvider, ResourceProviderTrait

@@ -11,9 +11,9 @@ from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from placementsite import uuids
-from placementsite.rest.serializers import StrictSerializer
-from placementsite.rest.views import ApiViewMixin, ApiViewSet
+from placementsite.core import uuids
+from placementsite.core.rest.serializers import StrictSerializer
+from placementsite.core.rest.views import ApiViewMixin, ApiViewSet
 
 from ..models import Migration, Server
 from ..services import migrations as moves

@@ -3,7 +3,7 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from placementsite.rest.serializers import StrictFieldsMixin
+from placementsite.core.rest.serializers import StrictFieldsMixin
 
 from ..extra_specs import InvalidExtraSpec, validate
 from ..models import Flavor, Server

@@ -8,10 +8,10 @@ from rest_framework import mixins, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from placementsite.api.errors import placement_error_for
-from placementsite.exceptions import Conflict
-from placementsite.rest.errors import error_json
-from placementsite.rest.views import ApiModelViewSet, ApiViewMixin, ApiViewSet
+from placementsite.core.api.errors import placement_error_for
+from placementsite.core.exceptions import Conflict
+from placementsite.core.rest.errors import error_json
+from placementsite.core.rest.views import ApiModelViewSet, ApiViewMixin, ApiViewSet
 
 from ..models import Flavor, Server
 from ..selectors.capacity import flavor_capacity

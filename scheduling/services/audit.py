@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from allocations.models import Allocation
 from allocations.services.allocations import ConsumerAllocations, allocations_replace
-from placementsite.exceptions import Conflict
+from placementsite.core.exceptions import Conflict
 
 from ..extra_specs import translate_flavor
 from ..models import LifecycleRecord, Migration, Server

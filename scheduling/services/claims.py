@@ -12,7 +12,7 @@ from allocations.services.allocations import (
     ProviderGone,
     allocation_replace,
 )
-from placementsite.exceptions import ConcurrentUpdate, Conflict
+from placementsite.core.exceptions import ConcurrentUpdate, Conflict
 
 logger = logging.getLogger("placement.scheduler")
 

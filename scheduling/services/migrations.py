@@ -28,7 +28,7 @@ from allocations.services.allocations import (
     ProviderGone,
     allocations_replace,
 )
-from placementsite.exceptions import ConcurrentUpdate, Conflict, InvalidRequest, NotFound
+from placementsite.core.exceptions import ConcurrentUpdate, Conflict, InvalidRequest, NotFound
 from providers.services.compute_nodes import compute_node_disable
 
 from ..models import LifecycleRecord, Migration, Server

@@ -10,7 +10,7 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from allocations import port as implementation
-from placementsite.exceptions import ConcurrentUpdate
+from placementsite.core.exceptions import ConcurrentUpdate
 from providers import allocations_port
 from providers.allocations_port import AllocationsPort, ConsumerHoldings, port
 from providers.capacity import Capacity

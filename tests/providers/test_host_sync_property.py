@@ -27,7 +27,7 @@ from allocations.services.allocations import (
     allocation_delete,
     allocation_replace,
 )
-from placementsite.exceptions import DomainError
+from placementsite.core.exceptions import DomainError
 from providers.capacity import CAPACITY_FIELDS, Capacity
 from providers.host_reports import desired_tree, inventories_of
 from providers.models import ComputeNode, Inventory, ResourceProvider

@@ -68,7 +68,7 @@ RULES = {
 }
 
 
-# Rules of the project's own API under /api/ (placementsite.rest), which Placement does not
+# Rules of the project's own API under /api/ (placementsite.core.rest), which Placement does not
 # define: rule name -> (secure default, legacy default, description). Placement's legacy
 # defaults are admin-only; these say so explicitly where a service (a host agent) must write.
 API_RULES = {
