@@ -163,8 +163,8 @@ def compute_node_delete(*, hostname: str) -> None:
             names = {m[0]: m[2] for m in members}
             held = sorted({names[provider_id] for provider_id, _class in used})
             raise Conflict(
-                f"Compute host {hostname} cannot be deleted: {', '.join(held)} "
-                "still hold allocations; delete or move them first.",
+                f"Compute host {hostname} cannot be deleted: allocations are held on "
+                f"{', '.join(held)}; delete or move them first.",
                 code=COMPUTE_NODE_IN_USE,
             )
         node.delete()
