@@ -10,7 +10,7 @@ from providers.tasks import SYNC_TASK
 from tests.gunicorn_server import running_gunicorn
 from tests.providers.hosts import report
 
-pytestmark = [pytest.mark.postgresql, pytest.mark.redis]
+pytestmark = pytest.mark.postgresql
 
 PLUGINS = "vcpu,memory,disk"
 
@@ -22,6 +22,7 @@ def vcpu_total(hostname):
     return row.total if row else None
 
 
+@pytest.mark.redis
 def test_beat_schedules_the_sync_and_the_worker_runs_it(celery_worker, settings):
     worker = celery_worker(beat_task=SYNC_TASK, env={"PLACEMENT_RESOURCE_PLUGINS": PLUGINS})
     settings.PLACEMENT_RESOURCE_PLUGINS = PLUGINS.split(",")
@@ -36,6 +37,7 @@ def test_beat_schedules_the_sync_and_the_worker_runs_it(celery_worker, settings)
 
 
 @pytest.mark.live
+@pytest.mark.redis
 def test_a_changed_report_is_synced_by_a_worker_with_no_beat_running(celery_worker, settings):
     """The report's commit asks the worker for that host's sync: no periodic run is needed."""
     worker = celery_worker(env={"PLACEMENT_RESOURCE_PLUGINS": PLUGINS})
@@ -57,3 +59,24 @@ def test_a_changed_report_is_synced_by_a_worker_with_no_beat_running(celery_work
             assert response.status_code in (200, 201), response.text
             worker.wait_for(lambda vcpus=vcpus: vcpu_total("on-report") == vcpus)
     assert ComputeNode.objects.get().sync_status == "ok"
+
+
+@pytest.mark.live
+def test_a_report_is_stored_at_once_when_the_broker_is_down(transactional_db):
+    """The sync asked for at commit cannot be sent: the report still answers (within the
+    client's timeout: the enqueue is not retried) and beat's periodic sync is left to take
+    the host."""
+    env = {
+        "PLACEMENT_RESOURCE_PLUGINS": PLUGINS,
+        "PLACEMENT_SYNC_ON_REPORT": "1",
+        "CELERY_BROKER_URL": "redis://127.0.0.1:1/0",  # nothing listens there
+    }
+    with running_gunicorn(workers=1, env=env) as base:
+        response = requests.put(
+            f"{base}/api/compute-nodes/lonely/",
+            json=report(vcpus=4),
+            headers={"X-Auth-Token": "admin"},
+            timeout=30,
+        )
+    assert response.status_code == 201, response.text
+    assert ComputeNode.objects.get().sync_status == "pending"
