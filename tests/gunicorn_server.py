@@ -5,6 +5,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -39,6 +40,8 @@ def running_gunicorn(*, workers, env=None):
         **(env or {}),
     }
     gunicorn = Path(sys.executable).parent / "gunicorn"
+    # Its log in a file (a pipe nobody reads would fill and stall it), shown if it fails.
+    log = tempfile.TemporaryFile()
     process = subprocess.Popen(
         [
             str(gunicorn),
@@ -55,7 +58,7 @@ def running_gunicorn(*, workers, env=None):
         cwd=ROOT,
         env=environment,
         stdout=subprocess.DEVNULL,
-        stderr=open("/tmp/gunicorn-i21.err", "a"),  # TEMP
+        stderr=log,
     )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -67,7 +70,8 @@ def running_gunicorn(*, workers, env=None):
             except requests.RequestException:
                 pass
             if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("gunicorn did not start")
+                log.seek(0)
+                raise RuntimeError(f"gunicorn did not start: {log.read()[-4000:]!r}")
             time.sleep(0.2)
         yield base
     finally:
@@ -77,3 +81,4 @@ def running_gunicorn(*, workers, env=None):
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+        log.close()
