@@ -231,7 +231,7 @@ SPECTACULAR_SETTINGS = {
 # many days; 0: never (not advised).
 PLACEMENT_TOKEN_TTL_DAYS = env_number("PLACEMENT_TOKEN_TTL_DAYS", 30)
 PLACEMENT_AUTH_STRATEGY = os.environ.get("PLACEMENT_AUTH_STRATEGY", "token")
-PLACEMENT_POLICY_DEFAULTS = os.environ.get("PLACEMENT_POLICY_DEFAULTS", "legacy")
+PLACEMENT_POLICY_DEFAULTS = os.environ.get("PLACEMENT_POLICY_DEFAULTS", "secure")
 PLACEMENT_POLICY_FILE = os.environ.get("PLACEMENT_POLICY_FILE", "")
 # Paths served by Django itself rather than the Placement API plumbing.
 PLACEMENT_NON_API_PREFIXES = (

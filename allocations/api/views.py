@@ -11,6 +11,7 @@ from placementsite.api.errors import BadRequest, NotFound
 from placementsite.api.microversion import since
 from placementsite.api.views import PlacementView, latest
 
+from .. import policies
 from ..selectors import allocations as selectors
 from ..services import allocations as services
 from ..services.allocations import GENERATION_UNCHECKED, ConsumerAllocations
@@ -113,7 +114,7 @@ def consumer_allocations_repr(allocations, version):
 
 class ConsumerAllocationsView(PlacementView):
     def get(self, request, consumer_uuid):
-        self.authorize(request, "placement:allocations:list")
+        self.authorize(request, policies.ALLOCATIONS_LIST)
         allocations = selectors.allocations_for_consumer(consumer_uuid)
         return self.respond(
             request,
@@ -122,7 +123,7 @@ class ConsumerAllocationsView(PlacementView):
         )
 
     def put(self, request, consumer_uuid):
-        self.authorize(request, "placement:allocations:update")
+        self.authorize(request, policies.ALLOCATIONS_UPDATE)
         canonical = _consumer_uuid_or_400(consumer_uuid)
         version = request.microversion
         data = self.json_body(request, schemas.put_allocations_schema(version))
@@ -130,7 +131,7 @@ class ConsumerAllocationsView(PlacementView):
         return self.respond(request, status=204)
 
     def delete(self, request, consumer_uuid):
-        self.authorize(request, "placement:allocations:delete")
+        self.authorize(request, policies.ALLOCATIONS_DELETE)
         services.allocation_delete(consumer_uuid=consumer_uuid)
         return self.respond(request, status=204)
 
@@ -143,7 +144,7 @@ class AllocationsView(PlacementView):
 
     @since("1.13")
     def post(self, request):
-        self.authorize(request, "placement:allocations:manage")
+        self.authorize(request, policies.ALLOCATIONS_MANAGE)
         version = request.microversion
         body = self.json_body(request, schemas.post_allocations_schema(version))
         services.allocations_replace(consumers=_consumers(body, version))
@@ -157,7 +158,7 @@ class ProviderAllocationsView(PlacementView):
     http_method_names = ["get"]
 
     def get(self, request, uuid):
-        self.authorize(request, "placement:resource_providers:allocations:list")
+        self.authorize(request, policies.PROVIDER_ALLOCATIONS_LIST)
         provider = _provider_or_404(
             uuid,
             f"Resource provider '{uuid}' not found: No resource provider with uuid {uuid} found",
@@ -179,7 +180,7 @@ class ProviderUsagesView(PlacementView):
     http_method_names = ["get"]
 
     def get(self, request, uuid):
-        self.authorize(request, "placement:resource_providers:usages")
+        self.authorize(request, policies.PROVIDER_USAGES)
         provider = _provider_or_404(
             uuid,
             f"No resource provider with uuid {uuid} found: "
@@ -199,7 +200,7 @@ class UsagesView(PlacementView):
     def get(self, request):
         version = request.microversion
         project_id = request.GET.get("project_id")
-        self.authorize(request, "placement:usages", {"project_id": project_id})
+        self.authorize(request, policies.USAGES, {"project_id": project_id})
         params = query_params(request, schemas.usages_query_schema(version))
         if version >= (1, 38):
             usages = selectors.usages_for_project_by_consumer_type(
@@ -222,7 +223,7 @@ class ReshaperView(PlacementView):
 
     @since("1.30")
     def post(self, request):
-        self.authorize(request, "placement:reshaper:reshape")
+        self.authorize(request, policies.RESHAPE)
         version = request.microversion
         body = self.json_body(request, schemas.reshaper_schema(version))
         inventories = {

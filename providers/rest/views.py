@@ -5,9 +5,11 @@ import re
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
+from placementsite.api import policy
 from placementsite.api.errors import BadRequest
 from placementsite.rest.views import ApiModelViewSet
 
+from .. import policies
 from ..models import ComputeNode, ResourceClass
 from ..services.compute_nodes import compute_node_report
 from ..services.resource_classes import resource_class_describe
@@ -22,7 +24,10 @@ from .serializers import (
 
 class ComputeNodeViewSet(ApiModelViewSet):
     """Hosts and their reports. ``PUT`` creates or replaces a host's report (idempotent);
-    ``PATCH`` changes only ``enabled``; ``DELETE`` forgets the host (its providers stay)."""
+    ``PATCH`` changes only ``enabled``; ``DELETE`` forgets the host (its providers stay).
+
+    A report naming a provider the host sync did not create is a 409; ``PUT ...?adopt=true``
+    (``placement:api:compute_nodes:adopt``, admins) hands that provider to the sync."""
 
     queryset = ComputeNode.objects.select_related("provider")
     serializer_class = ComputeNodeSerializer
@@ -30,7 +35,7 @@ class ComputeNodeViewSet(ApiModelViewSet):
     ordering_fields = ["hostname", "reported_at", "synced_at", "sync_status"]
     lookup_field = "hostname"
     lookup_value_regex = "[^/]+"
-    policy_prefix = "placement:api:compute_nodes"
+    policy_prefix = policies.COMPUTE_NODES
     http_method_names = ["get", "put", "patch", "delete", "head", "options"]
 
     @extend_schema(request=HostReportSerializer, responses=ComputeNodeSerializer)
@@ -42,10 +47,26 @@ class ComputeNodeViewSet(ApiModelViewSet):
                 "hostname: letters, digits, '.', '_' and '-', at most 150 characters",
                 code="api.invalid",
             )
+        adopt = self._adopt(request)
         report = HostReportSerializer(data=request.data)
         report.is_valid(raise_exception=True)
-        node, created = compute_node_report(hostname=hostname, report=report.validated_data)
+        node, created = compute_node_report(
+            hostname=hostname, report=report.validated_data, adopt=adopt
+        )
         return Response(ComputeNodeSerializer(node).data, status=201 if created else 200)
+
+    def _adopt(self, request):
+        value = request.query_params.get("adopt", "false")
+        if value not in ("true", "false"):
+            raise BadRequest("adopt: true or false", code="api.invalid")
+        if value == "false":
+            return False
+        if not policy.check(policies.COMPUTE_NODES_ADOPT, request.auth):
+            self.permission_denied(
+                request,
+                message=f"Policy does not allow {policies.COMPUTE_NODES_ADOPT} to be performed.",
+            )
+        return True
 
 
 class ResourceClassViewSet(ApiModelViewSet):
@@ -57,7 +78,7 @@ class ResourceClassViewSet(ApiModelViewSet):
     ordering_fields = ["name", "id"]
     lookup_field = "name"
     lookup_value_regex = "[A-Z0-9_]+"
-    policy_prefix = "placement:api:resource_classes"
+    policy_prefix = policies.API_RESOURCE_CLASSES
     http_method_names = ["get", "put", "patch", "head", "options"]
 
     def perform_update(self, serializer):

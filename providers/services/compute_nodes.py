@@ -31,7 +31,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from placementsite.exceptions import ConcurrentUpdate, DomainError, InvalidRequest
+from placementsite.exceptions import ConcurrentUpdate, Conflict, DomainError, InvalidRequest
 
 from ..models import (
     CUSTOM_PREFIX,
@@ -75,17 +75,46 @@ def report_digest(report):
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def compute_node_report(*, hostname, report, now=None):
+class ProviderNotSynced(Conflict):
+    """A host report names a provider the host sync did not create."""
+
+    code = "compute_node.provider_not_synced"
+
+
+def compute_node_report(*, hostname, report, adopt=False, now=None):
     """Create or replace ``hostname``'s report (already validated); returns ``(node, created)``.
 
     Idempotent: the same report again only refreshes ``reported_at`` (the
     host is alive) and does not make the host need a sync.
+
+    A report never takes over a provider the sync did not create: when the host's root
+    provider is not the sync's yet and a provider of its name exists (made through the
+    Placement API), the report is refused (ProviderNotSynced) unless ``adopt``: an admin's
+    explicit choice, which hands that provider to the sync.
     """
     fields = {name: report[name] for name in REPORT_FIELDS}
     fields["report_hash"] = report_digest(report)
     fields["reported_at"] = now or timezone.now()
     with transaction.atomic():
+        node = ComputeNode.objects.select_for_update().filter(hostname=hostname).first()
+        if node is None or node.provider_id is None:
+            taken = _provider_of_the_name(hostname)
+            if taken is not None:
+                if not adopt:
+                    raise ProviderNotSynced(
+                        f"Resource provider {hostname} ({taken.uuid}) was not created by the "
+                        "host sync; an admin may adopt it (PUT with ?adopt=true)."
+                    )
+                fields["provider"] = taken
         return ComputeNode.objects.update_or_create(hostname=hostname, defaults=fields)
+
+
+def _provider_of_the_name(hostname):
+    """The provider named like the host that no host's sync holds, locked; else None."""
+    provider = ResourceProvider.objects.select_for_update().filter(name=hostname).first()
+    if provider is None or ComputeNode.objects.filter(provider=provider).exists():
+        return None
+    return provider
 
 
 def compute_node_set_enabled(*, hostname, enabled):
@@ -379,8 +408,9 @@ def _remove_gone_children(state, new_state, failed):
 
 
 def _provider(node, spec, last, root, by_name):
-    """The host's provider for ``spec`` and whether it is new: the one synced before, one of
-    that name, or a new one."""
+    """The host's provider for ``spec`` and whether it is new: the one synced before, a child
+    of that name under the host's own root, or a new one. A provider of that name anywhere
+    else is not the sync's (creating one then fails on the name, and the sync says so)."""
     provider = None
     if not spec.key and node.provider_id:
         provider = ResourceProvider.objects.filter(pk=node.provider_id).first()
@@ -388,8 +418,10 @@ def _provider(node, spec, last, root, by_name):
         provider = by_name.get(spec.name)
         if provider is None or str(provider.uuid) != last["uuid"]:
             provider = ResourceProvider.objects.filter(uuid=last["uuid"]).first()
-    if provider is None:
-        provider = by_name.get(spec.name)
+    if provider is None and spec.key and root is not None:
+        candidate = by_name.get(spec.name)
+        if candidate is not None and candidate.parent_id == root.id:
+            provider = candidate
     if provider is None:
         provider = resource_provider_create(
             name=spec.name, parent_uuid=root.uuid if root is not None else None

@@ -12,13 +12,14 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from placementsite import uuids
-from placementsite.rest.views import ApiViewMixin, ApiViewSet
+from placementsite.rest.views import ApiViewMixin, ApiViewSet, ProjectScopedMixin
 
+from .. import policies
 from ..models import Migration, Server
 from ..services import migrations as moves
 from ..services.servers import NoValidHost
 from .serializers import FlavorField
-from .views import no_valid_host_response
+from .views import no_valid_host_response, with_flavors
 
 # --- serializers ---------------------------------------------------------------------------
 
@@ -129,7 +130,7 @@ def _migration_response(migration, status=200):
 class ServerMoveViewSet(ApiViewSet):
     """Moves of one server; each answers the Migration it started."""
 
-    policy_prefix = "placement:api:servers"
+    policy_prefix = policies.SERVERS
     lookup_value_regex = "[^/]+"
 
     def _server(self, pk):
@@ -139,10 +140,11 @@ class ServerMoveViewSet(ApiViewSet):
         server = Server.objects.select_related("flavor", "host").filter(uuid=named).first()
         if server is None:
             raise Http404
+        self.check_object_permissions(self.request, server)
         return server
 
     def _move(self, request, pk, kind, serializer_class):
-        body = serializer_class(data=request.data)
+        body = serializer_class(data=request.data, context=with_flavors(request))
         body.is_valid(raise_exception=True)
         data = body.validated_data
         try:
@@ -181,7 +183,11 @@ class ServerMoveViewSet(ApiViewSet):
 
 
 class MigrationViewSet(
-    ApiViewMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+    ProjectScopedMixin,
+    ApiViewMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    viewsets.GenericViewSet,
 ):
     """Moves, newest first. Filters: ``status`` (repeatable), ``kind``, ``server``, ``host``
     (source or destination, name or uuid), ``older_than`` (ISO 8601), ``in_flight``."""
@@ -192,7 +198,8 @@ class MigrationViewSet(
     ordering_fields = ["created_at", "updated_at", "status", "kind"]
     lookup_field = "uuid"
     lookup_url_kwarg = "pk"
-    policy_prefix = "placement:api:migrations"
+    policy_prefix = policies.MIGRATIONS
+    all_projects_rule = policies.MIGRATIONS_ALL_PROJECTS
 
     def get_object(self):
         named = uuids.parse(self.kwargs["pk"])
