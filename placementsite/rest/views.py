@@ -4,7 +4,6 @@ from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.views import SpectacularAPIView
 from rest_framework import filters, routers, viewsets
 from rest_framework.negotiation import DefaultContentNegotiation
-from rest_framework.parsers import JSONParser
 from rest_framework.renderers import JSONRenderer
 
 from placementsite.api import policy
@@ -13,6 +12,7 @@ from . import schema  # noqa: F401  (registers the token scheme with drf-spectac
 from .authentication import PlacementTokenAuthentication
 from .errors import exception_handler
 from .pagination import ApiPagination
+from .parsers import ApiJSONParser
 from .permissions import PolicyPermission
 
 
@@ -23,7 +23,7 @@ class ApiViewMixin:
     authentication_classes = [PlacementTokenAuthentication]
     permission_classes = [PolicyPermission]
     renderer_classes = [JSONRenderer]
-    parser_classes = [JSONParser]
+    parser_classes = [ApiJSONParser]
     content_negotiation_class = DefaultContentNegotiation
     pagination_class = ApiPagination
     filter_backends = [DjangoFilterBackend, filters.OrderingFilter]
