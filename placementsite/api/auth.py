@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from .errors import Unauthorized
+from .errors import KeystoneUnauthorized, Unauthorized
 
 logger = logging.getLogger("placement.api")
 
@@ -136,14 +136,14 @@ def keystone_context(meta):
             "PLACEMENT_AUTH_STRATEGY=keystone but the request did not pass keystonemiddleware: "
             "serve placementsite.wsgi:application (gunicorn), which wraps it"
         )
-        raise Unauthorized("Authentication required")
+        raise KeystoneUnauthorized("Authentication required")
     # With a service token, auth_token says whether it was valid (and had a service role).
     if meta.get(SERVICE_IDENTITY_STATUS, "Confirmed") != "Confirmed":
-        raise Unauthorized("Invalid service token")
+        raise KeystoneUnauthorized("Invalid service token")
     if meta.get(IDENTITY_STATUS) != "Confirmed" or not token_auth.has_user_token:
         if not meta.get(TOKEN_HEADER):
-            raise Unauthorized("Authentication required")
-        raise Unauthorized("Invalid authentication token")
+            raise KeystoneUnauthorized("Authentication required")
+        raise KeystoneUnauthorized("Invalid authentication token")
     user = token_auth.user
     system_scope = "all" if user.system_scoped and (user.system or {}).get("all") else None
     domain_id = user.domain_id if user.domain_scoped else None
