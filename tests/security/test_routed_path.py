@@ -7,7 +7,6 @@ import logging
 import pytest
 from django.test import Client
 
-
 pytestmark = pytest.mark.django_db
 
 
