@@ -38,7 +38,7 @@ from providers.capacity import CapacityExceeded
 from providers.models import Inventory, ResourceClass
 from providers.services.generations import bump_generation, providers_for_update
 from providers.services.inventories import FIELDS as INVENTORY_FIELDS
-from providers.services.inventories import inventories_write
+from providers.services.inventories import InventoryClassUnknown, inventories_write
 
 from ..models import Allocation, Consumer, ConsumerType, Project, User
 from ..selectors.usage import usage_by_provider_and_class
@@ -139,8 +139,10 @@ def allocations_reshape(*, inventories, consumers, microversion):
     try:
         with _database_conflicts_reported():
             _AllocationWrite(consumers).run(inventories=inventories, microversion=microversion)
-    except UnknownResourceClass as exc:
-        raise InvalidRequest(f"malformed reshaper data: {exc.detail}") from None
+    except (UnknownResourceClass, InventoryClassUnknown) as exc:
+        raise InvalidRequest(
+            f"malformed reshaper data: No such resource class {exc.name}."
+        ) from None
 
 
 # --- the write ---------------------------------------------------------------
