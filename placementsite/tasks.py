@@ -10,11 +10,13 @@ import logging
 import socket
 
 from celery import shared_task
+from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
 from .models import Heartbeat
+from .observability.processes import task_runs_prune
 
 HEARTBEAT_TASK = "placementsite.tasks.heartbeat"
 
@@ -82,7 +84,9 @@ def sync_beat_schedule_after_migrate(sender, using="default", **kwargs):
 
 @shared_task(name=HEARTBEAT_TASK)
 def heartbeat():
-    """Periodic proof of life: when did the worker and beat last run."""
+    """Periodic proof of life: when did the worker and beat last run. Also forgets the task
+    runs older than the history is kept."""
     runs = heartbeat_record(name="heartbeat", hostname=socket.gethostname()).runs
     logger.info("heartbeat recorded (run %s)", runs)
+    task_runs_prune(keep_days=settings.PLACEMENT_HISTORY_RETENTION_DAYS)
     return runs

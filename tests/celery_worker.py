@@ -40,6 +40,13 @@ class Worker:
     queue: str
     broker_url: str
     log_path: Path
+    process: subprocess.Popen | None = None
+
+    def kill(self):
+        """SIGKILL the worker whole (and its beat): nothing of it can say it stopped."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=10)
 
     def log(self, tail=4000):
         return self.log_path.read_text()[-tail:]
@@ -61,10 +68,12 @@ class Worker:
         pytest.fail("condition not met; worker log:\n" + self.log())
 
 
-def _command(queue, beat, log_dir):
+def _command(queue, beat, log_dir, include=()):
     command = [sys.executable, "-m", "celery", "-A", "placementsite", "worker"]
     if beat:
         command += ["--beat", "--schedule", str(log_dir / f"{queue}.beat-schedule")]
+    if include:
+        command += ["--include", ",".join(include)]
     return command + [
         "--pool",
         "solo",
@@ -124,14 +133,19 @@ def _schedule_only(task, queue):
 
 
 @contextlib.contextmanager
-def running_worker(*, database_url, log_dir, beat_task=None, env=None):
+def running_worker(
+    *, database_url, log_dir, beat_task=None, env=None, include=(), queue=None, broker=None
+):
     """A worker on ``database_url`` until the block ends. ``beat_task``: with an embedded beat
-    running that periodic task alone, every second. ``env``: more environment variables."""
-    queue = f"placement-test-{uuid.uuid4().hex[:12]}"
+    running that periodic task alone, every second. ``env``: more environment variables.
+    ``include``: more task modules to import. ``queue``: its queue, hence its node name
+    (``queue@host``), to start a worker again as the same node. ``broker``: another broker
+    than the tests' own."""
+    queue = queue or f"placement-test-{uuid.uuid4().hex[:12]}"
     worker = Worker(
         queue=queue,
-        broker_url=broker_url(),
-        log_path=log_dir / f"{queue}.log",
+        broker_url=broker or broker_url(),
+        log_path=log_dir / f"{queue}-{uuid.uuid4().hex[:6]}.log",
     )
     beat = beat_task is not None
     if beat:
@@ -146,13 +160,14 @@ def running_worker(*, database_url, log_dir, beat_task=None, env=None):
     }
     with open(worker.log_path, "w") as log:
         process = subprocess.Popen(
-            _command(worker.queue, beat, log_dir),
+            _command(worker.queue, beat, log_dir, include),
             cwd=ROOT,
             env=environment,
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: beat's process is stopped too
         )
+    worker.process = process
     try:
         _wait_until_ready(process, worker, beat)
         yield worker

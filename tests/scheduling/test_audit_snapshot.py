@@ -73,8 +73,6 @@ def test_a_move_between_the_audits_reads_is_no_finding(cloud, monkeypatch):
     _api, server = cloud
     between_the_audits_reads(
         monkeypatch,
-        lambda: PlacementClient(version="latest").post(
-            f"/api/servers/{server['id']}/migrate/", {}
-        ),
+        lambda: PlacementClient(version="latest").post(f"/api/servers/{server['id']}/migrate/", {}),
     )
     assert audit.placement_audit().findings == []
