@@ -2,11 +2,15 @@
 worker starts again; the detailed health check sees a worker on another (dead) broker, and a
 fresh worker with beat is healthy at once."""
 
+import os
+import signal
+
 import pytest
 
 from placementsite.models import ServiceProcess, TaskRun
 from placementsite.observability import health
 from placementsite.tasks import HEARTBEAT_TASK
+from tests.celery_worker import ROOT
 from tests.observability.slow_tasks import SLEEPS
 
 pytestmark = [pytest.mark.postgresql, pytest.mark.redis]
@@ -66,3 +70,42 @@ def test_a_warm_shutdown_takes_the_worker_off_the_list(celery_worker, tmp_path):
     with running_worker(database_url=test_database_url(), log_dir=tmp_path):
         assert ServiceProcess.objects.filter(kind="worker").count() == 1
     assert not ServiceProcess.objects.filter(kind="worker").exists()
+
+
+def _worker_unit():
+    text = (ROOT / "docs" / "deploy.md").read_text()
+    start = text.index("# /etc/systemd/system/placement-worker.service")
+    return text[start : text.index("```", start)]
+
+
+def _unit_setting(unit, name):
+    (value,) = [line.split("=", 1)[1] for line in unit.splitlines() if line.startswith(name + "=")]
+    return value
+
+
+def test_the_documented_worker_unit_stops_with_a_warm_shutdown():
+    unit = _worker_unit()
+    assert _unit_setting(unit, "KillMode") == "mixed"
+    assert _unit_setting(unit, "KillSignal") == "SIGTERM"
+    assert int(_unit_setting(unit, "TimeoutStopSec")) >= 600
+
+
+def test_sigterm_to_the_main_process_lets_the_running_task_finish(celery_worker):
+    """What KillMode=mixed does: the worker stops taking tasks and waits for the running one."""
+    worker = celery_worker(include=["tests.observability.slow_tasks"], pool="prefork")
+    worker.send_with(SLEEPS, kwargs={"seconds": 4})
+    worker.wait_for(lambda: TaskRun.objects.filter(task=SLEEPS).exists())
+    worker.terminate_main_process()
+    worker.process.wait(timeout=60)
+    run = TaskRun.objects.get(task=SLEEPS)
+    assert run.state == TaskRun.State.SUCCEEDED, worker.log()
+
+
+def test_sigterm_to_every_process_kills_the_running_task(celery_worker):
+    """What the default KillMode=control-group does: the pool's child dies with its task."""
+    worker = celery_worker(include=["tests.observability.slow_tasks"], pool="prefork")
+    worker.send_with(SLEEPS, kwargs={"seconds": 20})
+    worker.wait_for(lambda: TaskRun.objects.filter(task=SLEEPS).exists())
+    os.killpg(worker.process.pid, signal.SIGTERM)
+    worker.process.wait(timeout=60)
+    assert TaskRun.objects.get(task=SLEEPS).state != TaskRun.State.SUCCEEDED
