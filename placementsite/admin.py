@@ -9,8 +9,9 @@ from django.http import HttpResponseRedirect
 from django.urls import reverse
 from knox.models import AuthToken
 
+from .admin_base import ViewOnlyAdmin
 from .api.tokens import token_create
-from .models import Heartbeat
+from .models import Heartbeat, ServiceProcess, TaskRun
 
 # "View site" leads to the operator dashboard (/ is the Placement API's version document).
 admin.site.site_url = "/dashboard/"
@@ -28,6 +29,24 @@ class HeartbeatAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False  # only the task writes heartbeats
+
+
+@admin.register(TaskRun)
+class TaskRunAdmin(ViewOnlyAdmin):
+    """Every Celery task run, from its start; ``lost``: its worker was killed during it."""
+
+    list_display = ["task", "state", "worker", "started_at", "finished_at"]
+    list_filter = ["state", "task"]
+    search_fields = ["task", "task_id", "worker"]
+    date_hierarchy = "started_at"
+
+
+@admin.register(ServiceProcess)
+class ServiceProcessAdmin(ViewOnlyAdmin):
+    """The Celery workers and beats last seen alive."""
+
+    list_display = ["kind", "name", "started_at", "last_seen"]
+    list_filter = ["kind"]
 
 
 class ApiTokenCreateForm(forms.ModelForm):
