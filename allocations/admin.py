@@ -9,8 +9,8 @@ as ``DELETE /allocations/{consumer}`` (provider generations left alone).
 from django.contrib import admin, messages
 from django.http import HttpResponseRedirect
 
-from placementsite.admin_base import CountedAdmin, NoWrites, ReadOnlyInline, ViewOnlyAdmin
-from placementsite.exceptions import DomainError
+from placementsite.core.admin_base import CountedAdmin, NoWrites, ReadOnlyInline, ViewOnlyAdmin
+from placementsite.core.exceptions import DomainError
 
 from .models import Allocation, Consumer, ConsumerType, Project, User
 from .services.allocations import allocation_delete

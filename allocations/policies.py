@@ -1,7 +1,7 @@
 """The policy rules of the allocations app: Placement's rules for allocations, usages and the
-reshaper (defaults as Placement 16's; ``placementsite.api.policy`` explains how they apply)."""
+reshaper (defaults as Placement 16's; ``placementsite.core.api.policy`` explains how they apply)."""
 
-from placementsite.api.policy import (
+from placementsite.core.api.policy import (
     ADMIN_OR_PROJECT_READER_OR_SERVICE,
     ADMIN_OR_SERVICE,
     SERVICE,

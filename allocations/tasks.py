@@ -1,4 +1,5 @@
-"""Celery tasks of allocations: capacity and usage history for the dashboard's charts."""
+"""Celery tasks of allocations: capacity and usage history for the dashboard's charts, and their
+beat entry, which the site's schedule collects (placementsite/tasks.py)."""
 
 from celery import shared_task
 
@@ -15,3 +16,10 @@ def sample_usage():
     recorded = usage_samples_record(usage=usage_by_provider_and_class())
     history_prune()
     return recorded
+
+
+# name -> task and how often (seconds) it runs.
+BEAT_SCHEDULE = {
+    # Usage per provider and class for the history charts, and pruning.
+    "usage history": {"task": sample_usage.name, "every_seconds": 900},
+}

@@ -9,8 +9,8 @@ from django.http import HttpResponseRedirect
 from django.urls import reverse
 from knox.models import AuthToken
 
-from .admin_base import ViewOnlyAdmin
-from .api.tokens import token_create
+from .core.admin_base import ViewOnlyAdmin
+from .core.api.tokens import token_create
 from .models import Heartbeat, ServiceProcess, TaskRun
 
 # "View site" leads to the operator dashboard (/ is the Placement API's version document).

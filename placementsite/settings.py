@@ -11,7 +11,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from placementsite import private_files, secret_key
+from placementsite.core import private_files, secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("PLACEMENT_VAR_DIR", BASE_DIR / "var"))
@@ -34,7 +34,7 @@ def env_list(name):
 
 
 # Never a fixed fallback: without the variable, a random key generated on the first start into
-# a file only the service user can read (placementsite/secret_key.py).
+# a file only the service user can read (placementsite/core/secret_key.py).
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY") or secret_key.load_or_create(
     VAR_DIR / "secret_key"
 )
@@ -98,10 +98,10 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     # Outermost, so that CORS preflights are answered before authentication.
-    "placementsite.api.cors.CorsMiddleware",
+    "placementsite.core.api.cors.CorsMiddleware",
     # Request counts and latencies (django-prometheus) of every request, refusals included.
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
-    "placementsite.api.middleware.PlacementApiMiddleware",
+    "placementsite.core.api.middleware.PlacementApiMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # The admin's static files, served by the application server itself.
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -206,16 +206,16 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # collectstatic fills it (script
 LOGIN_URL = "/admin/login/"
 
 REST_FRAMEWORK = {
-    # Authentication and policy are Placement's own (placementsite.api.auth);
+    # Authentication and policy are Placement's own (placementsite.core.api.auth);
     # DRF only parses, dispatches and renders.
     "DEFAULT_AUTHENTICATION_CLASSES": [],
     "DEFAULT_PERMISSION_CLASSES": [],
     "UNAUTHENTICATED_USER": None,
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": [],
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "placementsite.api.negotiation.PlacementNegotiation",
-    "EXCEPTION_HANDLER": "placementsite.api.errors.exception_handler",
-    # /api/ views (placementsite.rest) bring their own classes; only the schema is global.
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "placementsite.core.api.negotiation.PlacementNegotiation",
+    "EXCEPTION_HANDLER": "placementsite.core.api.errors.exception_handler",
+    # /api/ views (placementsite.core.rest) bring their own classes; only the schema is global.
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
 
@@ -228,15 +228,15 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
-    "PREPROCESSING_HOOKS": ["placementsite.rest.schema.only_rest_api"],
+    "PREPROCESSING_HOOKS": ["placementsite.core.rest.schema.only_rest_api"],
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "placementsite.rest.schema.document_errors",
+        "placementsite.core.rest.schema.document_errors",
     ],
 }
 
 # --- Placement API -------------------------------------------------------
-# API tokens (X-Auth-Token of the token strategy, placementsite.api.tokens) expire after this
+# API tokens (X-Auth-Token of the token strategy, placementsite.core.api.tokens) expire after this
 # many days; 0: never (not advised).
 PLACEMENT_TOKEN_TTL_DAYS = env_number("PLACEMENT_TOKEN_TTL_DAYS", 30)
 PLACEMENT_AUTH_STRATEGY = os.environ.get("PLACEMENT_AUTH_STRATEGY", "token")
@@ -252,7 +252,7 @@ PLACEMENT_NON_API_PREFIXES = (
     "/healthcheck",
     "/metrics",
 )
-# The project's own REST API (DRF, placementsite.rest): request ids and error bodies as the
+# The project's own REST API (DRF, placementsite.core.rest): request ids and error bodies as the
 # Placement API, but its own authentication class and no microversions.
 PLACEMENT_REST_API_PREFIX = "/api/"
 # Placement's [placement]randomize_allocation_candidates and a safety cap.
@@ -393,7 +393,7 @@ LOGGING = {
             "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
         },
     },
-    "filters": {"request_id": {"()": "placementsite.api.request_id.RequestIdLogFilter"}},
+    "filters": {"request_id": {"()": "placementsite.core.api.request_id.RequestIdLogFilter"}},
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",

@@ -1,9 +1,10 @@
-"""Celery tasks of the service itself, and the beat schedule declared once.
+"""Celery tasks of the service itself, and the beat schedule collected once.
 
-``BEAT_SCHEDULE`` is the code's declaration of the periodic tasks. It is
-written into django-celery-beat's tables after every ``migrate`` (see
-``PlacementSiteConfig.ready``) only where an entry is missing, so operators
-may change or disable an entry in the admin and keep their change.
+Each app declares its beat entries next to its tasks (``<app>/tasks.py``, ``BEAT_SCHEDULE``,
+naming the task objects); ``BEAT_SCHEDULE`` here is the site's heartbeat plus every app's. It
+is written into django-celery-beat's tables after every ``migrate`` (see
+``PlacementSiteConfig.ready``) only where an entry is missing, so operators may change or
+disable an entry in the admin and keep their change.
 """
 
 import logging
@@ -11,9 +12,14 @@ import socket
 
 from celery import shared_task
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
+
+from allocations import tasks as allocations_tasks
+from providers import tasks as providers_tasks
+from scheduling import tasks as scheduling_tasks
 
 from .models import Heartbeat
 from .observability.processes import task_runs_prune
@@ -21,19 +27,6 @@ from .observability.processes import task_runs_prune
 HEARTBEAT_TASK = "placementsite.tasks.heartbeat"
 
 logger = logging.getLogger("placement.tasks")
-
-# name -> task and how often (seconds) it runs.
-BEAT_SCHEDULE = {
-    "placement heartbeat": {"task": HEARTBEAT_TASK, "every_seconds": 60},
-    # scheduling/tasks.py: allocations left by finished moves, expired leases.
-    "migration cleanup": {"task": "scheduling.tasks.cleanup_migrations", "every_seconds": 300},
-    # scheduling/tasks.py: orphaned and missing allocations, reported (never deleted).
-    "allocation audit": {"task": "scheduling.tasks.audit_allocations", "every_seconds": 3600},
-    # providers/tasks.py: hosts whose report changed -> providers, inventories, traits.
-    "compute host sync": {"task": "providers.tasks.sync_compute_nodes", "every_seconds": 60},
-    # allocations/tasks.py: usage per provider and class for the history charts, and pruning.
-    "usage history": {"task": "allocations.tasks.sample_usage", "every_seconds": 900},
-}
 
 
 def heartbeat_record(*, name, hostname=""):
@@ -49,6 +42,36 @@ def heartbeat_record(*, name, hostname=""):
             )
             heartbeat.refresh_from_db()
     return heartbeat
+
+
+@shared_task(name=HEARTBEAT_TASK)
+def heartbeat():
+    """Periodic proof of life: when did the worker and beat last run. Also forgets the task
+    runs older than the history is kept."""
+    runs = heartbeat_record(name="heartbeat", hostname=socket.gethostname()).runs
+    logger.info("heartbeat recorded (run %s)", runs)
+    task_runs_prune(keep_days=settings.PLACEMENT_HISTORY_RETENTION_DAYS)
+    return runs
+
+
+def beat_schedule_collect(*schedules):
+    """One schedule of the given ones (name -> entry), refusing a name declared twice."""
+    collected = {}
+    for schedule in schedules:
+        for name, entry in schedule.items():
+            if name in collected:
+                raise ImproperlyConfigured(f"beat entry {name!r} is declared twice")
+            collected[name] = entry
+    return collected
+
+
+# name -> task and how often (seconds) it runs: the site's heartbeat, then what the apps declare.
+BEAT_SCHEDULE = beat_schedule_collect(
+    {"placement heartbeat": {"task": heartbeat.name, "every_seconds": 60}},
+    scheduling_tasks.BEAT_SCHEDULE,
+    providers_tasks.BEAT_SCHEDULE,
+    allocations_tasks.BEAT_SCHEDULE,
+)
 
 
 def beat_schedule_sync(*, schedule=None, using="default"):
@@ -80,13 +103,3 @@ def sync_beat_schedule_after_migrate(sender, using="default", **kwargs):
 
     if PeriodicTask._meta.db_table in connections[using].introspection.table_names():
         beat_schedule_sync(using=using)
-
-
-@shared_task(name=HEARTBEAT_TASK)
-def heartbeat():
-    """Periodic proof of life: when did the worker and beat last run. Also forgets the task
-    runs older than the history is kept."""
-    runs = heartbeat_record(name="heartbeat", hostname=socket.gethostname()).runs
-    logger.info("heartbeat recorded (run %s)", runs)
-    task_runs_prune(keep_days=settings.PLACEMENT_HISTORY_RETENTION_DAYS)
-    return runs

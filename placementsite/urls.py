@@ -4,14 +4,14 @@ under /admin/ and the dashboard under /dashboard/."""
 from django.contrib import admin
 from django.urls import include, path
 
-from placementsite.api.views import RootView
+from placementsite.core.api.views import RootView
 from placementsite.dashboard import errors
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("dashboard/", include("placementsite.dashboard.urls")),
     path("favicon.ico", errors.favicon, name="favicon"),
-    path("api/", include("placementsite.rest.urls")),
+    path("api/", include("placementsite.api_urls")),
     path("", include("placementsite.observability.urls")),
     path("", RootView.as_view(), name="root"),
     path("", include("providers.api.urls")),

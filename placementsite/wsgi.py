@@ -5,7 +5,7 @@ import os
 from django.conf import settings
 from django.core.wsgi import get_wsgi_application
 
-from placementsite.api import keystone
+from placementsite.core.api import keystone
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "placementsite.settings")
 

@@ -2,7 +2,7 @@
 
 The admin is one more edge, like the API: every write goes through the
 services in ``providers/services``, inside the admin's transaction. A domain
-error (``placementsite.exceptions``) a service raises becomes a form error, so
+error (``placementsite.core.exceptions``) a service raises becomes a form error, so
 an edit the API would refuse is refused here with the same message, and
 nothing is written.
 
@@ -19,10 +19,10 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils.html import format_html
 
-from placementsite import uuids
-from placementsite.admin_base import CountedAdmin, NoWrites, ReadOnlyInline, ViewOnlyAdmin
-from placementsite.api import microversion
-from placementsite.exceptions import DomainError, DuplicateName, InvalidRequest
+from placementsite.core import uuids
+from placementsite.core.admin_base import CountedAdmin, NoWrites, ReadOnlyInline, ViewOnlyAdmin
+from placementsite.core.api import microversion
+from placementsite.core.exceptions import DomainError, DuplicateName, InvalidRequest
 
 from .models import (
     Aggregate,

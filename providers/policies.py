@@ -2,12 +2,12 @@
 classes, inventories, aggregates and traits, and those of ``/api/`` compute
 hosts and resource class metadata.
 
-Defaults as Placement 16's (``placementsite.api.policy`` explains how they apply); the rules of
+Defaults as Placement 16's (``placementsite.core.api.policy`` explains how they apply); the rules of
 ``/api/`` follow the same pattern: admins and services, and for a host's report any service
 whatever the defaults, since that is what a host agent holds.
 """
 
-from placementsite.api.policy import ADMIN, ADMIN_OR_SERVICE, rule
+from placementsite.core.api.policy import ADMIN, ADMIN_OR_SERVICE, rule
 
 RESOURCE_PROVIDERS_LIST = "placement:resource_providers:list"
 RESOURCE_PROVIDERS_CREATE = "placement:resource_providers:create"

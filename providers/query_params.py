@@ -9,7 +9,7 @@ import functools
 
 import jsonschema
 
-from placementsite import json_schema, uuids
+from placementsite.core import json_schema, uuids
 from providers.request_groups import suffix_pattern
 
 # A format checker whose "uuid" is as lenient as Placement's (oslo's is_uuid_like).

@@ -24,8 +24,8 @@ views; this module parses values already schema-checked.
 import re
 from dataclasses import dataclass, field
 
-from placementsite import uuids
-from placementsite.exceptions import (
+from placementsite.core import uuids
+from placementsite.core.exceptions import (
     ILLEGAL_DUPLICATE_QUERYPARAM,
     QUERYPARAM_BAD_VALUE,
     QUERYPARAM_MISSING_VALUE,

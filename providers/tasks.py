@@ -1,4 +1,5 @@
-"""Celery tasks of providers: the periodic host sync (one call into the service)."""
+"""Celery tasks of providers: the periodic host sync (one call into the service), and its beat
+entry, which the site's schedule collects (placementsite/tasks.py)."""
 
 from celery import shared_task
 
@@ -11,3 +12,10 @@ SYNC_TASK = "providers.tasks.sync_compute_nodes"
 def sync_compute_nodes():
     """Sync every host whose report changed; returns how many were synced."""
     return len(compute_nodes_sync())
+
+
+# name -> task and how often (seconds) it runs.
+BEAT_SCHEDULE = {
+    # Hosts whose report changed -> providers, inventories, traits.
+    "compute host sync": {"task": sync_compute_nodes.name, "every_seconds": 60},
+}

@@ -5,7 +5,7 @@ the cleanup and the audit recorded (read-only: every change goes through the ser
 from django import forms
 from django.contrib import admin
 
-from placementsite.admin_base import ReadOnlyInline, ViewOnlyAdmin
+from placementsite.core.admin_base import ReadOnlyInline, ViewOnlyAdmin
 
 from .extra_specs import InvalidExtraSpec, validate
 from .models import AggregateMetadata, Flavor, FlavorAccess, LifecycleRecord, Migration, Server

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 
 from django.http import QueryDict
 
-from placementsite.exceptions import InvalidRequest
-from placementsite.versions import MAX_VERSION
+from placementsite.core.exceptions import InvalidRequest
+from placementsite.core.versions import MAX_VERSION
 from providers import query_params as qp
 from providers import request_groups
 from providers.models import MAX_INT, ResourceClass, Trait

@@ -8,7 +8,7 @@ caller's own project's rows unless ``...:all_projects`` allows it every project'
 (``/api/flavors/{id}/access/``) or by callers ``placement:api:flavors:all_projects`` allows.
 """
 
-from placementsite.api.policy import ADMIN, ADMIN_OR_SERVICE, rule
+from placementsite.core.api.policy import ADMIN, ADMIN_OR_SERVICE, rule
 
 ALLOCATION_CANDIDATES_LIST = "placement:allocation_candidates:list"
 

@@ -1,5 +1,6 @@
 """Celery tasks of the scheduler: the migration cleanup and the allocation audit (report only).
-Their beat entries are declared in placementsite.tasks.BEAT_SCHEDULE."""
+Their beat entries are declared here (``BEAT_SCHEDULE``); the site's schedule collects them
+(placementsite/tasks.py)."""
 
 from celery import shared_task
 
@@ -25,3 +26,12 @@ def cleanup_migrations():
 def audit_allocations():
     result = placement_audit(origin="task")
     return {"findings": len(result.findings)}
+
+
+# name -> task and how often (seconds) it runs.
+BEAT_SCHEDULE = {
+    # Allocations left by finished moves, expired leases.
+    "migration cleanup": {"task": cleanup_migrations.name, "every_seconds": 300},
+    # Orphaned and missing allocations, reported (never deleted).
+    "allocation audit": {"task": audit_allocations.name, "every_seconds": 3600},
+}

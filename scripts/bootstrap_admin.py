@@ -23,8 +23,8 @@ def main():
     from django.conf import settings
     from django.contrib.auth import get_user_model
 
-    from placementsite.api.tokens import token_create
-    from placementsite.private_files import write_private
+    from placementsite.core.api.tokens import token_create
+    from placementsite.core.private_files import write_private
 
     user_model = get_user_model()
     base_url = os.environ.get(

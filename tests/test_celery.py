@@ -1,10 +1,16 @@
 """Celery: the heartbeat task run by a real worker, and the beat schedule in the DB."""
 
 import pytest
+from django.core.exceptions import ImproperlyConfigured
 from django_celery_beat.models import PeriodicTask
 
 from placementsite.models import Heartbeat
-from placementsite.tasks import BEAT_SCHEDULE, HEARTBEAT_TASK, beat_schedule_sync
+from placementsite.tasks import (
+    BEAT_SCHEDULE,
+    HEARTBEAT_TASK,
+    beat_schedule_collect,
+    beat_schedule_sync,
+)
 
 
 @pytest.mark.postgresql
@@ -45,3 +51,19 @@ def test_heartbeat_task_counts_runs(db):
     heartbeat.apply()
     heartbeat.apply()
     assert Heartbeat.objects.get(name="heartbeat").runs == 2
+
+
+def test_the_schedule_collects_what_each_app_declares_next_to_its_tasks():
+    import allocations.tasks
+    import providers.tasks
+    import scheduling.tasks
+
+    for app_tasks in (providers.tasks, allocations.tasks, scheduling.tasks):
+        assert app_tasks.BEAT_SCHEDULE
+        assert app_tasks.BEAT_SCHEDULE.items() <= BEAT_SCHEDULE.items()
+
+
+def test_a_beat_entry_declared_twice_is_refused():
+    entry = {"task": HEARTBEAT_TASK, "every_seconds": 60}
+    with pytest.raises(ImproperlyConfigured, match="'twice' is declared twice"):
+        beat_schedule_collect({"twice": entry}, {"twice": entry})

@@ -4,7 +4,7 @@ import gc
 
 import pytest
 
-from placementsite.gc_pause import cyclic_gc_paused
+from placementsite.core.gc_pause import cyclic_gc_paused
 
 
 def test_pauses_and_restores_even_when_the_block_raises():

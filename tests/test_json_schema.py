@@ -1,9 +1,9 @@
-"""placementsite.json_schema: jsonschema's answers, with each schema compiled once."""
+"""placementsite.core.json_schema: jsonschema's answers, with each schema compiled once."""
 
 import jsonschema
 import pytest
 
-from placementsite import json_schema
+from placementsite.core import json_schema
 
 SCHEMA = {
     "type": "object",

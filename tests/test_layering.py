@@ -1,8 +1,12 @@
 """The rules stay below HTTP: no module of the apps but their edges (``api/``, ``rest/``,
-``management/``, ``admin.py``) imports ``placementsite.api``, nor an edge of any app (which would bring the
-plumbing in through the back door). Services, selectors and rule modules raise domain errors
-(placementsite.exceptions) and the edges map them. And the apps import each other one way:
-scheduling -> allocations -> providers."""
+``management/``, ``admin.py``) imports ``placementsite.core.api``, nor an edge of any app (which
+would bring the plumbing in through the back door). Services, selectors and rule modules raise
+domain errors (placementsite.core.exceptions) and the edges map them. The apps import each other
+one way: scheduling -> allocations -> providers -> placementsite.core. ``placementsite`` is two
+layers: its bottom package ``core`` imports no app and nothing of the site layer above it, and
+the apps import ``placementsite.core``, never the site layer (settings, urls, dashboard,
+observability, tasks...), which collects what they contribute. Every check walks the whole syntax
+tree: an import inside a function counts as much as one at the top of a module."""
 
 import ast
 from pathlib import Path
@@ -14,7 +18,7 @@ APPS = ("providers", "allocations", "scheduling")
 EDGE_PACKAGES = {"api", "rest", "management"}  # management/commands: edges, too
 # policies.py: the rules the edges check (declared with the HTTP plumbing's policy engine).
 EDGE_MODULES = {"admin.py", "policies.py"}
-HTTP_PLUMBING = "placementsite.api"
+HTTP_PLUMBING = "placementsite.core.api"
 
 BASE = Path(settings.BASE_DIR)
 
@@ -134,12 +138,12 @@ def test_the_walk_covers_the_rules_and_skips_the_edges():
 @pytest.mark.parametrize(
     "source, found",
     [
-        ("from placementsite.api.errors import BadRequest", True),
-        ("from placementsite.api import microversion", True),
-        ("from placementsite import api", True),
-        ("import placementsite.api.validation", True),
-        ("from placementsite import exceptions, uuids", False),
-        ("from placementsite.versions import MAX_VERSION", False),
+        ("from placementsite.core.api.errors import BadRequest", True),
+        ("from placementsite.core.api import microversion", True),
+        ("from placementsite.core import api", True),
+        ("import placementsite.core.api.validation", True),
+        ("from placementsite.core import exceptions, uuids", False),
+        ("from placementsite.core.versions import MAX_VERSION", False),
         ("from .api import views", False),
     ],
 )
@@ -181,3 +185,110 @@ def test_the_apps_import_each_other_one_way(app):
 )
 def test_the_one_way_check_recognises_imports_of_an_app_above(source, found):
     assert imports_an_app_above(source, ("allocations", "scheduling")) is found
+
+
+# --- two layers in placementsite: core below the apps, the site above them --------------------
+
+CORE = "placementsite/core"
+
+
+def package_of(path):
+    """The dotted package a module (a path relative to the project) lives in."""
+    parts = path.with_suffix("").parts
+    return ".".join(parts if parts[-1] == "__init__" else parts[:-1])
+
+
+def imported_modules(source, package=""):
+    """Every dotted name the source imports, anywhere in its syntax tree (inside functions too),
+    relative imports resolved against ``package``; ``from a import b`` gives ``a.b``."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parents = package.split(".")
+                parents = parents[: len(parents) - (node.level - 1)]
+                base = ".".join(part for part in [*parents, base] if part)
+            yield from (f"{base}.{alias.name}" for alias in node.names)
+
+
+def is_site_layer(name):
+    """``placementsite`` itself or any module of it outside ``placementsite.core``."""
+    parts = name.split(".")
+    return parts[0] == "placementsite" and (len(parts) == 1 or parts[1] != "core")
+
+
+def is_an_app(name):
+    return name.split(".")[0] in APPS
+
+
+def offenders_under(folder, check):
+    return [
+        str(path.relative_to(BASE))
+        for path in sorted((BASE / folder).rglob("*.py"))
+        if any(
+            check(name)
+            for name in imported_modules(path.read_text(), package_of(path.relative_to(BASE)))
+        )
+    ]
+
+
+def test_the_core_imports_no_app():
+    assert offenders_under(CORE, is_an_app) == []
+
+
+def test_the_core_imports_nothing_of_the_site_layer():
+    assert offenders_under(CORE, is_site_layer) == []
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_the_apps_import_the_core_never_the_site_layer(app):
+    """Edges, tasks and migrations included: the site collects what an app contributes."""
+    assert offenders_under(app, is_site_layer) == []
+
+
+def test_the_core_walk_covers_its_plumbing():
+    walked = {path.relative_to(BASE).as_posix() for path in (BASE / CORE).rglob("*.py")}
+    assert {
+        "placementsite/core/exceptions.py",
+        "placementsite/core/api/errors.py",
+        "placementsite/core/api/policy.py",
+        "placementsite/core/rest/views.py",
+    } <= walked
+
+
+@pytest.mark.parametrize(
+    ("source", "package", "found"),
+    [
+        ("def f():\n    from allocations.selectors.usage import x", "placementsite.core", True),
+        ("import scheduling.candidates", "placementsite.core.api", True),
+        ("from providers import capacity", "placementsite.core.rest", True),
+        ("from placementsite.core import exceptions", "placementsite.core.api", False),
+        ("from ..exceptions import NotFound", "placementsite.core.api", False),
+        ("import providersx", "placementsite.core", False),
+    ],
+)
+def test_the_app_check_recognises_every_form_of_import(source, package, found):
+    assert any(is_an_app(name) for name in imported_modules(source, package)) is found
+
+
+@pytest.mark.parametrize(
+    ("source", "package", "found"),
+    [
+        ("from placementsite.observability import metrics", "scheduling.api", True),
+        ("def f():\n    from placementsite.tasks import heartbeat", "providers", True),
+        ("from placementsite import selectors", "allocations.selectors", True),
+        ("import placementsite", "providers", True),
+        ("import placementsite.dashboard.units", "providers", True),
+        ("from ...observability import metrics", "placementsite.core.api", True),
+        ("from .. import settings", "placementsite.core", True),
+        ("from placementsite.core import uuids", "providers", False),
+        ("from placementsite.core.api.errors import NotFound", "providers.api", False),
+        ("import placementsite.core.exceptions", "scheduling", False),
+        ("from ..errors import Forbidden", "placementsite.core.api.x", False),
+        ("from . import schema", "placementsite.core.rest", False),
+    ],
+)
+def test_the_site_layer_check_recognises_every_form_of_import(source, package, found):
+    assert any(is_site_layer(name) for name in imported_modules(source, package)) is found

@@ -1,11 +1,11 @@
-"""placementsite.uuids: which text names a uuid, leniently (Placement's is_uuid_like) or only in
+"""placementsite.core.uuids: which text names a uuid, leniently (Placement's is_uuid_like) or only in
 its canonical dashed form."""
 
 import uuid
 
 import pytest
 
-from placementsite import uuids
+from placementsite.core import uuids
 
 CANONICAL = "5c1c9b2a-8f6e-4c1d-9a3b-0e2f4d6a8b10"
 HEX = CANONICAL.replace("-", "")

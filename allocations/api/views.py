@@ -6,10 +6,10 @@ microversion. The rules live in :mod:`allocations.services.allocations` and
 :mod:`allocations.selectors.allocations`.
 """
 
-from placementsite import json_schema, uuids
-from placementsite.api.errors import BadRequest, NotFound
-from placementsite.api.microversion import since
-from placementsite.api.views import PlacementView, latest
+from placementsite.core import json_schema, uuids
+from placementsite.core.api.errors import BadRequest, NotFound
+from placementsite.core.api.microversion import since
+from placementsite.core.api.views import PlacementView, latest
 
 from .. import policies
 from ..selectors import allocations as selectors

@@ -6,7 +6,7 @@ consumers or resource classes are involved.
 
 from django.db.models import Count, Sum
 
-from placementsite import uuids
+from placementsite.core import uuids
 from providers.models import Inventory, ResourceProvider
 
 from ..models import Allocation

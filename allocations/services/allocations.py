@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import F
 
-from placementsite import uuids
-from placementsite.exceptions import (
+from placementsite.core import uuids
+from placementsite.core.exceptions import (
     RESOURCE_PROVIDER_NOT_FOUND,
     ConcurrentUpdate,
     Conflict,

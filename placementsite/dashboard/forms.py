@@ -4,8 +4,8 @@ Schedule page's server request."""
 from django import forms
 from django.http import QueryDict
 
-from placementsite.exceptions import InvalidRequest
-from placementsite.versions import MAX_VERSION
+from placementsite.core.exceptions import InvalidRequest
+from placementsite.core.versions import MAX_VERSION
 from providers import request_groups
 from providers.selectors.dashboard import TREE_CHILD, TREE_ROOT, ProviderFilters
 from scheduling.selectors import dashboard as flavor_reads

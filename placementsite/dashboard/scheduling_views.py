@@ -5,7 +5,7 @@ of providers and consumers and these can change independently."""
 from django.contrib import messages
 from django.shortcuts import redirect
 
-from placementsite.exceptions import DomainError
+from placementsite.core.exceptions import DomainError
 from scheduling.selectors import dashboard as flavor_reads
 from scheduling.selectors.scheduler import explain
 from scheduling.services.servers import NoValidHost, servers_create

@@ -17,7 +17,7 @@ from celery import signals
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections
 
-from placementsite.api import request_id
+from placementsite.core.api import request_id
 
 from . import logs, metrics
 

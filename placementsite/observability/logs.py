@@ -6,7 +6,7 @@ from logging.config import DictConfigurator
 
 from django.conf import settings
 
-from placementsite.api.request_id import RequestIdLogFilter
+from placementsite.core.api.request_id import RequestIdLogFilter
 
 
 def formatter(kind=None):

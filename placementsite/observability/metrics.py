@@ -1,11 +1,13 @@
-"""The service's own Prometheus series, beside django-prometheus's request and database ones.
+"""``/metrics``: the service's own Prometheus series, beside django-prometheus's request and
+database ones. The site collects what each part contributes:
 
-- capacity, usage and free units per resource class: read from the database at scrape time
-  (every API server answers the same), by the dashboard's selector, which asks the capacity
-  model;
-- allocation candidates: a latency histogram and the number of candidates returned;
-- allocation write conflicts by error code (409s of the writes that check generations);
-- Celery task runs, durations and failures, from Celery's signals.
+- capacity, usage and free units per resource class: ``allocations/metrics.py``'s collector,
+  read from the database at scrape time;
+- allocation candidates, a latency histogram and the number of candidates returned:
+  ``scheduling/metrics.py``;
+- allocation write conflicts by error code (409s of the writes that check generations):
+  ``placementsite/core/api/metrics.py``, counted where every Placement error is answered;
+- Celery task runs, durations and failures, from Celery's signals: here.
 
 With several worker processes (gunicorn, Celery prefork) set ``PROMETHEUS_MULTIPROC_DIR`` to a
 directory shared by the processes of one host: counters and histograms are then summed over
@@ -15,26 +17,13 @@ them (prometheus_client's multiprocess mode).
 import os
 import time
 
-from django.db import DatabaseError
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest, multiprocess
-from prometheus_client.core import REGISTRY, GaugeMetricFamily
+from prometheus_client.core import REGISTRY
 
-CANDIDATES_LATENCY = Histogram(
-    "placement_allocation_candidates_seconds",
-    "Time to answer GET /allocation_candidates",
-    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
-)
-CANDIDATES_RETURNED = Histogram(
-    "placement_allocation_candidates_returned",
-    "Allocation requests returned by one GET /allocation_candidates",
-    buckets=(0, 1, 5, 10, 50, 100, 500, 1000, 5000, 10000),
-)
-ALLOCATION_CONFLICTS = Counter(
-    "placement_allocation_write_conflicts",
-    "Allocation writes refused with 409 Conflict, by Placement error code; the client retries "
-    "placement.concurrent_update with fresh generations",
-    ["code"],
-)
+from allocations import metrics as allocations_metrics
+from placementsite.core.api import metrics as api_metrics  # noqa: F401  (registers its series)
+from scheduling import metrics as scheduling_metrics
+
 TASK_RUNS = Counter("placement_celery_task_runs", "Celery task runs finished", ["task", "state"])
 TASK_FAILURES = Counter("placement_celery_task_failures", "Celery task runs failed", ["task"])
 TASK_DURATION = Histogram(
@@ -44,67 +33,12 @@ TASK_DURATION = Histogram(
     buckets=(0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900),
 )
 
-# Paths whose 409s are allocation write conflicts.
-ALLOCATION_WRITE_PATHS = ("/allocations", "/reshaper")
-
-
-class ResourceClassCollector:
-    """placement_resource_{capacity,used,free,total,reserved} per resource class at scrape."""
-
-    def describe(self):
-        # Names only: registering must not query the database (or import models too early).
-        return list(self._families().values())
-
-    def collect(self):
-        from allocations.selectors.usage import class_usage_summary
-
-        families = self._families()
-        try:
-            rows = class_usage_summary()
-        except DatabaseError:
-            rows = []  # the scrape still answers; /healthcheck says the database is down
-        for row in rows:
-            labels = [row.resource_class]
-            families["capacity"].add_metric(labels, row.capacity)
-            families["used"].add_metric(labels, row.used)
-            families["free"].add_metric(labels, row.free)
-            families["total"].add_metric(labels, row.total)
-            families["inventories"].add_metric(labels, row.inventories)
-        yield from families.values()
-
-    @staticmethod
-    def _families():
-        return {
-            "capacity": GaugeMetricFamily(
-                "placement_resource_capacity",
-                "Usable units per resource class: (total - reserved) * allocation_ratio, summed",
-                labels=["resource_class"],
-            ),
-            "used": GaugeMetricFamily(
-                "placement_resource_used",
-                "Allocated units per resource class",
-                labels=["resource_class"],
-            ),
-            "free": GaugeMetricFamily(
-                "placement_resource_free",
-                "Capacity less usage per resource class (negative when over-allocated)",
-                labels=["resource_class"],
-            ),
-            "total": GaugeMetricFamily(
-                "placement_resource_total",
-                "Inventory totals per resource class, before reserved and allocation ratio",
-                labels=["resource_class"],
-            ),
-            "inventories": GaugeMetricFamily(
-                "placement_resource_inventories",
-                "Inventories (providers) of each resource class",
-                labels=["resource_class"],
-            ),
-        }
-
-
-_collector = ResourceClassCollector()
-REGISTRY.register(_collector)
+# What each app contributes: its series register themselves when its module is imported, its
+# scrape-time collectors are registered here (and on the multiprocess registry per scrape).
+APP_METRICS = (allocations_metrics, scheduling_metrics)
+COLLECTORS = tuple(collector for module in APP_METRICS for collector in module.COLLECTORS)
+for _collector in COLLECTORS:
+    REGISTRY.register(_collector)
 
 
 def exposition():
@@ -112,20 +46,11 @@ def exposition():
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)
-        registry.register(_collector)
+        for collector in COLLECTORS:
+            registry.register(collector)
     else:
         registry = REGISTRY
     return generate_latest(registry)
-
-
-def observe_candidates(seconds, returned):
-    CANDIDATES_LATENCY.observe(seconds)
-    CANDIDATES_RETURNED.observe(returned)
-
-
-def count_allocation_conflict(path, status, code):
-    if status == 409 and path.startswith(ALLOCATION_WRITE_PATHS):
-        ALLOCATION_CONFLICTS.labels(code=code or "placement.undefined_code").inc()
 
 
 # --- Celery ---------------------------------------------------------------------------------

@@ -12,8 +12,8 @@ from django.views.decorators.csrf import csrf_exempt
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from placementsite import policies
-from placementsite.api import auth, policy
-from placementsite.api.errors import PlacementError, error_response
+from placementsite.core.api import auth, policy
+from placementsite.core.api.errors import PlacementError, error_response
 
 from . import health, metrics
 

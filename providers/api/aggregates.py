@@ -5,9 +5,9 @@ generation is neither shown, checked nor bumped; from 1.19 the body is an
 object with ``aggregates`` and ``resource_provider_generation``.
 """
 
-from placementsite.api.microversion import since
-from placementsite.api.parsers import require_json
-from placementsite.api.views import PlacementView
+from placementsite.core.api.microversion import since
+from placementsite.core.api.parsers import require_json
+from placementsite.core.api.views import PlacementView
 
 from .. import policies
 from ..selectors import aggregates as selectors

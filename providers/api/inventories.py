@@ -2,9 +2,9 @@
 
 from django.utils.http import http_date
 
-from placementsite.api.microversion import since
-from placementsite.api.parsers import require_json
-from placementsite.api.views import PlacementView, latest
+from placementsite.core.api.microversion import since
+from placementsite.core.api.parsers import require_json
+from placementsite.core.api.views import PlacementView, latest
 
 from .. import policies
 from ..selectors import inventories as selectors

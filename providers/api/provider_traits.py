@@ -1,8 +1,8 @@
 """``/resource_providers/{uuid}/traits`` (1.6+)."""
 
-from placementsite import uuids
-from placementsite.api.microversion import since
-from placementsite.api.views import PlacementView, latest
+from placementsite.core import uuids
+from placementsite.core.api.microversion import since
+from placementsite.core.api.views import PlacementView, latest
 
 from .. import policies
 from ..selectors import traits as selectors

@@ -1,7 +1,7 @@
 """``/resource_classes`` (1.2+)."""
 
-from placementsite.api.microversion import since
-from placementsite.api.views import PlacementView, latest
+from placementsite.core.api.microversion import since
+from placementsite.core.api.views import PlacementView, latest
 
 from .. import policies
 from ..models import ResourceClass

@@ -3,10 +3,10 @@
 from django.utils import timezone
 from django.utils.http import http_date
 
-from placementsite import uuids
-from placementsite.api.errors import BadRequest, NotFound
-from placementsite.api.parsers import require_json
-from placementsite.api.views import PlacementView, latest
+from placementsite.core import uuids
+from placementsite.core.api.errors import BadRequest, NotFound
+from placementsite.core.api.parsers import require_json
+from placementsite.core.api.views import PlacementView, latest
 
 from .. import policies, request_groups
 from .. import query_params as qp

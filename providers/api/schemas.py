@@ -1,6 +1,6 @@
 """JSON schemas of request bodies, and name checks shared by the views."""
 
-from placementsite import json_schema
+from placementsite.core import json_schema
 
 CUSTOM_NAME_PATTERN = r"^CUSTOM\_[A-Z0-9_]+$"
 

@@ -3,10 +3,10 @@
 from django.utils import timezone
 from django.utils.http import http_date
 
-from placementsite import json_schema
-from placementsite.api.errors import BadRequest
-from placementsite.api.microversion import since
-from placementsite.api.views import PlacementView, latest
+from placementsite.core import json_schema
+from placementsite.core.api.errors import BadRequest
+from placementsite.core.api.microversion import since
+from placementsite.core.api.views import PlacementView, latest
 
 from .. import policies
 from ..selectors import traits as selectors

@@ -5,9 +5,9 @@ import re
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
-from placementsite.api import policy
-from placementsite.api.errors import BadRequest
-from placementsite.rest.views import ApiModelViewSet
+from placementsite.core.api import policy
+from placementsite.core.api.errors import BadRequest
+from placementsite.core.rest.views import ApiModelViewSet
 
 from .. import policies
 from ..models import ComputeNode, ResourceClass

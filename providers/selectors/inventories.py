@@ -1,7 +1,7 @@
 """Reads of a provider's inventory."""
 
-from placementsite import uuids
-from placementsite.exceptions import NotFound
+from placementsite.core import uuids
+from placementsite.core.exceptions import NotFound
 
 from ..models import Inventory, ResourceProvider
 from ..services.generations import provider_not_found

@@ -9,7 +9,7 @@ from collections import defaultdict
 
 from django.db.models import BooleanField, Case, Exists, OuterRef, Value, When
 
-from placementsite.exceptions import NotFound
+from placementsite.core.exceptions import NotFound
 
 from ..models import CUSTOM_PREFIX, ResourceProvider, ResourceProviderTrait, Trait
 from ..services.generations import provider_not_found

@@ -31,7 +31,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from placementsite.exceptions import ConcurrentUpdate, Conflict, DomainError, InvalidRequest
+from placementsite.core.exceptions import ConcurrentUpdate, Conflict, DomainError, InvalidRequest
 
 from ..models import (
     CUSTOM_PREFIX,

@@ -8,8 +8,8 @@ compare-and-swap update, all in one transaction.
 
 from django.db.models import F
 
-from placementsite import uuids
-from placementsite.exceptions import ConcurrentUpdate, NotFound
+from placementsite.core import uuids
+from placementsite.core.exceptions import ConcurrentUpdate, NotFound
 
 from ..models import ResourceProvider
 

@@ -16,8 +16,8 @@ import math
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from placementsite import json_schema
-from placementsite.exceptions import (
+from placementsite.core import json_schema
+from placementsite.core.exceptions import (
     ConcurrentUpdate,
     InvalidRequest,
     InventoryInUse,

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
 
-from placementsite.exceptions import InvalidRequest
+from placementsite.core.exceptions import InvalidRequest
 
 from ..models import Inventory, ResourceProvider, ResourceProviderTrait
 from .inventories import check_capacity, classes_named, inventory_fields

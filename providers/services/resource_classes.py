@@ -2,7 +2,7 @@
 
 from django.db import IntegrityError, transaction
 
-from placementsite.exceptions import Conflict, DuplicateName, InvalidRequest, NotFound
+from placementsite.core.exceptions import Conflict, DuplicateName, InvalidRequest, NotFound
 
 from ..models import CUSTOM_NAME_RE, ResourceClass
 

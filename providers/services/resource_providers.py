@@ -15,7 +15,7 @@ import uuid as uuidlib
 from django.db import IntegrityError, OperationalError, transaction
 from django.db.models import F
 
-from placementsite.exceptions import (
+from placementsite.core.exceptions import (
     CannotDeleteParent,
     ConcurrentUpdate,
     DuplicateName,

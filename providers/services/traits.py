@@ -10,7 +10,7 @@ never ends in a foreign-key error at commit.
 
 from django.db import IntegrityError, connection, transaction
 
-from placementsite.exceptions import Conflict, InvalidRequest
+from placementsite.core.exceptions import Conflict, InvalidRequest
 
 from ..models import CUSTOM_NAME_RE, ResourceProviderTrait, Trait
 from ..selectors.traits import trait_not_found, traits_of_provider

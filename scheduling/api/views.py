@@ -4,16 +4,15 @@ import time
 
 import orjson
 
-from placementsite.api.errors import BadRequest
-from placementsite.api.microversion import since
-from placementsite.api.views import PlacementView
-from placementsite.gc_pause import cyclic_gc_paused
-from placementsite.observability import metrics
+from placementsite.core.api.errors import BadRequest
+from placementsite.core.api.microversion import since
+from placementsite.core.api.views import PlacementView
+from placementsite.core.gc_pause import cyclic_gc_paused
 from providers import query_params as qp
 from providers import request_groups
 
 from .. import candidates as engine
-from .. import policies
+from .. import metrics, policies
 
 
 def allocation_requests_repr(candidates, version):

@@ -11,8 +11,8 @@ from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from placementsite import uuids
-from placementsite.rest.views import ApiViewMixin, ApiViewSet, ProjectScopedMixin
+from placementsite.core import uuids
+from placementsite.core.rest.views import ApiViewMixin, ApiViewSet, ProjectScopedMixin
 
 from .. import policies
 from ..models import Migration, Server

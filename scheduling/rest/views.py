@@ -8,11 +8,11 @@ from rest_framework import mixins, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from placementsite.api import policy
-from placementsite.api.errors import placement_error_for
-from placementsite.exceptions import Conflict
-from placementsite.rest.errors import error_json
-from placementsite.rest.views import (
+from placementsite.core.api import policy
+from placementsite.core.api.errors import placement_error_for
+from placementsite.core.exceptions import Conflict
+from placementsite.core.rest.errors import error_json
+from placementsite.core.rest.views import (
     ApiModelViewSet,
     ApiViewMixin,
     ApiViewSet,

@@ -21,7 +21,7 @@ asking the same class it is an upper bound (``group_policy=isolate`` is not mode
 from collections import defaultdict
 from dataclasses import dataclass
 
-from placementsite.exceptions import InvalidRequest
+from placementsite.core.exceptions import InvalidRequest
 from providers.capacity import usable_units
 from providers.request_groups import UnknownResourceClass, UnknownTrait, resolve_groups
 from providers.selectors import compute_nodes

@@ -3,7 +3,7 @@ the Schedule page offers."""
 
 from django.db.models import Count
 
-from placementsite.exceptions import DomainError
+from placementsite.core.exceptions import DomainError
 
 from ..models import Flavor
 from .capacity import flavor_capacity

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from placementsite import uuids
-from placementsite.exceptions import InvalidRequest
-from placementsite.gc_pause import cyclic_gc_paused
+from placementsite.core import uuids
+from placementsite.core.exceptions import InvalidRequest
+from placementsite.core.gc_pause import cyclic_gc_paused
 from providers import request_groups
 from providers.models import ResourceProvider
 from providers.selectors.fit import FitRequestError, fit_report

@@ -21,8 +21,8 @@ from django.utils import timezone
 
 from allocations.models import Allocation
 from allocations.services.allocations import ConsumerAllocations, allocations_replace
-from placementsite.db import read_snapshot
-from placementsite.exceptions import Conflict
+from placementsite.core.db import read_snapshot
+from placementsite.core.exceptions import Conflict
 
 from ..extra_specs import translate_flavor
 from ..models import LifecycleRecord, Migration, Server

@@ -8,7 +8,7 @@ import logging
 from django.db import transaction
 
 from allocations.services.allocations import ConsumerAllocations, allocation_replace
-from placementsite.exceptions import ConcurrentUpdate, Conflict
+from placementsite.core.exceptions import ConcurrentUpdate, Conflict
 
 logger = logging.getLogger("placement.scheduler")
 

@@ -23,7 +23,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from allocations.models import Allocation, Consumer
-from placementsite.exceptions import Conflict
+from placementsite.core.exceptions import Conflict
 
 from ..models import LifecycleRecord, Migration
 from .migrations import (

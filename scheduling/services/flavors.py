@@ -2,7 +2,7 @@
 
 from django.db import IntegrityError, transaction
 
-from placementsite.exceptions import Conflict, NotFound
+from placementsite.core.exceptions import Conflict, NotFound
 
 from ..models import Flavor, FlavorAccess
 

@@ -27,7 +27,7 @@ from allocations.services.allocations import (
     ConsumerAllocations,
     allocations_replace,
 )
-from placementsite.exceptions import ConcurrentUpdate, Conflict, InvalidRequest
+from placementsite.core.exceptions import ConcurrentUpdate, Conflict, InvalidRequest
 from providers.models import ComputeNode
 
 from ..models import LifecycleRecord, Migration, Server

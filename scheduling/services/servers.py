@@ -8,8 +8,8 @@ from django.conf import settings
 from django.db import transaction
 
 from allocations.services.allocations import allocation_delete
-from placementsite.exceptions import Conflict, NotFound
-from placementsite.gc_pause import cyclic_gc_paused
+from placementsite.core.exceptions import Conflict, NotFound
+from placementsite.core.gc_pause import cyclic_gc_paused
 
 from ..extra_specs import translate_flavor
 from ..models import Server

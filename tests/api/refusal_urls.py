@@ -8,10 +8,10 @@ and code: what the services raised before they raised domain errors.
 
 from django.urls import include, path
 
-from placementsite import exceptions
-from placementsite.api import errors as http
-from placementsite.api.views import PlacementView
-from placementsite.rest.views import ApiRouter, ApiViewSet
+from placementsite.core import exceptions
+from placementsite.core.api import errors as http
+from placementsite.core.api.views import PlacementView
+from placementsite.core.rest.views import ApiRouter, ApiViewSet
 from placementsite.urls import urlpatterns as real_urlpatterns
 from scheduling.services.servers import NoValidHost
 

@@ -6,9 +6,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
-from placementsite.api import policy
-from placementsite.api.auth import RequestContext
-from placementsite.api.tokens import token_create
+from placementsite.core.api import policy
+from placementsite.core.api.auth import RequestContext
+from placementsite.core.api.tokens import token_create
 from tests.conftest import PlacementClient
 
 pytestmark = pytest.mark.django_db
@@ -76,7 +76,7 @@ def test_noauth2_admin_token_is_not_accepted_by_token_strategy(token_auth):
 
 
 def test_groups_become_roles_and_project(token_auth):
-    from placementsite.api.auth import token_context
+    from placementsite.core.api.auth import token_context
 
     key = user_token("svc", "service", "project:p-42", "system-scope")
     context = token_context({"HTTP_X_AUTH_TOKEN": key})
@@ -86,7 +86,7 @@ def test_groups_become_roles_and_project(token_auth):
 
 
 def test_member_group_implies_reader(token_auth):
-    from placementsite.api.auth import token_context
+    from placementsite.core.api.auth import token_context
 
     key = user_token("mem", "member")
     assert token_context({"HTTP_X_AUTH_TOKEN": key}).roles == ["member", "reader"]
@@ -223,7 +223,7 @@ def test_system_scope_beats_a_policy_file_that_allows_all(settings, tmp_path):
 
 
 def test_noauth2_context_project_and_roles():
-    from placementsite.api.auth import noauth2_context
+    from placementsite.core.api.auth import noauth2_context
 
     plain = noauth2_context({"HTTP_X_AUTH_TOKEN": "alice:p1"})
     assert (plain.project_id, plain.roles, plain.system_scope) == ("p1", [], None)
@@ -238,7 +238,7 @@ def test_noauth2_context_project_and_roles():
 
 def test_superuser_token_is_project_scoped(token_auth):
     """A superuser is an admin, never system scoped (which would lock it out)."""
-    from placementsite.api.auth import token_context
+    from placementsite.core.api.auth import token_context
 
     key = user_token("root", superuser=True)
     context = token_context({"HTTP_X_AUTH_TOKEN": key})
@@ -393,7 +393,7 @@ def test_cors_origins_setting_enables_the_middleware(monkeypatch):
         reloaded = importlib.reload(site_settings)
         assert reloaded.CORS_ALLOWED_ORIGINS == [ORIGIN, "https://b.example"]
         assert reloaded.CORS_URLS_REGEX == r"^.*$"
-        assert reloaded.MIDDLEWARE[0] == "placementsite.api.cors.CorsMiddleware"
+        assert reloaded.MIDDLEWARE[0] == "placementsite.core.api.cors.CorsMiddleware"
     finally:
         monkeypatch.delenv("PLACEMENT_CORS_ALLOWED_ORIGINS")
         importlib.reload(site_settings)

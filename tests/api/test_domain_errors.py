@@ -4,8 +4,8 @@ gave before."""
 
 import pytest
 
-from placementsite.api.errors import EXPLANATIONS, placement_error_for
-from placementsite.exceptions import DomainError
+from placementsite.core.api.errors import EXPLANATIONS, placement_error_for
+from placementsite.core.exceptions import DomainError
 from tests.api.refusal_urls import REFUSALS
 from tests.conftest import PlacementClient, new_uuid
 from tests.factories import make_provider

@@ -17,7 +17,7 @@ from django.db import close_old_connections
 from keystoneauth1 import fixture as ksa_fixture
 from keystonemiddleware.fixture import AuthTokenFixture
 
-from placementsite.api import keystone
+from placementsite.core.api import keystone
 from tests.conftest import PlacementClient
 
 pytestmark = pytest.mark.django_db

@@ -1,6 +1,6 @@
 """Every Placement and /api/ endpoint checks its own policy rule, and only that rule.
 
-For each rule the apps register (``placementsite.api.policy.registered_rules``): a policy file
+For each rule the apps register (``placementsite.core.api.policy.registered_rules``): a policy file
 refusing that rule alone turns an admin's request to the endpoint into a 403 that names the
 rule, and a policy file allowing that rule alone to anyone lets a non-admin caller past the
 policy check. The last tests check the tables cover every rule, and every /api/ route checks
@@ -11,9 +11,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from placementsite.api import policy
-from placementsite.rest import urls as api_urls
-from placementsite.rest.permissions import PolicyPermission
+from placementsite import api_urls
+from placementsite.core.api import policy
+from placementsite.core.rest.permissions import PolicyPermission
 from tests.api.endpoint_tests import assert_refused_by
 from tests.conftest import PlacementClient
 from tests.factories import make_allocation, make_consumer, make_provider, resource_class

@@ -19,7 +19,7 @@ from drf_spectacular.generators import SchemaGenerator
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 
-from placementsite.rest.schema import ERROR_SCHEMA
+from placementsite.core.rest.schema import ERROR_SCHEMA
 
 EXAMPLES = int(os.environ.get("PLACEMENT_FUZZ_EXAMPLES", "8"))
 

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from placementsite.api import request_id
+from placementsite.core.api import request_id
 from placementsite.models import Heartbeat
 from placementsite.tasks import HEARTBEAT_TASK
 

@@ -191,8 +191,11 @@ def test_multiprocess_mode_sums_the_series_of_every_worker(tmp_path):
         "DJANGO_SETTINGS_MODULE": "placementsite.settings",
         "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
     }
-    setup = "import django; django.setup(); from placementsite.observability import metrics; "
-    observe = "metrics.observe_candidates(0.1, 3); "
+    setup = (
+        "import django; django.setup(); from placementsite.observability import metrics; "
+        "from scheduling.metrics import observe_candidates; "
+    )
+    observe = "observe_candidates(0.1, 3); "
     subprocess.run(
         [sys.executable, "-c", setup + observe],
         env=env,

@@ -3,7 +3,7 @@ one-by-one services, and the host sync's use of it."""
 
 import pytest
 
-from placementsite.exceptions import DuplicateName, InvalidRequest
+from placementsite.core.exceptions import DuplicateName, InvalidRequest
 from providers.models import Inventory, ResourceProvider, ResourceProviderTrait
 from providers.services.provider_trees import NewProvider, provider_tree_create
 from tests.providers.hosts import report, sync, tree

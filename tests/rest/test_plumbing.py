@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from placementsite.rest.pagination import ApiPagination
+from placementsite.core.rest.pagination import ApiPagination
 from tests.conftest import PlacementClient
 
 pytestmark = pytest.mark.urls("tests.rest.urls")

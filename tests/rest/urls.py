@@ -4,7 +4,7 @@ from django.urls import include, path
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from placementsite.rest.views import ApiReadOnlyViewSet, ApiRouter, ApiViewSet
+from placementsite.core.rest.views import ApiReadOnlyViewSet, ApiRouter, ApiViewSet
 from placementsite.urls import urlpatterns as real_urlpatterns
 from providers.models import Trait
 

@@ -21,7 +21,7 @@ django.setup()
 
 from django.db import transaction  # noqa: E402
 
-from placementsite.exceptions import Conflict  # noqa: E402
+from placementsite.core.exceptions import Conflict  # noqa: E402
 from scheduling.models import Migration  # noqa: E402
 from scheduling.services import cleanup, migrations  # noqa: E402
 

@@ -4,7 +4,7 @@ alternates, claims retried on conflicts."""
 import pytest
 
 from allocations.models import Allocation, Consumer
-from placementsite.exceptions import ConcurrentUpdate, Conflict
+from placementsite.core.exceptions import ConcurrentUpdate, Conflict
 from scheduling.models import Server
 from scheduling.services import claims
 from tests.scheduling.scheduler_helpers import boot, make_flavor, make_host, usage

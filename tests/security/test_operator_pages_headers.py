@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from placementsite.private_files import make_private_dir
+from placementsite.core.private_files import make_private_dir
 
 pytestmark = pytest.mark.django_db
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from placementsite.api import policy
-from placementsite.api.auth import RequestContext
+from placementsite.core.api import policy
+from placementsite.core.api.auth import RequestContext
 
 pytestmark = pytest.mark.django_db
 

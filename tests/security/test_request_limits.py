@@ -5,7 +5,7 @@ import json
 import pytest
 from django.core.exceptions import RequestDataTooBig
 
-from placementsite.api.errors import exception_handler
+from placementsite.core.api.errors import exception_handler
 
 pytestmark = pytest.mark.django_db
 

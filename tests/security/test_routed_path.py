@@ -33,7 +33,9 @@ def test_rest_api_under_a_script_name_needs_a_token_too():
 
 def test_a_placement_view_reached_without_the_middleware_fails_closed(settings, caplog):
     settings.MIDDLEWARE = [
-        m for m in settings.MIDDLEWARE if m != "placementsite.api.middleware.PlacementApiMiddleware"
+        m
+        for m in settings.MIDDLEWARE
+        if m != "placementsite.core.api.middleware.PlacementApiMiddleware"
     ]
     with caplog.at_level(logging.ERROR, logger="placement.api"):
         response = Client().get("/resource_providers", HTTP_X_AUTH_TOKEN="admin")

@@ -10,7 +10,7 @@ from django.contrib.messages.storage.cookie import CookieStorage
 from django.test import RequestFactory, override_settings
 from django.utils.safestring import mark_safe
 
-from placementsite import secret_key
+from placementsite.core import secret_key
 
 # The key the settings used to fall back to, public in the repository's history.
 OLD_PUBLIC_KEY = "placement-insecure-development-key"

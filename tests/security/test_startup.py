@@ -9,7 +9,7 @@ import pytest
 from django.conf import settings as django_settings
 from django.core.exceptions import ImproperlyConfigured
 
-from placementsite.api.configuration import check_configuration
+from placementsite.core.api.configuration import check_configuration
 
 REFUSED = [
     ({"PLACEMENT_AUTH_STRATEGY": "bogus"}, "Unknown PLACEMENT_AUTH_STRATEGY 'bogus'"),

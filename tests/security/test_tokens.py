@@ -18,7 +18,7 @@ from django.test import Client
 from django.utils import timezone
 from knox.models import AuthToken
 
-from placementsite.api.tokens import token_create
+from placementsite.core.api.tokens import token_create
 from tests.conftest import PlacementClient
 
 pytestmark = pytest.mark.django_db
@@ -178,9 +178,7 @@ def test_first_start_writes_credentials_to_a_private_file_and_not_to_the_output(
     output = started.stdout + started.stderr
     assert password not in output and token not in output
 
-    check = (
-        f"from placementsite.api.tokens import token_user; print(token_user({token!r}).username)"
-    )
+    check = f"from placementsite.core.api.tokens import token_user; print(token_user({token!r}).username)"
     found = _run(["manage.py", "shell", "-c", check], env)
     assert found.stdout.strip().splitlines()[-1] == "admin", found.stderr
 

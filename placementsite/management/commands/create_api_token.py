@@ -3,7 +3,7 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from placementsite.api.tokens import token_create
+from placementsite.core.api.tokens import token_create
 
 
 class Command(BaseCommand):

@@ -13,7 +13,7 @@ import json
 
 import jsonschema
 
-from placementsite.exceptions import InvalidRequest
+from placementsite.core.exceptions import InvalidRequest
 
 # Checks the formats a schema names ("uuid", ...) when a caller asks for it.
 FORMAT_CHECKER = jsonschema.FormatChecker()

@@ -2,7 +2,7 @@
 
 As Placement deploys it, the middleware validates ``X-Auth-Token`` (and a service token in
 ``X-Service-Token``) against Keystone and hands the application the validated identity; the
-``keystone`` strategy (:func:`placementsite.api.auth.keystone_context`) builds the request
+``keystone`` strategy (:func:`placementsite.core.api.auth.keystone_context`) builds the request
 context from it. Its options are the ``[keystone_authtoken]`` section of a Placement-style
 config file (``PLACEMENT_KEYSTONE_CONFIG_FILE``, e.g. ``/etc/placement/placement.conf``)
 and/or environment variables ``PLACEMENT_KEYSTONE_<OPTION>`` naming any option of that

@@ -6,7 +6,7 @@ from rest_framework import filters, routers, viewsets
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import JSONRenderer
 
-from placementsite.api import policy
+from placementsite.core.api import policy
 
 from . import schema  # noqa: F401  (registers the token scheme with drf-spectacular)
 from .authentication import PlacementTokenAuthentication
@@ -81,8 +81,23 @@ class ApiRootView(ApiViewMixin, routers.APIRootView):
 
 
 class ApiRouter(routers.DefaultRouter):
+    """The site's router: ``GET /api/`` lists the collections of every app router it gathers."""
+
     APIRootView = ApiRootView
     include_format_suffixes = False
+
+    @classmethod
+    def gathering(cls, *app_routers):
+        """A router whose registry is the apps' registries in this order (for the root view)."""
+        router = cls()
+        for app_router in app_routers:
+            router.registry.extend(app_router.registry)
+        return router
+
+
+class AppRouter(routers.SimpleRouter):
+    """An app's own ``/api/`` routes (``<app>/rest/urls.py``): no root view; the site's
+    ``ApiRouter`` lists them with every other app's under ``GET /api/``."""
 
 
 class SchemaView(ApiViewMixin, SpectacularAPIView):

@@ -1,6 +1,6 @@
 """What every app's admin shares: read-only permissions and counted columns.
 
-Plumbing like ``placementsite.api``: it imports no app, so every app's ``admin.py`` may use it.
+Plumbing like ``placementsite.core.api``: it imports no app, so every app's ``admin.py`` may use it.
 """
 
 from django.contrib import admin

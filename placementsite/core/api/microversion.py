@@ -8,7 +8,7 @@ given microversion on.
 import functools
 import re
 
-from placementsite.versions import MAX_VERSION, MIN_VERSION
+from placementsite.core.versions import MAX_VERSION, MIN_VERSION
 
 from .errors import NotAcceptable, PlacementError
 

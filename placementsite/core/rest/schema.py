@@ -29,7 +29,7 @@ ERROR_SCHEMA = {
 
 
 class TokenScheme(OpenApiAuthenticationExtension):
-    target_class = "placementsite.rest.authentication.PlacementTokenAuthentication"
+    target_class = "placementsite.core.rest.authentication.PlacementTokenAuthentication"
     name = "XAuthToken"
 
     def get_security_definition(self, auto_schema):

@@ -9,7 +9,7 @@ from django.utils.http import http_date
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from placementsite import json_schema
+from placementsite.core import json_schema
 
 from . import microversion, policy
 from .errors import Unauthorized

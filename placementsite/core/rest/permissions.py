@@ -2,7 +2,7 @@
 
 from rest_framework import permissions
 
-from placementsite.api import policy
+from placementsite.core.api import policy
 
 # Viewset action -> the verb at the end of its rule name, in Placement's words.
 ACTION_VERBS = {

@@ -5,7 +5,7 @@ In order: a request id, input sanity (NUL bytes), authentication (all but
 request-id headers, ``Cache-Control`` from 1.15, and Placement-format bodies
 for errors Django itself produced (unknown URLs, unexpected exceptions).
 The project's own API under /api/ gets the request ids and the error format,
-but authenticates in DRF (placementsite.rest) and has no microversions.
+but authenticates in DRF (placementsite.core.rest) and has no microversions.
 
 Every decision is made on the routed path (``path_info``, what the URL resolver sees), never
 on ``path``, which a ``SCRIPT_NAME`` set by a proxy (or a client gunicorn trusts) prefixes: a
@@ -19,8 +19,8 @@ import time
 from django.conf import settings
 from django.core.exceptions import TooManyFieldsSent
 
-from placementsite.exceptions import DomainError
-from placementsite.rest.errors import error_response as rest_error_response
+from placementsite.core.exceptions import DomainError
+from placementsite.core.rest.errors import error_response as rest_error_response
 
 from . import auth, microversion, request_id
 from .errors import (

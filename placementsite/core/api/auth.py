@@ -9,14 +9,14 @@ project from the token; an ``X-Domain-Id`` header (as oslo.context reads it) mak
 request domain scoped.
 
 ``token`` (the default) looks the ``X-Auth-Token`` up among the hashed API
-tokens (placementsite.api.tokens) of
+tokens (placementsite.core.api.tokens) of
 active Django users. Roles are the user's group names (``admin``,
 ``service``, ``member``, ``reader``; a superuser is an admin), a group
 ``project:<id>`` gives the project, and a group ``system-scope`` marks the
 user as system scoped. Placement's rules are all project scoped, so a
 system-scoped token is refused everywhere: superusers are not system scoped.
 
-``keystone`` reads what keystonemiddleware's auth_token (``placementsite.api.keystone``,
+``keystone`` reads what keystonemiddleware's auth_token (``placementsite.core.api.keystone``,
 wrapped around the WSGI application) validated: user, project, roles and scope of the user
 token, and the roles of a valid service token. A request that did not pass the middleware is
 refused whatever its headers say, so they cannot be forged.

@@ -2,12 +2,12 @@
 
 from rest_framework import authentication, exceptions
 
-from placementsite.api import auth
-from placementsite.api.errors import Unauthorized
+from placementsite.core.api import auth
+from placementsite.core.api.errors import Unauthorized
 
 
 class PlacementTokenAuthentication(authentication.BaseAuthentication):
-    """The caller is the :class:`~placementsite.api.auth.RequestContext` of its token.
+    """The caller is the :class:`~placementsite.core.api.auth.RequestContext` of its token.
 
     The context is both ``request.user`` and ``request.auth``; it is also put on the
     Django request, where the request log and the Placement plumbing look for it.

@@ -8,8 +8,8 @@ RecursionError, the others cannot be stored by PostgreSQL. Each is a 400 here.
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
-from placementsite.api.errors import BadRequest
-from placementsite.api.parsers import parse_json
+from placementsite.core.api.errors import BadRequest
+from placementsite.core.api.parsers import parse_json
 
 
 class ApiJSONParser(JSONParser):

@@ -9,7 +9,7 @@ Every error leaves the API as::
 Placement inherits from webob: the status explanation, a blank line, then
 the message.
 
-The rules raise domain errors (:mod:`placementsite.exceptions`);
+The rules raise domain errors (:mod:`placementsite.core.exceptions`);
 :func:`placement_error_for` gives each kind its status here, once for every
 edge that answers in this format. The errors of HTTP itself (authentication,
 policy, methods, media types, sizes, microversions, body parsing) are the
@@ -23,9 +23,10 @@ from django.http import HttpResponse, JsonResponse
 from django.utils.html import escape
 from rest_framework import exceptions as drf_exceptions
 
-from placementsite import exceptions
-from placementsite.exceptions import DEFAULT
-from placementsite.observability import metrics
+from placementsite.core import exceptions
+from placementsite.core.exceptions import DEFAULT
+
+from . import metrics
 
 logger = logging.getLogger("placement.api")
 

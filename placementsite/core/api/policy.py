@@ -2,8 +2,9 @@
 
 Every rule is an oslo.policy ``RuleDefault``. Each app declares its own in its ``policies``
 module (a list named ``rules``, as Placement's ``placement/policies/<resource>.py``); the
-shared base rules they refer to (``admin_api``, ``service_api``, ...) are here, and the
-enforcer collects the installed apps' rules on first use (:func:`registered_rules`).
+shared base rules they refer to (``admin_api``, ``service_api``, ...) and the rules of the
+shared ``/api/`` plumbing are here. The site collects the apps' rules and hands them over once,
+at startup (:func:`register_rules`, from ``PlacementSiteConfig.ready``).
 
 ``PLACEMENT_POLICY_DEFAULTS`` picks what the defaults mean:
 
@@ -29,9 +30,7 @@ import logging
 import warnings
 from pathlib import Path
 
-from django.apps import apps
 from django.conf import settings
-from django.utils.module_loading import module_has_submodule
 from oslo_config import cfg
 from oslo_policy import opts as policy_opts
 from oslo_policy import policy as oslo_policy
@@ -113,18 +112,24 @@ def rule(name, check_str, description, *, scoped=True, deprecated_admin=False):
     )
 
 
+# Handed over by the site at startup: every app's rules and the site's own.
+_contributed = []
+
+
+def register_rules(rules):
+    """The rules the apps and the site declare (the site calls this once, at startup)."""
+    _contributed[:] = list(rules)
+    enforcer_for.cache_clear()
+
+
 def registered_rules():
-    """The base rules and those of every installed app with a ``policies`` module."""
-    found = [
+    """The base rules, the shared plumbing's and those the site handed over."""
+    return [
         *BASE_RULES,
         rule(API_ROOT, "@", "GET /api/: links to the collections."),
         rule(API_SCHEMA, "@", "GET /api/schema/: the OpenAPI document."),
+        *_contributed,
     ]
-    for app_config in apps.get_app_configs():
-        if module_has_submodule(app_config.module, "policies"):
-            module = __import__(f"{app_config.name}.policies", fromlist=["rules"])
-            found.extend(module.rules)
-    return found
 
 
 def _as_defaults(rule_default, flavour):

@@ -2,7 +2,7 @@
 
 Services, selectors and the rule modules raise these; each edge answers them its own way: the
 Placement API and ``/api/`` with an error body whose status follows the kind
-(``placementsite.api.errors.placement_error_for``), the admin and the dashboard with a form or
+(``placementsite.core.api.errors.placement_error_for``), the admin and the dashboard with a form or
 message error. ``detail`` is the message a client sees; ``code`` names the kind of refusal
 (Placement's error codes, which clients depend on, or this service's own).
 """

@@ -3,8 +3,8 @@
 ``{"errors": [{"status": 400, "title": "Bad Request", "detail": "vcpus: ...",
 "code": "api.invalid", "request_id": "req-..."}]}``. A serializer's field errors
 are also given by field in ``fields``, for clients that show them beside inputs.
-Domain errors (:mod:`placementsite.exceptions`) take the status of their kind
-from :func:`~placementsite.api.errors.placement_error_for` and keep their own
+Domain errors (:mod:`placementsite.core.exceptions`) take the status of their kind
+from :func:`~placementsite.core.api.errors.placement_error_for` and keep their own
 code (``scheduler.no_valid_host``).
 """
 
@@ -12,8 +12,8 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions
 
-from placementsite.api.errors import TITLES, PlacementError, placement_error_for
-from placementsite.exceptions import DomainError
+from placementsite.core.api.errors import TITLES, PlacementError, placement_error_for
+from placementsite.core.exceptions import DomainError
 
 
 def error_json(request, status, detail, code, fields=None):

@@ -1,0 +1,12 @@
+"""Providers' routes under /api/ (compute nodes, resource classes); the site's /api/ URLconf
+(placementsite/api_urls.py) includes them."""
+
+from placementsite.core.rest.views import AppRouter
+
+from .views import ComputeNodeViewSet, ResourceClassViewSet
+
+router = AppRouter()
+router.register("compute-nodes", ComputeNodeViewSet, basename="compute-node")
+router.register("resource-classes", ResourceClassViewSet, basename="resource-class")
+
+urlpatterns = router.urls
