@@ -162,3 +162,10 @@ def test_secure_is_the_default():
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
     )
     assert done.stdout.strip() == "secure", done.stderr
+
+
+def test_only_the_named_policy_file_is_read(api, monkeypatch, tmp_path):
+    """No policy.yaml found by searching (the working directory, oslo.config's directories)."""
+    (tmp_path / "policy.yaml").write_text('"placement:resource_providers:list": "!"\n')
+    monkeypatch.chdir(tmp_path)
+    assert status(api, "GET", "/resource_providers", ADMIN) == 200

@@ -27,7 +27,6 @@ string says, in every flavour of defaults and whatever the policy file says.
 
 import functools
 import logging
-import warnings
 from pathlib import Path
 
 from django.conf import settings
@@ -96,20 +95,11 @@ API_ROOT = "placement:api:root"
 API_SCHEMA = "placement:api:schema"
 
 
-def rule(name, check_str, description, *, scoped=True, deprecated_admin=False):
-    """A rule as the apps declare theirs: project scoped unless ``scoped=False``.
-
-    ``deprecated_admin``: the rule's default was admin only before; ``legacy`` lets admins
-    through beside the new default and ``admin-only`` keeps them alone (most rules get that
-    from the base rule they name instead).
-    """
-    return oslo_policy.RuleDefault(
-        name,
-        check_str,
-        description=description,
-        scope_types=PROJECT if scoped else None,
-        deprecated_rule=DEPRECATED_ADMIN if deprecated_admin else None,
-    )
+def rule(name, check_str, description):
+    """A rule as the apps declare theirs: project scoped, as every rule of Placement. Its
+    ``legacy`` and ``admin-only`` meanings come from the base rule it names (its default
+    ``rule:admin_or_service_api`` is admin only under ``admin-only``)."""
+    return oslo_policy.RuleDefault(name, check_str, description=description, scope_types=PROJECT)
 
 
 # Handed over by the site at startup: every app's rules and the site's own.
@@ -157,11 +147,16 @@ def _config(flavour):
 
 class _Enforcer(oslo_policy.Enforcer):
     """oslo.policy's enforcer reading the one file named, never another found by searching
-    oslo.config's directories (``/etc/placement/policy.yaml`` of a Placement on the host)."""
+    oslo.config's directories and the working directory (a stray ``policy.yaml``, or
+    ``/etc/placement/policy.yaml`` of a Placement on the same host)."""
+
+    def __init__(self, conf, policy_file):
+        super().__init__(conf, policy_file=policy_file or None)
+        self._named_file = policy_file
 
     def _get_policy_path(self, path):
-        if path and Path(path).is_file():
-            return path
+        if self._named_file and Path(self._named_file).is_file():
+            return self._named_file
         raise cfg.ConfigFilesNotFoundError((path,))
 
 
@@ -171,14 +166,12 @@ def enforcer_for(flavour, policy_file):
     if flavour not in DEFAULTS:
         raise RuntimeError(f"Unknown PLACEMENT_POLICY_DEFAULTS {flavour!r}")
     path = str(Path(policy_file).resolve()) if policy_file else ""
-    enforcer = _Enforcer(_config(flavour), policy_file=path)
+    enforcer = _Enforcer(_config(flavour), path)
     # The deprecation warnings are the operator's choice of defaults, not news at each start.
     enforcer.suppress_default_change_warnings = True
     enforcer.suppress_deprecation_warnings = True
     enforcer.register_defaults([_as_defaults(r, flavour) for r in registered_rules()])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        enforcer.load_rules()
+    enforcer.load_rules()
     return enforcer
 
 
@@ -209,15 +202,13 @@ def check(rule_name, context, target=None):
     """
     if target is None:
         target = {"project_id": context.project_id, "user_id": context.user_id}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        engine = enforcer()
-        if rule_name not in engine.registered_rules:
-            # A rule no app declares (a mistake, or a test's): admins only unless the policy
-            # file says otherwise, project scoped like every rule; and say so.
-            logger.error("Policy rule %s is not registered; its default is admin_api", rule_name)
-            engine.register_default(oslo_policy.RuleDefault(rule_name, ADMIN, scope_types=PROJECT))
-        return bool(engine.authorize(rule_name, target, context.credentials()))
+    engine = enforcer()
+    if rule_name not in engine.registered_rules:
+        # A rule no app declares (a mistake, or a test's): admins only unless the policy file
+        # says otherwise, project scoped like every rule; and say so.
+        logger.error("Policy rule %s is not registered; its default is admin_api", rule_name)
+        engine.register_default(oslo_policy.RuleDefault(rule_name, ADMIN, scope_types=PROJECT))
+    return bool(engine.authorize(rule_name, target, context.credentials()))
 
 
 def authorize(request, rule_name, target=None):
