@@ -7,9 +7,13 @@ class PlacementSiteConfig(AppConfig):
     verbose_name = "Placement service"
 
     def ready(self):
+        from .core.api import policy
         from .core.api.configuration import check_configuration
+        from .policies import collected
         from .tasks import sync_beat_schedule_after_migrate
 
+        # The apps' policy rules, collected here and handed to the engine in core.
+        policy.register_rules(collected())
         check_configuration()
 
         post_migrate.connect(

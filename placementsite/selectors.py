@@ -5,7 +5,7 @@ from datetime import timedelta
 
 from django_celery_beat.models import PeriodicTask
 
-from .models import Heartbeat
+from .models import Heartbeat, ServiceProcess, TaskRun
 
 # A periodic task is late after this many of its periods without a run.
 LATE_AFTER_PERIODS = 3
@@ -58,3 +58,18 @@ def task_health():
             )
         )
     return found
+
+
+def processes_seen(*, kind, since):
+    """The workers or beats (``kind``) seen alive since ``since``, by name."""
+    return list(ServiceProcess.objects.filter(kind=kind, last_seen__gte=since).order_by("name"))
+
+
+def last_process_seen(*, kind):
+    """The worker or beat seen last, however long ago; None when none ever was."""
+    return ServiceProcess.objects.filter(kind=kind).order_by("-last_seen").first()
+
+
+def lost_task_runs(*, since):
+    """Task runs lost since ``since`` (their worker was killed during the run), newest first."""
+    return list(TaskRun.objects.filter(state=TaskRun.State.LOST, finished_at__gte=since))

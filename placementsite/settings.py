@@ -57,7 +57,7 @@ if os.environ.get("DJANGO_SECURE_PROXY_SSL_HEADER"):
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", False)
 # Load balancers and Prometheus reach each server directly, often over plain HTTP.
-SECURE_REDIRECT_EXEMPT = [r"^healthcheck$", r"^metrics$"]
+SECURE_REDIRECT_EXEMPT = [r"^healthcheck$"]
 SECURE_HSTS_SECONDS = env_number("DJANGO_SECURE_HSTS_SECONDS", 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
 SECURE_HSTS_PRELOAD = env_bool("DJANGO_SECURE_HSTS_PRELOAD", False)
@@ -66,6 +66,14 @@ SECURE_HSTS_PRELOAD = env_bool("DJANGO_SECURE_HSTS_PRELOAD", False)
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", False)
 SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
+# The operator's pages (placementsite.content_security): this service's scripts, styles,
+# fonts and images only, no inline script, no framing, forms posted back here only.
+PLACEMENT_CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; font-src 'self'; connect-src 'self'; object-src 'none'; "
+    "base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
+)
+PLACEMENT_CSP_PREFIXES = ("/dashboard/", "/admin/")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -103,6 +111,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "placementsite.content_security.ContentSecurityPolicyMiddleware",
     "django_prometheus.middleware.PrometheusAfterMiddleware",
     # Last, as django-axes asks: locks out repeated failed logins (admin and dashboard).
     "axes.middleware.AxesMiddleware",
@@ -231,7 +240,7 @@ SPECTACULAR_SETTINGS = {
 # many days; 0: never (not advised).
 PLACEMENT_TOKEN_TTL_DAYS = env_number("PLACEMENT_TOKEN_TTL_DAYS", 30)
 PLACEMENT_AUTH_STRATEGY = os.environ.get("PLACEMENT_AUTH_STRATEGY", "token")
-PLACEMENT_POLICY_DEFAULTS = os.environ.get("PLACEMENT_POLICY_DEFAULTS", "legacy")
+PLACEMENT_POLICY_DEFAULTS = os.environ.get("PLACEMENT_POLICY_DEFAULTS", "secure")
 PLACEMENT_POLICY_FILE = os.environ.get("PLACEMENT_POLICY_FILE", "")
 # Paths served by Django itself rather than the Placement API plumbing.
 PLACEMENT_NON_API_PREFIXES = (
@@ -367,8 +376,10 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         # Exchange tables; kombu's default is ./control, relative to wherever a worker starts.
         "control_folder": str(CELERY_BROKER_DIR / "control"),
     }
+    # The messages carry task arguments: the service user's alone (0700).
+    private_files.make_private_dir(CELERY_BROKER_DIR)
     for _folder in ("out", "processed", "control"):
-        (CELERY_BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
+        private_files.make_private_dir(CELERY_BROKER_DIR / _folder)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 # The queue tasks are sent to, which the worker consumes (``celery worker -Q``).
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery")

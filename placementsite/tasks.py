@@ -11,6 +11,7 @@ import logging
 import socket
 
 from celery import shared_task
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.db.models import F
@@ -21,6 +22,7 @@ from providers import tasks as providers_tasks
 from scheduling import tasks as scheduling_tasks
 
 from .models import Heartbeat
+from .observability.processes import task_runs_prune
 
 HEARTBEAT_TASK = "placementsite.tasks.heartbeat"
 
@@ -44,9 +46,11 @@ def heartbeat_record(*, name, hostname=""):
 
 @shared_task(name=HEARTBEAT_TASK)
 def heartbeat():
-    """Periodic proof of life: when did the worker and beat last run."""
+    """Periodic proof of life: when did the worker and beat last run. Also forgets the task
+    runs older than the history is kept."""
     runs = heartbeat_record(name="heartbeat", hostname=socket.gethostname()).runs
     logger.info("heartbeat recorded (run %s)", runs)
+    task_runs_prune(keep_days=settings.PLACEMENT_HISTORY_RETENTION_DAYS)
     return runs
 
 

@@ -2,7 +2,10 @@
 
 Capacity is ``(total - reserved) * allocation_ratio`` (truncated to an
 integer, as Placement does). A single request for ``amount`` units must
-also respect ``min_unit``, ``max_unit`` and ``step_size``. The API, the
+also respect ``min_unit``, ``max_unit`` and ``step_size``. A write that does not
+raise the usage (the same amounts moving from one consumer to another, or
+shrinking) is never refused for capacity, as Placement allows it: an inventory
+lowered below its usage can still be drained. The API, the
 admin, the dashboard's "why not" explanation and the candidates engine all
 ask this module; none of them re-implements the rules.
 """
@@ -113,9 +116,16 @@ class Capacity:
     def can_provide(self, amount, used=0):
         return not self.shortfalls(amount, used)
 
-    def consume(self, amount, used=0):
-        """The new usage after taking ``amount``; raises CapacityExceeded if it does not fit."""
+    def consume(self, amount, used=0, usage_before=None):
+        """The new usage after taking ``amount``; raises CapacityExceeded if it does not fit.
+
+        ``usage_before``: the usage before the write this is part of (which may have freed
+        some first). When the write leaves the usage at or below it, capacity does not
+        refuse; ``min_unit``, ``max_unit`` and ``step_size`` still do.
+        """
         found = self.shortfalls(amount, used)
+        if usage_before is not None and used + amount <= usage_before:
+            found = [s for s in found if s.rule != EXCEEDS_CAPACITY]
         if found:
             raise CapacityExceeded(found)
         return used + amount

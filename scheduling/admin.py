@@ -8,7 +8,7 @@ from django.contrib import admin
 from placementsite.core.admin_base import ReadOnlyInline, ViewOnlyAdmin
 
 from .extra_specs import InvalidExtraSpec, validate
-from .models import AggregateMetadata, Flavor, LifecycleRecord, Migration, Server
+from .models import AggregateMetadata, Flavor, FlavorAccess, LifecycleRecord, Migration, Server
 from .services.servers import server_delete
 
 
@@ -41,9 +41,19 @@ class FlavorForm(forms.ModelForm):
         return data
 
 
+class FlavorAccessInline(admin.TabularInline):
+    """The projects a private flavor is given to (as /api/flavors/{id}/access/)."""
+
+    model = FlavorAccess
+    fields = ["project_id", "created_at"]
+    readonly_fields = ["created_at"]
+    extra = 0
+
+
 @admin.register(Flavor)
 class FlavorAdmin(admin.ModelAdmin):
     form = FlavorForm
+    inlines = [FlavorAccessInline]
     list_display = ["name", "vcpus", "ram", "disk", "ephemeral", "swap", "is_public", "disabled"]
     list_filter = ["is_public", "disabled"]
     search_fields = ["name"]

@@ -29,6 +29,26 @@ class Flavor(TimestampedModel):
         return self.name
 
 
+class FlavorAccess(models.Model):
+    """A project given a private flavor (Nova's flavor access): its callers list and use it.
+    A public flavor needs none; a private one without any is the admins' alone."""
+
+    flavor = models.ForeignKey(Flavor, on_delete=models.CASCADE, related_name="access")
+    project_id = models.CharField(max_length=255)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["flavor", "project_id"]
+        verbose_name_plural = "flavor access"
+        constraints = [
+            models.UniqueConstraint(fields=["flavor", "project_id"], name="flavor_access_once")
+        ]
+        indexes = [models.Index(fields=["project_id"])]
+
+    def __str__(self):
+        return f"{self.flavor} for {self.project_id}"
+
+
 class Server(TimestampedModel):
     """An instance placed by the scheduler. Its uuid is the Placement consumer holding its
     allocations; ``host`` is the root provider chosen."""

@@ -40,16 +40,31 @@ class Worker:
     queue: str
     broker_url: str
     log_path: Path
+    process: subprocess.Popen | None = None
+
+    def terminate_main_process(self):
+        """SIGTERM to the worker's main process alone, as systemd's KillMode=mixed stops it."""
+        self.process.send_signal(signal.SIGTERM)
+
+    def kill(self):
+        """SIGKILL the worker whole (and its beat): nothing of it can say it stopped."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=10)
 
     def log(self, tail=4000):
         return self.log_path.read_text()[-tail:]
 
     def send(self, task_name):
         """Send ``task_name`` to this worker's queue."""
+        self.send_with(task_name)
+
+    def send_with(self, task_name, **options):
+        """Send ``task_name`` to this worker's queue, with ``kwargs=`` and the like."""
         # An explicit URL: Celery prefers a CELERY_BROKER_URL environment variable to broker=.
         sender = Celery("test-sender")
         with sender.connection_for_write(self.broker_url) as conn:
-            sender.send_task(task_name, queue=self.queue, connection=conn)
+            sender.send_task(task_name, queue=self.queue, connection=conn, **options)
 
     def wait_for(self, condition, seconds=90):
         """Poll ``condition`` until it holds; fail with the worker's log if it never does."""
@@ -61,13 +76,15 @@ class Worker:
         pytest.fail("condition not met; worker log:\n" + self.log())
 
 
-def _command(queue, beat, log_dir):
+def _command(queue, beat, log_dir, include=(), pool="solo"):
     command = [sys.executable, "-m", "celery", "-A", "placementsite", "worker"]
     if beat:
         command += ["--beat", "--schedule", str(log_dir / f"{queue}.beat-schedule")]
+    if include:
+        command += ["--include", ",".join(include)]
     return command + [
         "--pool",
-        "solo",
+        pool,
         "--queues",
         queue,
         "--hostname",
@@ -124,14 +141,27 @@ def _schedule_only(task, queue):
 
 
 @contextlib.contextmanager
-def running_worker(*, database_url, log_dir, beat_task=None, env=None):
+def running_worker(
+    *,
+    database_url,
+    log_dir,
+    beat_task=None,
+    env=None,
+    include=(),
+    queue=None,
+    broker=None,
+    pool="solo",
+):
     """A worker on ``database_url`` until the block ends. ``beat_task``: with an embedded beat
-    running that periodic task alone, every second. ``env``: more environment variables."""
-    queue = f"placement-test-{uuid.uuid4().hex[:12]}"
+    running that periodic task alone, every second. ``env``: more environment variables.
+    ``include``: more task modules to import. ``queue``: its queue, hence its node name
+    (``queue@host``), to start a worker again as the same node. ``broker``: another broker
+    than the tests' own. ``pool``: ``solo`` (one process) or ``prefork`` (two children)."""
+    queue = queue or f"placement-test-{uuid.uuid4().hex[:12]}"
     worker = Worker(
         queue=queue,
-        broker_url=broker_url(),
-        log_path=log_dir / f"{queue}.log",
+        broker_url=broker or broker_url(),
+        log_path=log_dir / f"{queue}-{uuid.uuid4().hex[:6]}.log",
     )
     beat = beat_task is not None
     if beat:
@@ -146,13 +176,14 @@ def running_worker(*, database_url, log_dir, beat_task=None, env=None):
     }
     with open(worker.log_path, "w") as log:
         process = subprocess.Popen(
-            _command(worker.queue, beat, log_dir),
+            _command(worker.queue, beat, log_dir, include, pool),
             cwd=ROOT,
             env=environment,
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: beat's process is stopped too
         )
+    worker.process = process
     try:
         _wait_until_ready(process, worker, beat)
         yield worker

@@ -19,13 +19,15 @@ class PlacementClient:
 
     Every call goes through the whole stack: middleware (request id, auth,
     microversion), URL routing, DRF and the database. ``version`` sets
-    ``OpenStack-API-Version``; ``token`` sets ``X-Auth-Token`` (None: none).
+    ``OpenStack-API-Version``; ``token`` sets ``X-Auth-Token`` (None: none); ``roles``
+    (noauth2's ``X-Roles``) is sent with every request.
     """
 
-    def __init__(self, token="admin", version=None):
+    def __init__(self, token="admin", version=None, roles=None):
         self.client = Client()
         self.token = token
         self.version = version
+        self.roles = roles
 
     def request(
         self,
@@ -46,6 +48,8 @@ class PlacementClient:
             extra["HTTP_X_AUTH_TOKEN"] = token
         if version is not None:
             extra["HTTP_OPENSTACK_API_VERSION"] = f"placement {version}"
+        if self.roles is not None:
+            extra["HTTP_X_ROLES"] = self.roles
         for name, value in (headers or {}).items():
             extra["HTTP_" + name.upper().replace("-", "_")] = value
         data = raw if raw is not None else (json.dumps(body) if body is not None else "")

@@ -16,7 +16,8 @@ from django.conf import settings
 
 APPS = ("providers", "allocations", "scheduling")
 EDGE_PACKAGES = {"api", "rest", "management"}  # management/commands: edges, too
-EDGE_MODULES = {"admin.py"}
+# policies.py: the rules the edges check (declared with the HTTP plumbing's policy engine).
+EDGE_MODULES = {"admin.py", "policies.py"}
 HTTP_PLUMBING = "placementsite.core.api"
 
 BASE = Path(settings.BASE_DIR)
@@ -63,6 +64,29 @@ def imports_an_edge(source):
         name.split(".")[:2] in ([app, edge] for app in APPS for edge in EDGE_PACKAGES)
         for name in imported_names(source)
     )
+
+
+def imports_policies(source):
+    """Whether the source imports an app's policy rules, absolutely or relatively."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.level > 0:
+            names = [node.module or ""] + [
+                f"{node.module}.{a.name}" if node.module else a.name for a in node.names
+            ]
+            if any(name.split(".")[0] == "policies" for name in names):
+                return True
+    return any(
+        name.split(".")[:2] in ([app, "policies"] for app in APPS)
+        for name in imported_names(source)
+    )
+
+
+def test_no_service_selector_or_rule_module_checks_policy():
+    """Who may do what is decided at the edges: the rules never import the policy rules."""
+    offenders = [
+        str(path) for path in rule_modules() if imports_policies((BASE / path).read_text())
+    ]
+    assert offenders == []
 
 
 def test_no_service_selector_or_rule_module_imports_the_http_plumbing():

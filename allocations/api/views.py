@@ -12,6 +12,7 @@ from placementsite.core.api.microversion import since
 from placementsite.core.api.views import PlacementView, latest
 from providers.services.inventories import ProviderInventories, inventory_fields
 
+from .. import policies
 from ..selectors import allocations as selectors
 from ..services import allocations as services
 from ..services.allocations import GENERATION_UNCHECKED, ConsumerAllocations
@@ -114,7 +115,7 @@ def consumer_allocations_repr(allocations, version):
 
 class ConsumerAllocationsView(PlacementView):
     def get(self, request, consumer_uuid):
-        self.authorize(request, "placement:allocations:list")
+        self.authorize(request, policies.ALLOCATIONS_LIST)
         allocations = selectors.allocations_for_consumer(consumer_uuid)
         return self.respond(
             request,
@@ -123,7 +124,7 @@ class ConsumerAllocationsView(PlacementView):
         )
 
     def put(self, request, consumer_uuid):
-        self.authorize(request, "placement:allocations:update")
+        self.authorize(request, policies.ALLOCATIONS_UPDATE)
         canonical = _consumer_uuid_or_400(consumer_uuid)
         version = request.microversion
         data = self.json_body(request, schemas.put_allocations_schema(version))
@@ -131,7 +132,7 @@ class ConsumerAllocationsView(PlacementView):
         return self.respond(request, status=204)
 
     def delete(self, request, consumer_uuid):
-        self.authorize(request, "placement:allocations:delete")
+        self.authorize(request, policies.ALLOCATIONS_DELETE)
         services.allocation_delete(consumer_uuid=consumer_uuid)
         return self.respond(request, status=204)
 
@@ -144,7 +145,7 @@ class AllocationsView(PlacementView):
 
     @since("1.13")
     def post(self, request):
-        self.authorize(request, "placement:allocations:manage")
+        self.authorize(request, policies.ALLOCATIONS_MANAGE)
         version = request.microversion
         body = self.json_body(request, schemas.post_allocations_schema(version))
         services.allocations_replace(consumers=_consumers(body, version))
@@ -158,7 +159,7 @@ class ProviderAllocationsView(PlacementView):
     http_method_names = ["get"]
 
     def get(self, request, uuid):
-        self.authorize(request, "placement:resource_providers:allocations:list")
+        self.authorize(request, policies.PROVIDER_ALLOCATIONS_LIST)
         provider = _provider_or_404(
             uuid,
             f"Resource provider '{uuid}' not found: No resource provider with uuid {uuid} found",
@@ -180,7 +181,7 @@ class ProviderUsagesView(PlacementView):
     http_method_names = ["get"]
 
     def get(self, request, uuid):
-        self.authorize(request, "placement:resource_providers:usages")
+        self.authorize(request, policies.PROVIDER_USAGES)
         provider = _provider_or_404(
             uuid,
             f"No resource provider with uuid {uuid} found: "
@@ -200,7 +201,7 @@ class UsagesView(PlacementView):
     def get(self, request):
         version = request.microversion
         project_id = request.GET.get("project_id")
-        self.authorize(request, "placement:usages", {"project_id": project_id})
+        self.authorize(request, policies.USAGES, {"project_id": project_id})
         params = query_params(request, schemas.usages_query_schema(version))
         if version >= (1, 38):
             usages = selectors.usages_for_project_by_consumer_type(
@@ -223,7 +224,7 @@ class ReshaperView(PlacementView):
 
     @since("1.30")
     def post(self, request):
-        self.authorize(request, "placement:reshaper:reshape")
+        self.authorize(request, policies.RESHAPE)
         version = request.microversion
         body = self.json_body(request, schemas.reshaper_schema(version))
         inventories = {

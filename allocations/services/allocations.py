@@ -12,8 +12,9 @@ never deadlock one another:
 4. only then read the consumers' allocations, the inventories and the usage,
    so that every number the capacity check sees is current and cannot
    change before the commit;
-5. check capacity with :mod:`providers.capacity`, write, bump the provider
-   and consumer generations, delete consumers left without allocations.
+5. check capacity with :mod:`providers.capacity` (a write that does not raise a
+   provider's usage of a class is not refused for its capacity), write, bump the
+   provider and consumer generations, delete consumers left without allocations.
 
 A failure at any step raises a domain error and rolls the whole
 transaction back. Nothing retries inside a transaction: a conflict is
@@ -38,7 +39,11 @@ from placementsite.core.exceptions import (
 from providers.capacity import CAPACITY_FIELDS, Capacity, CapacityExceeded
 from providers.models import Inventory, ResourceClass
 from providers.services.generations import bump_generation, providers_for_update
-from providers.services.inventories import ProviderInventories, inventories_write
+from providers.services.inventories import (
+    InventoryClassUnknown,
+    ProviderInventories,
+    inventories_write,
+)
 
 from ..models import Allocation, Consumer, ConsumerType, Project, User
 from ..selectors.usage import usage_by_provider_and_class
@@ -84,6 +89,15 @@ class ConsumerAllocations:
 class ProviderGone(InvalidRequest):
     """An allocation names a provider that does not exist: never made, or deleted since the
     caller read it (a host sync removed it; a scheduler's candidate is then stale)."""
+
+
+class AllocationRefused(Conflict):
+    """An allocation a provider's inventory refuses (capacity, min/max/step, no inventory of
+    the class); ``provider_uuid`` names the provider."""
+
+    def __init__(self, detail, provider_uuid):
+        super().__init__(detail)
+        self.provider_uuid = provider_uuid
 
 
 class UnknownResourceClass(InvalidRequest):
@@ -153,8 +167,10 @@ def allocations_reshape(
             _AllocationWrite(consumers).run(
                 inventories=inventories, allow_reserved_equal_total=allow_reserved_equal_total
             )
-    except UnknownResourceClass as exc:
-        raise InvalidRequest(f"malformed reshaper data: {exc.detail}") from None
+    except (UnknownResourceClass, InventoryClassUnknown) as exc:
+        raise InvalidRequest(
+            f"malformed reshaper data: No such resource class {exc.name}."
+        ) from None
 
 
 # --- the write ---------------------------------------------------------------
@@ -198,9 +214,10 @@ def _capacity_conflict(resource_class, provider_uuid, exc):
         what = "would exceed the capacity"
         shortfalls = exc.shortfalls
     why = "; ".join(s.describe(resource_class) for s in shortfalls)
-    return Conflict(
+    return AllocationRefused(
         f"Unable to allocate inventory: Unable to create allocation for '{resource_class}' "
-        f"on resource provider '{provider_uuid}'. The requested amount {what}. ({why})"
+        f"on resource provider '{provider_uuid}'. The requested amount {what}. ({why})",
+        provider_uuid,
     )
 
 
@@ -276,6 +293,7 @@ class _AllocationWrite:
 
     # 3. consumers, in uuid order
     def _lock_consumers(self):
+        self.freed = {}  # (provider id, class id) -> what _clear took off the usage
         self.consumers = {}
         self.created = set()  # consumers this transaction made: they hold nothing yet
         for request in self.requests:
@@ -326,9 +344,19 @@ class _AllocationWrite:
         if not existing:
             return
         current = Allocation.objects.filter(consumer__in=existing)
-        held = list(current.values_list("consumer__uuid", "resource_provider__uuid"))
+        held = list(
+            current.values_list(
+                "consumer__uuid",
+                "resource_provider__uuid",
+                "resource_provider_id",
+                "resource_class_id",
+                "used",
+            )
+        )
         emptied = {r.consumer_uuid for r in self.requests if not r.allocations}
-        for consumer_uuid, provider_uuid in held:
+        for consumer_uuid, provider_uuid, provider_id, class_id, used in held:
+            key = (provider_id, class_id)
+            self.freed[key] = self.freed.get(key, 0) + used
             provider = self.providers.get(str(provider_uuid))
             if provider is None:
                 # The consumer moved to a provider we did not lock: start again afresh.
@@ -358,6 +386,9 @@ class _AllocationWrite:
             )
         }
         usage = usage_by_provider_and_class(provider_ids=provider_ids, class_ids=class_ids)
+        # What each provider and class held before this write: the write may move or shrink
+        # what is there (a drain of a lowered inventory), never grow it past its capacity.
+        before = {key: usage.get(key, 0) + freed for key, freed in self.freed.items()}
         rows = []
         for request in self.requests:
             consumer = self.consumers[request.consumer_uuid]
@@ -368,12 +399,15 @@ class _AllocationWrite:
                     key = (provider.id, classes[name].id)
                     inventory = inventories.get(key)
                     if inventory is None:
-                        raise Conflict(
+                        raise AllocationRefused(
                             f"Unable to allocate inventory: Inventory for '{name}' on "
-                            f"resource provider '{provider_uuid}' invalid."
+                            f"resource provider '{provider_uuid}' invalid.",
+                            provider_uuid,
                         )
                     try:
-                        usage[key] = inventory.capacity.consume(amount, usage.get(key, 0))
+                        usage[key] = inventory.capacity.consume(
+                            amount, usage.get(key, 0), usage_before=before.get(key)
+                        )
                     except CapacityExceeded as exc:
                         raise _capacity_conflict(name, provider_uuid, exc) from None
                     rows.append(

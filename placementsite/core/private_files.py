@@ -1,5 +1,6 @@
 """Files only the service user may read (mode 0600): the SQLite database, the first-start
-credentials. Created with that mode, never widened after the fact."""
+credentials; and directories only it may enter (0700): the filesystem broker's, whose
+messages carry task arguments. Created with that mode, never widened after the fact."""
 
 import os
 from pathlib import Path
@@ -24,3 +25,12 @@ def write_private(path, text):
     os.fchmod(fd, 0o600)  # an older file may have had a wider mode
     with os.fdopen(fd, "w") as handle:
         handle.write(text)
+
+
+def make_private_dir(path):
+    """Create the directory ``path`` (and missing parents) with mode 0700; one that exists
+    with a wider mode (an older installation's) is narrowed to 0700."""
+    path = Path(path)
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if path.stat().st_mode & 0o077:
+        path.chmod(0o700)

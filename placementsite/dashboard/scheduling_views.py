@@ -11,18 +11,21 @@ from scheduling.selectors.scheduler import explain
 from scheduling.services.servers import NoValidHost, servers_create
 
 from .forms import ScheduleForm
-from .views import _render, staff_required
+from .views import USAGE, _render, staff_required
 
 FLAVORS = ("scheduling.view_flavor",)
-SCHEDULE = ("scheduling.view_flavor", "scheduling.view_server", "providers.view_resourceprovider")
+# The funnel shows what fits where and what is free: the usage pages' permissions too.
+SCHEDULE = ("scheduling.view_flavor", "scheduling.view_server", *USAGE)
 CREATE = ("scheduling.add_server",)
 
 
 @staff_required(*FLAVORS)
 def flavor_list(request):
-    fits = {flavor.pk: n for flavor, n in flavor_reads.flavor_fits()}
+    # "Fits N more" is free capacity: for those who may see providers, inventories and usage.
+    show_fits = request.user.has_perms(USAGE)
+    fits = {flavor.pk: n for flavor, n in flavor_reads.flavor_fits()} if show_fits else {}
     rows = [(flavor, fits.get(flavor.pk)) for flavor in flavor_reads.flavors_with_counts()]
-    return _render(request, "flavor_list.html", "flavors", {"rows": rows})
+    return _render(request, "flavor_list.html", "flavors", {"rows": rows, "show_fits": show_fits})
 
 
 @staff_required(*SCHEDULE)

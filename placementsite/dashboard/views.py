@@ -59,6 +59,8 @@ REASON_LABELS = {
 PROVIDERS = ("providers.view_resourceprovider", "providers.view_inventory")
 USAGE = (*PROVIDERS, "allocations.view_allocation")
 CONSUMERS = ("allocations.view_consumer", "allocations.view_allocation")
+# Usage by project names the projects.
+PROJECT_SHARES = (*USAGE, "allocations.view_project")
 
 
 def staff_required(*permissions):
@@ -126,7 +128,12 @@ def overview(request):
         "overview",
         {
             "class_usages": class_usage_summary(),
-            "project_shares": allocation_reads.usage_share_by_project(top=SHARE_COLOURS),
+            # Shares by project, for those who may see projects.
+            "project_shares": (
+                allocation_reads.usage_share_by_project(top=SHARE_COLOURS)
+                if request.user.has_perms(PROJECT_SHARES)
+                else None
+            ),
             "tasks": tasks,
             "provider_counts": provider_reads.provider_counts(),
             "allocation_counts": allocation_reads.allocation_counts(),

@@ -2,7 +2,13 @@
 
 Each check returns ``(ok, detail)``. The plain check (``database``) is what a load balancer
 needs: can this server answer API calls. The detailed report adds what an operator wants to
-know: are the migrations applied, is the Celery broker reachable, has beat run lately.
+know: are the migrations applied, is the Celery broker reachable, do the workers answer (and
+run what beat sends), is exactly one beat running, was a task run lost.
+
+Workers and beats record themselves alive in the database (``ServiceProcess``, see
+``observability.processes``), apart from the broker; the workers are also pinged over the
+broker. So a worker alive but cut off from its broker, all workers down (beat is not blamed),
+two beats, and a service that has just started (not yet due is not down) are told apart.
 """
 
 import datetime as dt
@@ -12,7 +18,13 @@ from django.db import DatabaseError, connection
 from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
-from placementsite.models import Heartbeat
+from placementsite import selectors
+from placementsite.models import Heartbeat, ServiceProcess
+
+# How long a ping waits for the workers' answers (it returns early when all expected answer).
+PING_SECONDS = 1.0
+# Task runs lost within this window fail the check (the runs stay listed in the admin).
+LOST_RUNS_WINDOW = dt.timedelta(hours=1)
 
 
 def check_database():
@@ -48,19 +60,91 @@ def check_broker():
     return True, f"reachable ({app.conf.broker_url.split('://', 1)[0]})"
 
 
-def check_beat(now=None):
+def _window():
+    return dt.timedelta(seconds=settings.PLACEMENT_HEARTBEAT_MAX_AGE)
+
+
+def _ago(now, when):
+    return f"{int((now - when).total_seconds())} s ago"
+
+
+def ping_workers(expected):
+    """The node names of the workers that answer a ping over the broker."""
+    from placementsite.celery import app
+
+    replies = app.control.ping(timeout=PING_SECONDS, limit=expected or None)
+    return {name for reply in replies for name in reply}
+
+
+def check_workers(now=None):
+    """The workers answer over the broker, every worker alive answers, and one ran the
+    heartbeat beat sent (unless it is not due yet, just after a start)."""
     now = now or timezone.now()
     try:
-        heartbeat = Heartbeat.objects.filter(name="heartbeat").first()
+        alive = selectors.processes_seen(kind=ServiceProcess.Kind.WORKER, since=now - _window())
     except DatabaseError as exc:
-        return False, f"cannot read the heartbeat: {exc.__class__.__name__}"
-    if heartbeat is None:
-        return False, "the heartbeat task has never run (are the Celery worker and beat up?)"
-    age = now - heartbeat.last_run
-    # The heartbeat task runs every minute; missed runs mean beat or the worker is down.
-    if age > dt.timedelta(seconds=settings.PLACEMENT_HEARTBEAT_MAX_AGE):
-        return False, f"last heartbeat {int(age.total_seconds())} s ago ({heartbeat.hostname})"
-    return True, f"last heartbeat {int(age.total_seconds())} s ago ({heartbeat.hostname})"
+        return False, f"cannot read the workers: {exc.__class__.__name__}"
+    try:
+        answered = ping_workers(len(alive))
+    except Exception as exc:  # kombu raises transport-specific errors
+        return (
+            False,
+            f"cannot ping the workers, the broker is unreachable: {exc.__class__.__name__}",
+        )
+    silent = sorted(p.name for p in alive if p.name not in answered)
+    if silent:
+        return False, (
+            f"{', '.join(silent)} alive but not answering over the broker (cut off from it, "
+            "or busy past the ping)"
+        )
+    if not answered:
+        return False, "no worker answered a ping: every worker is down"
+    workers = ", ".join(sorted(answered))
+    heartbeat = Heartbeat.objects.filter(name="heartbeat").first()
+    started = max((p.started_at for p in alive), default=None)
+    beat = selectors.last_process_seen(kind=ServiceProcess.Kind.BEAT)
+    evidence = [
+        t for t in (heartbeat and heartbeat.last_run, started, beat and beat.started_at) if t
+    ]
+    if evidence and now - max(evidence) <= _window():
+        if heartbeat is None or now - heartbeat.last_run > _window():
+            return True, f"{workers}; the first heartbeat since the start is not due yet"
+        return True, f"{workers}; last heartbeat {_ago(now, heartbeat.last_run)}"
+    last = f"last ran {_ago(now, heartbeat.last_run)}" if heartbeat else "never ran"
+    return False, f"{workers} answer, but the heartbeat beat sends {last}: is their queue right?"
+
+
+def check_beat(now=None):
+    """Exactly one beat, seen lately (beat says so whenever it sends a task)."""
+    now = now or timezone.now()
+    try:
+        beats = selectors.processes_seen(kind=ServiceProcess.Kind.BEAT, since=now - _window())
+        last = selectors.last_process_seen(kind=ServiceProcess.Kind.BEAT)
+    except DatabaseError as exc:
+        return False, f"cannot read beat's state: {exc.__class__.__name__}"
+    if len(beats) > 1:
+        names = ", ".join(b.name for b in beats)
+        return False, f"{len(beats)} beats are running ({names}): each periodic task runs twice"
+    if beats:
+        return True, f"beat on {beats[0].name}, last seen {_ago(now, beats[0].last_seen)}"
+    if last is None:
+        return False, "beat has never run (start celery beat, or the worker with -B)"
+    return False, f"beat last seen {_ago(now, last.last_seen)} ({last.name})"
+
+
+def check_task_runs(now=None):
+    """No task run lost lately (a worker killed during the run)."""
+    now = now or timezone.now()
+    try:
+        lost = selectors.lost_task_runs(since=now - LOST_RUNS_WINDOW)
+    except DatabaseError as exc:
+        return False, f"cannot read the task runs: {exc.__class__.__name__}"
+    if lost:
+        runs = "; ".join(
+            f"{r.task} started {_ago(now, r.started_at)} on {r.worker}" for r in lost[:5]
+        )
+        return False, f"{len(lost)} task run(s) lost in the last hour: {runs}"
+    return True, "no task run lost in the last hour"
 
 
 BASIC_CHECKS = {"database": check_database}
@@ -68,7 +152,9 @@ DETAILED_CHECKS = {
     "database": check_database,
     "migrations": check_migrations,
     "broker": check_broker,
+    "workers": check_workers,
     "beat": check_beat,
+    "task_runs": check_task_runs,
 }
 
 

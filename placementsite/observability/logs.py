@@ -25,3 +25,11 @@ def use_service_format(handler, kind=None):
 def format_handlers_of(logger=None):
     for handler in (logger or logging.getLogger()).handlers:
         use_service_format(handler)
+
+
+def leave_to_root(name):
+    """Drop the handlers of logger ``name``: its records go to the root logger's handlers."""
+    logger = logging.getLogger(name)
+    for handler in list(logger.handlers):
+        logger.removeHandler(handler)
+    logger.propagate = True

@@ -74,6 +74,12 @@ def task_failed(sender=None, **_kwargs):
     TASK_FAILURES.labels(task=getattr(sender, "name", "unknown")).inc()
 
 
+def count_lost_task(task_name):
+    """A run whose worker was killed: a failure, and a run in state LOST."""
+    TASK_FAILURES.labels(task=task_name).inc()
+    TASK_RUNS.labels(task=task_name, state="LOST").inc()
+
+
 def connect_celery_signals():
     from celery import signals
 

@@ -4,18 +4,20 @@ Neither is a Placement API resource, so they skip the API plumbing (no microvers
 refuse a caller they still answer in Placement's error format.
 """
 
+import logging
+
 from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from placementsite.core.api import auth
+from placementsite import policies
+from placementsite.core.api import auth, policy
 from placementsite.core.api.errors import PlacementError, error_response
 
 from . import health, metrics
 
-# "The reader role or more": any of these roles may read operational data.
-READER_ROLES = {"reader", "member", "admin", "service"}
+logger = logging.getLogger("placement.health")
 
 
 def _method_not_allowed(request, allowed):
@@ -26,15 +28,16 @@ def _method_not_allowed(request, allowed):
     )
 
 
-def _require_reader(request):
-    """None when the caller has a valid token with a reader role or more; else the refusal."""
+def _authorize(request, rule):
+    """None when the caller has a valid token that ``rule`` allows (admins, or the
+    ``monitoring`` role, by default); else the refusal."""
     try:
         context = auth.authenticate(request)
     except PlacementError as exc:
         return error_response(request, exc.status, exc.detail, exc.code, exc.headers)
-    if not READER_ROLES.intersection(role.lower() for role in context.roles):
-        return error_response(request, 403, "The reader role (or more) is required.")
     request.context = context
+    if not policy.check(rule, context):
+        return error_response(request, 403, f"Policy does not allow {rule} to be performed.")
     return None
 
 
@@ -42,14 +45,14 @@ def _require_reader(request):
 def healthcheck(request):
     """200 ``OK`` / 503 with the reason, without a token, as oslo.middleware's healthcheck.
 
-    ``?detailed`` is the operator's form (a token with the reader role or more): every check,
-    as JSON, 503 when any fails.
+    ``?detailed`` is the operator's form (a token ``placement:healthcheck:detailed`` allows):
+    every check, as JSON, 503 when any fails.
     """
     refusal = _method_not_allowed(request, ("GET", "HEAD"))
     if refusal is not None:
         return refusal
     if "detailed" in request.GET:
-        refusal = _require_reader(request)
+        refusal = _authorize(request, policies.HEALTHCHECK_DETAILED)
         if refusal is not None:
             return refusal
         healthy, checks = health.health_report(detailed=True)
@@ -60,8 +63,10 @@ def healthcheck(request):
     healthy, checks = health.health_report(detailed=False)
     if healthy:
         return HttpResponse("OK", content_type="text/plain", status=200)
-    reasons = "; ".join(f"{name}: {c['detail']}" for name, c in checks.items() if not c["ok"])
-    return HttpResponse(reasons, content_type="text/plain", status=503)
+    # No token here: the reason names nothing of the deployment (the driver's error gives the
+    # database host, port and role); the log and ?detailed say more.
+    logger.warning("healthcheck: %s", checks["database"]["detail"])
+    return HttpResponse("database unreachable", content_type="text/plain", status=503)
 
 
 @csrf_exempt
@@ -74,7 +79,7 @@ def metrics_view(request):
     if mode == "off":
         return error_response(request, 404, "The resource could not be found.")
     if mode != "open":
-        refusal = _require_reader(request)
+        refusal = _authorize(request, policies.METRICS)
         if refusal is not None:
             return refusal
     return HttpResponse(metrics.exposition(), content_type=CONTENT_TYPE_LATEST)

@@ -9,6 +9,7 @@ from placementsite.core.api.microversion import since
 from placementsite.core.api.parsers import require_json
 from placementsite.core.api.views import PlacementView
 
+from .. import policies
 from ..selectors import aggregates as selectors
 from ..selectors import resource_providers as provider_selectors
 from ..services import aggregates as services
@@ -48,7 +49,7 @@ def aggregates_repr(request, provider, aggregate_uuids):
 class ProviderAggregatesView(PlacementView):
     @since("1.1")
     def get(self, request, uuid):
-        self.authorize(request, "placement:resource_providers:aggregates:list")
+        self.authorize(request, policies.AGGREGATES_LIST)
         provider, aggregate_uuids = selectors.provider_aggregates(
             provider_uuid=provider_uuid_from_path(uuid)
         )
@@ -58,7 +59,7 @@ class ProviderAggregatesView(PlacementView):
     @since("1.1")
     def put(self, request, uuid):
         require_json(request)
-        self.authorize(request, "placement:resource_providers:aggregates:update")
+        self.authorize(request, policies.AGGREGATES_UPDATE)
         provider_uuid = provider_uuid_from_path(uuid)
         # As in Placement: an unknown provider is a 404 before its body is read.
         provider_selectors.resource_provider_get(uuid=provider_uuid)

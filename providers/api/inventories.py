@@ -6,6 +6,7 @@ from placementsite.core.api.microversion import since
 from placementsite.core.api.parsers import require_json
 from placementsite.core.api.views import PlacementView, latest
 
+from .. import policies
 from ..selectors import inventories as selectors
 from ..services import inventories as services
 from .inventory_schemas import (
@@ -58,7 +59,7 @@ class _InventoryView(PlacementView):
 
 class InventoryListView(_InventoryView):
     def get(self, request, uuid):
-        self.authorize(request, "placement:resource_providers:inventories:list")
+        self.authorize(request, policies.INVENTORIES_LIST)
         provider, rows = selectors.inventories_for_provider(provider_uuid=uuid)
         return self.respond(
             request, inventories_repr(provider, rows), last_modified=last_modified(rows)
@@ -66,7 +67,7 @@ class InventoryListView(_InventoryView):
 
     def put(self, request, uuid):
         require_json(request)
-        self.authorize(request, "placement:resource_providers:inventories:update")
+        self.authorize(request, policies.INVENTORIES_UPDATE)
         data = self.json_body(request, INVENTORIES_REPLACE_BODY)
         provider, rows = services.inventories_replace(
             provider_uuid=uuid,
@@ -83,7 +84,7 @@ class InventoryListView(_InventoryView):
 
     def post(self, request, uuid):
         require_json(request)
-        self.authorize(request, "placement:resource_providers:inventories:create")
+        self.authorize(request, policies.INVENTORIES_CREATE)
         data = self.json_body(request, INVENTORY_CREATE_BODY)
         resource_class = data.pop("resource_class")
         data.pop(GENERATION, None)
@@ -101,14 +102,14 @@ class InventoryListView(_InventoryView):
 
     @since("1.5", status=405)
     def delete(self, request, uuid):
-        self.authorize(request, "placement:resource_providers:inventories:delete")
+        self.authorize(request, policies.INVENTORIES_DELETE)
         services.inventories_delete(provider_uuid=uuid)
         return self.respond(request, status=204)
 
 
 class InventoryDetailView(_InventoryView):
     def get(self, request, uuid, resource_class):
-        self.authorize(request, "placement:resource_providers:inventories:show")
+        self.authorize(request, policies.INVENTORIES_SHOW)
         provider, inventory = selectors.inventory_for_provider(
             provider_uuid=uuid, resource_class=resource_class
         )
@@ -120,7 +121,7 @@ class InventoryDetailView(_InventoryView):
 
     def put(self, request, uuid, resource_class):
         require_json(request)
-        self.authorize(request, "placement:resource_providers:inventories:update")
+        self.authorize(request, policies.INVENTORIES_UPDATE)
         data = self.json_body(request, INVENTORY_UPDATE_BODY)
         generation = data.pop(GENERATION)
         provider, inventory = services.inventory_update(
@@ -137,6 +138,6 @@ class InventoryDetailView(_InventoryView):
         )
 
     def delete(self, request, uuid, resource_class):
-        self.authorize(request, "placement:resource_providers:inventories:delete")
+        self.authorize(request, policies.INVENTORIES_DELETE)
         services.inventory_delete(provider_uuid=uuid, resource_class=resource_class)
         return self.respond(request, status=204)

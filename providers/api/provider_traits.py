@@ -4,6 +4,7 @@ from placementsite.core import uuids
 from placementsite.core.api.microversion import since
 from placementsite.core.api.views import PlacementView, latest
 
+from .. import policies
 from ..selectors import traits as selectors
 from ..services import traits as services
 from ..services.generations import provider_not_found
@@ -44,7 +45,7 @@ def traits_last_modified(traits):
 class ProviderTraitsView(PlacementView):
     @since("1.6")
     def get(self, request, uuid):
-        self.authorize(request, "placement:resource_providers:traits:list")
+        self.authorize(request, policies.PROVIDER_TRAITS_LIST)
         provider, traits = selectors.provider_traits(provider_uuid=provider_uuid_from_path(uuid))
         return self.respond(
             request,
@@ -54,7 +55,7 @@ class ProviderTraitsView(PlacementView):
 
     @since("1.6")
     def put(self, request, uuid):
-        self.authorize(request, "placement:resource_providers:traits:update")
+        self.authorize(request, policies.PROVIDER_TRAITS_UPDATE)
         data = self.json_body(request, PROVIDER_TRAITS_BODY)
         provider, traits = services.provider_traits_set(
             provider_uuid=provider_uuid_from_path(uuid),
@@ -69,6 +70,6 @@ class ProviderTraitsView(PlacementView):
 
     @since("1.6")
     def delete(self, request, uuid):
-        self.authorize(request, "placement:resource_providers:traits:delete")
+        self.authorize(request, policies.PROVIDER_TRAITS_DELETE)
         services.provider_traits_delete(provider_uuid=provider_uuid_from_path(uuid))
         return self.respond(request, status=204)

@@ -3,6 +3,7 @@
 from placementsite.core.api.microversion import since
 from placementsite.core.api.views import PlacementView, latest
 
+from .. import policies
 from ..models import ResourceClass
 from ..services import resource_classes as services
 from .schemas import RESOURCE_CLASS_BODY, validate_custom_name
@@ -15,7 +16,7 @@ def resource_class_repr(rc):
 class ResourceClassListView(PlacementView):
     @since("1.2")
     def get(self, request):
-        self.authorize(request, "placement:resource_classes:list")
+        self.authorize(request, policies.RESOURCE_CLASSES_LIST)
         classes = list(ResourceClass.objects.order_by("id"))
         return self.respond(
             request,
@@ -25,7 +26,7 @@ class ResourceClassListView(PlacementView):
 
     @since("1.2")
     def post(self, request):
-        self.authorize(request, "placement:resource_classes:create")
+        self.authorize(request, policies.RESOURCE_CLASSES_CREATE)
         data = self.json_body(request, RESOURCE_CLASS_BODY)
         rc = services.resource_class_create(name=data["name"])
         return self.respond(
@@ -36,13 +37,13 @@ class ResourceClassListView(PlacementView):
 class ResourceClassDetailView(PlacementView):
     @since("1.2")
     def get(self, request, name):
-        self.authorize(request, "placement:resource_classes:show")
+        self.authorize(request, policies.RESOURCE_CLASSES_SHOW)
         rc = services.resource_class_get(name=name)
         return self.respond(request, resource_class_repr(rc), last_modified=rc.last_modified)
 
     @since("1.2")
     def put(self, request, name):
-        self.authorize(request, "placement:resource_classes:update")
+        self.authorize(request, policies.RESOURCE_CLASSES_UPDATE)
         if request.microversion >= (1, 7):
             # Idempotent create: 201 when new, 204 when it already existed.
             validate_custom_name(name)
@@ -59,6 +60,6 @@ class ResourceClassDetailView(PlacementView):
 
     @since("1.2")
     def delete(self, request, name):
-        self.authorize(request, "placement:resource_classes:delete")
+        self.authorize(request, policies.RESOURCE_CLASSES_DELETE)
         services.resource_class_delete(name=name)
         return self.respond(request, status=204)

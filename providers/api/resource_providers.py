@@ -8,8 +8,8 @@ from placementsite.core.api.errors import BadRequest, NotFound
 from placementsite.core.api.parsers import require_json
 from placementsite.core.api.views import PlacementView, latest
 
+from .. import policies, request_groups
 from .. import query_params as qp
-from .. import request_groups
 from ..selectors import resource_providers as selectors
 from ..services import resource_providers as services
 from ..services.generations import provider_not_found
@@ -80,7 +80,7 @@ def uuid_in_url(uuid):
 
 class ResourceProviderListView(PlacementView):
     def get(self, request):
-        self.authorize(request, "placement:resource_providers:list")
+        self.authorize(request, policies.RESOURCE_PROVIDERS_LIST)
         version = request.microversion
         query = request.GET
         qp.validate_query(query, qp.schema_for(version, LIST_PARAMETERS))
@@ -99,7 +99,7 @@ class ResourceProviderListView(PlacementView):
         )
 
     def post(self, request):
-        self.authorize(request, "placement:resource_providers:create")
+        self.authorize(request, policies.RESOURCE_PROVIDERS_CREATE)
         version = request.microversion
         data = self.json_body(request)
         qp.validate_body(data, provider_body_schema(version, with_uuid=True))
@@ -119,7 +119,7 @@ class ResourceProviderListView(PlacementView):
 
 class ResourceProviderDetailView(PlacementView):
     def get(self, request, uuid):
-        self.authorize(request, "placement:resource_providers:show")
+        self.authorize(request, policies.RESOURCE_PROVIDERS_SHOW)
         provider = selectors.resource_provider_get(uuid=uuid_in_url(uuid))
         return self.respond(
             request,
@@ -129,7 +129,7 @@ class ResourceProviderDetailView(PlacementView):
 
     def put(self, request, uuid):
         require_json(request)  # the content type first, as Placement's require_content
-        self.authorize(request, "placement:resource_providers:update")
+        self.authorize(request, policies.RESOURCE_PROVIDERS_UPDATE)
         version = request.microversion
         selectors.resource_provider_get(uuid=uuid_in_url(uuid))  # 404 before the body
         data = self.json_body(request)
@@ -154,7 +154,7 @@ class ResourceProviderDetailView(PlacementView):
         return self.respond(request, provider_repr(provider, version), headers=headers)
 
     def delete(self, request, uuid):
-        self.authorize(request, "placement:resource_providers:delete")
+        self.authorize(request, policies.RESOURCE_PROVIDERS_DELETE)
         found = uuids.parse(uuid)
         if found is None:
             raise NotFound(f"No resource provider with uuid {uuid} found for delete")

@@ -8,6 +8,7 @@ from placementsite.core.api.errors import BadRequest
 from placementsite.core.api.microversion import since
 from placementsite.core.api.views import PlacementView, latest
 
+from .. import policies
 from ..selectors import traits as selectors
 from ..services import traits as services
 
@@ -61,7 +62,7 @@ def list_filters(params):
 class TraitListView(PlacementView):
     @since("1.6")
     def get(self, request):
-        self.authorize(request, "placement:traits:list")
+        self.authorize(request, policies.TRAITS_LIST)
         filters = list_filters(validate_query(request, LIST_QUERY))
         traits = selectors.traits_list(**filters)
         return self.respond(
@@ -74,7 +75,7 @@ class TraitListView(PlacementView):
 class TraitDetailView(PlacementView):
     @since("1.6")
     def get(self, request, name):
-        self.authorize(request, "placement:traits:show")
+        self.authorize(request, policies.TRAITS_SHOW)
         trait = selectors.trait_get(name=name)
         return self.respond(
             request,
@@ -85,13 +86,13 @@ class TraitDetailView(PlacementView):
 
     @since("1.6")
     def put(self, request, name):
-        self.authorize(request, "placement:traits:update")
+        self.authorize(request, policies.TRAITS_UPDATE)
         trait, created = services.trait_ensure(name=name)
         headers = {"Location": f"/traits/{trait.name}", **cache_headers(request, trait.created_at)}
         return self.respond(request, status=201 if created else 204, headers=headers)
 
     @since("1.6")
     def delete(self, request, name):
-        self.authorize(request, "placement:traits:delete")
+        self.authorize(request, policies.TRAITS_DELETE)
         services.trait_delete(name=name)
         return self.respond(request, status=204)

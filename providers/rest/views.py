@@ -3,9 +3,11 @@
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
+from placementsite.core.api import policy
 from placementsite.core.api.errors import BadRequest
 from placementsite.core.rest.views import ApiModelViewSet
 
+from .. import policies
 from ..host_reports import HOSTNAME_RULE, hostname_valid
 from ..models import ComputeNode, ResourceClass
 from ..services.compute_nodes import (
@@ -22,7 +24,10 @@ class ComputeNodeViewSet(ApiModelViewSet):
     """Hosts and their reports. ``PUT`` creates or replaces a host's report (idempotent);
     ``PATCH`` sets ``enabled`` and ``disabled_reason`` (any other field is a 400);
     ``DELETE`` decommissions the host: its record and its whole provider tree, refused with a
-    409 ``compute_node.in_use`` while anything is allocated on the tree."""
+    409 ``compute_node.in_use`` while anything is allocated on the tree.
+
+    A report naming a provider the host sync did not create is a 409; ``PUT ...?adopt=true``
+    (``placement:api:compute_nodes:adopt``, admins) hands that provider to the sync."""
 
     queryset = ComputeNode.objects.select_related("provider")
     serializer_class = ComputeNodeSerializer
@@ -30,7 +35,7 @@ class ComputeNodeViewSet(ApiModelViewSet):
     ordering_fields = ["hostname", "reported_at", "synced_at", "sync_status"]
     lookup_field = "hostname"
     lookup_value_regex = "[^/]+"
-    policy_prefix = "placement:api:compute_nodes"
+    policy_prefix = policies.COMPUTE_NODES
     http_method_names = ["get", "put", "patch", "delete", "head", "options"]
 
     @extend_schema(request=HostReportSerializer, responses=ComputeNodeSerializer)
@@ -39,9 +44,10 @@ class ComputeNodeViewSet(ApiModelViewSet):
             return super().update(request, *args, hostname=hostname, **kwargs)
         if not hostname_valid(hostname):
             raise BadRequest(f"hostname: {HOSTNAME_RULE}", code="api.invalid")
+        adopt = self._adopt(request)
         report = HostReportSerializer(data=request.data, context={"hostname": hostname})
         report.is_valid(raise_exception=True)
-        reported = compute_node_report(hostname=hostname, report=report.validated_data)
+        reported = compute_node_report(hostname=hostname, report=report.validated_data, adopt=adopt)
         status = 201 if reported.created else 200
         return Response(ComputeNodeSerializer(reported.node).data, status=status)
 
@@ -65,6 +71,19 @@ class ComputeNodeViewSet(ApiModelViewSet):
         compute_node_delete(hostname=hostname)
         return Response(status=204)
 
+    def _adopt(self, request):
+        value = request.query_params.get("adopt", "false")
+        if value not in ("true", "false"):
+            raise BadRequest("adopt: true or false", code="api.invalid")
+        if value == "false":
+            return False
+        if not policy.check(policies.COMPUTE_NODES_ADOPT, request.auth):
+            self.permission_denied(
+                request,
+                message=f"Policy does not allow {policies.COMPUTE_NODES_ADOPT} to be performed.",
+            )
+        return True
+
 
 class ResourceClassViewSet(ApiModelViewSet):
     """Resource classes with their type, unit and description; custom ones are editable."""
@@ -75,7 +94,7 @@ class ResourceClassViewSet(ApiModelViewSet):
     ordering_fields = ["name", "id"]
     lookup_field = "name"
     lookup_value_regex = "[A-Z0-9_]+"
-    policy_prefix = "placement:api:resource_classes"
+    policy_prefix = policies.API_RESOURCE_CLASSES
     http_method_names = ["get", "put", "patch", "head", "options"]
 
     def perform_update(self, serializer):

@@ -1,7 +1,8 @@
 """Compute hosts: their reports, taking them out of scheduling, decommissioning them.
 
-``compute_node_report`` stores what a host says about itself; a report whose content changed
-asks for that host's sync at commit (a Celery task; beat's periodic sync is the backstop). The
+``compute_node_report`` stores what a host says about itself (never taking over a provider the
+sync did not create, unless an admin adopts it); a report whose content changed asks for that
+host's sync at commit (a Celery task; beat's periodic sync is the backstop). The
 sync itself is :mod:`providers.services.host_sync`. ``compute_node_disable`` and
 ``compute_node_enable`` are the one way a host leaves and rejoins scheduling (the admin, the
 API and an evacuation call them); ``compute_node_delete`` forgets a host and its whole
@@ -34,6 +35,12 @@ COMPUTE_NODE_NOT_FOUND = "compute_node.not_found"
 SYNC_TASK_EXPIRES = 300
 
 
+class ProviderNotSynced(Conflict):
+    """A host report names a provider the host sync did not create."""
+
+    code = "compute_node.provider_not_synced"
+
+
 class HostReported(NamedTuple):
     """A stored report: the host, whether it is new, whether its content changed."""
 
@@ -56,13 +63,18 @@ def report_tree_problems(*, hostname: str, report: Mapping) -> dict[str, str]:
 
 
 def compute_node_report(
-    *, hostname: str, report: Mapping, now: datetime | None = None
+    *, hostname: str, report: Mapping, adopt: bool = False, now: datetime | None = None
 ) -> HostReported:
     """Create or replace ``hostname``'s report (already validated by its edge).
 
     Idempotent: the same report again only refreshes ``reported_at`` (the host is alive) and
     does not make the host need a sync. A report whose plugins would make a provider the
     database cannot hold is an InvalidRequest naming the report's field.
+
+    A report never takes over a provider the sync did not create: when the host's root
+    provider is not the sync's yet and a provider of its name exists (made through the
+    Placement API), the report is refused (ProviderNotSynced) unless ``adopt``: an admin's
+    explicit choice, which hands that provider to the sync.
     """
     problems = report_tree_problems(hostname=hostname, report=report)
     if problems:
@@ -72,17 +84,30 @@ def compute_node_report(
     fields["report_hash"] = report_digest(fields)
     fields["reported_at"] = now or timezone.now()
     with transaction.atomic():
-        previous = (
-            ComputeNode.objects.select_for_update()
-            .filter(hostname=hostname)
-            .values_list("report_hash", flat=True)
-            .first()
-        )
+        current = ComputeNode.objects.select_for_update().filter(hostname=hostname).first()
+        previous = current.report_hash if current is not None else None
+        if current is None or current.provider_id is None:
+            taken = _provider_of_the_name(hostname)
+            if taken is not None:
+                if not adopt:
+                    raise ProviderNotSynced(
+                        f"Resource provider {hostname} ({taken.uuid}) was not created by the "
+                        "host sync; an admin may adopt it (PUT with ?adopt=true)."
+                    )
+                fields["provider"] = taken
         node, created = ComputeNode.objects.update_or_create(hostname=hostname, defaults=fields)
         changed = previous != fields["report_hash"]
         if changed and settings.PLACEMENT_SYNC_ON_REPORT:
             transaction.on_commit(lambda: _sync_soon(hostname))
     return HostReported(node, created, changed)
+
+
+def _provider_of_the_name(hostname):
+    """The provider named like the host that no host's sync holds, locked; else None."""
+    provider = ResourceProvider.objects.select_for_update().filter(name=hostname).first()
+    if provider is None or ComputeNode.objects.filter(provider=provider).exists():
+        return None
+    return provider
 
 
 def _sync_soon(hostname):

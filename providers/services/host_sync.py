@@ -185,18 +185,20 @@ def _converge(node, desired, names, now):
 
 
 def _root_of(node):
-    """The host's root provider: the one synced before, else a root of the host's name (made
-    through the Placement API: adopted); None when there is none yet."""
-    root = None
+    """The host's root provider: the one synced before (or adopted by an admin at the report);
+    None when there is none yet. A provider of the host's name the sync does not hold (made
+    through the Placement API after the report was accepted) is never taken over."""
     if node.provider_id is not None:
         root = ResourceProvider.objects.filter(pk=node.provider_id, parent__isnull=True).first()
-    if root is None:
-        root = ResourceProvider.objects.filter(name=node.hostname).first()
-        if root is not None and root.parent_id is not None:
-            raise InvalidRequest(
-                f"The name {node.hostname} is taken by provider {root.uuid}, which is not a root"
-            )
-    return root
+        if root is not None:
+            return root
+    taken = ResourceProvider.objects.filter(name=node.hostname).first()
+    if taken is not None:
+        raise InvalidRequest(
+            f"The name {node.hostname} is taken by provider {taken.uuid}, which the host sync "
+            "did not create; an admin may adopt it (PUT the report with ?adopt=true)."
+        )
+    return None
 
 
 def _record(node, outcome, signature, now):

@@ -144,15 +144,23 @@ def _resource_class(name):
 # --- the reshaper's building block -------------------------------------------
 
 
+class InventoryClassUnknown(InvalidRequest):
+    """An inventory record names a resource class that does not exist."""
+
+    def __init__(self, provider, name):
+        super().__init__(
+            f"Unknown resource class in inventory for resource provider "
+            f"{provider.uuid}: No such resource class {name}."
+        )
+        self.name = name
+
+
 def classes_named(provider, names):
-    """``{name: ResourceClass}`` for ``names``; an unknown name is an InvalidRequest."""
+    """``{name: ResourceClass}`` for ``names``; an unknown name is InventoryClassUnknown."""
     classes = {rc.name: rc for rc in ResourceClass.objects.filter(name__in=list(names))}
     for name in names:
         if name not in classes:
-            raise InvalidRequest(
-                f"Unknown resource class in inventory for resource provider "
-                f"{provider.uuid}: No such resource class {name}."
-            )
+            raise InventoryClassUnknown(provider, name)
     return classes
 
 
@@ -327,6 +335,9 @@ def inventory_update(
             .first()
         )
         if row is None:
+            if _resource_class(resource_class) is None:
+                # As Placement: a class named in the path that does not exist is not found.
+                raise NotFound(f"No such resource class {resource_class}.")
             raise InvalidRequest(
                 f"No inventory record with resource class for resource provider "
                 f"{provider.uuid}: No inventory of class {resource_class} found."

@@ -77,12 +77,15 @@ def trait_ids_held(names):
 
 
 def _replace_traits(provider, trait_ids):
+    """Make ``trait_ids`` the provider's traits; True when anything was added or removed."""
     current = set(
         ResourceProviderTrait.objects.filter(resource_provider=provider).values_list(
             "trait_id", flat=True
         )
     )
     wanted = set(trait_ids)
+    if wanted == current:
+        return False
     ResourceProviderTrait.objects.filter(
         resource_provider=provider, trait_id__in=current - wanted
     ).delete()
@@ -92,13 +95,16 @@ def _replace_traits(provider, trait_ids):
             for trait_id in sorted(wanted - current)
         ]
     )
+    return True
 
 
 def provider_traits_set(*, provider_uuid, traits, generation):
     """Replace a provider's traits; returns ``(provider, its traits in stable order)``.
 
     A stale ``generation`` is a 409 ``placement.concurrent_update``; unknown
-    trait names are a 400 naming them. The generation is bumped.
+    trait names are a 400 naming them. The generation is bumped when a trait is added or
+    removed; the traits the provider already has, sent again (as agents do on every resync),
+    change nothing, as in Placement.
     """
     names = list(dict.fromkeys(traits))
     with transaction.atomic():
@@ -108,15 +114,15 @@ def provider_traits_set(*, provider_uuid, traits, generation):
         missing = [name for name in names if name not in found]
         if missing:
             raise InvalidRequest(f"No such trait {', '.join(missing)}")
-        _replace_traits(provider, found.values())
-        bump_generation(provider)
+        if _replace_traits(provider, found.values()):
+            bump_generation(provider)
         return provider, traits_of_provider(provider)
 
 
 def provider_traits_delete(*, provider_uuid):
-    """Remove every trait of a provider; bumps its generation."""
+    """Remove every trait of a provider; bumps its generation when it had any."""
     with transaction.atomic():
         provider = provider_for_update(provider_uuid)
-        _replace_traits(provider, [])
-        bump_generation(provider)
+        if _replace_traits(provider, []):
+            bump_generation(provider)
         return provider

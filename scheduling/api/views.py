@@ -12,7 +12,7 @@ from providers import query_params as qp
 from providers import request_groups
 
 from .. import candidates as engine
-from .. import metrics
+from .. import metrics, policies
 
 
 def allocation_requests_repr(candidates, version):
@@ -70,7 +70,7 @@ class AllocationCandidatesView(PlacementView):
         return response
 
     def _get(self, request):
-        self.authorize(request, "placement:allocation_candidates:list")
+        self.authorize(request, policies.ALLOCATION_CANDIDATES_LIST)
         version = request.microversion
         query = request.GET
         qp.validate_query(query, qp.candidates_query_schema(tuple(version)))

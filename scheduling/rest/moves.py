@@ -13,13 +13,14 @@ from rest_framework.response import Response
 
 from placementsite.core import uuids
 from placementsite.core.rest.serializers import StrictSerializer
-from placementsite.core.rest.views import ApiViewMixin, ApiViewSet
+from placementsite.core.rest.views import ApiViewMixin, ApiViewSet, ProjectScopedMixin
 
+from .. import policies
 from ..models import Migration, Server
 from ..services import migrations as moves
 from ..services.servers import NoValidHost
 from .serializers import FlavorField
-from .views import no_valid_host_response
+from .views import no_valid_host_response, with_flavors
 
 # --- serializers ---------------------------------------------------------------------------
 
@@ -125,7 +126,7 @@ def _migration_response(migration, status=200):
 class ServerMoveViewSet(ApiViewSet):
     """Moves of one server; each answers the Migration it started."""
 
-    policy_prefix = "placement:api:servers"
+    policy_prefix = policies.SERVERS
     lookup_value_regex = "[^/]+"
 
     def _server(self, pk):
@@ -135,10 +136,11 @@ class ServerMoveViewSet(ApiViewSet):
         server = Server.objects.select_related("flavor", "host").filter(uuid=named).first()
         if server is None:
             raise Http404
+        self.check_object_permissions(self.request, server)
         return server
 
     def _move(self, request, pk, kind, serializer_class):
-        body = serializer_class(data=request.data)
+        body = serializer_class(data=request.data, context=with_flavors(request))
         body.is_valid(raise_exception=True)
         data = body.validated_data
         try:
@@ -177,7 +179,11 @@ class ServerMoveViewSet(ApiViewSet):
 
 
 class MigrationViewSet(
-    ApiViewMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+    ProjectScopedMixin,
+    ApiViewMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    viewsets.GenericViewSet,
 ):
     """Moves, newest first. Filters: ``status`` (repeatable), ``kind``, ``server``, ``host``
     (source or destination, name or uuid), ``older_than`` (ISO 8601), ``in_flight``."""
@@ -188,7 +194,8 @@ class MigrationViewSet(
     ordering_fields = ["created_at", "updated_at", "status", "kind"]
     lookup_field = "uuid"
     lookup_url_kwarg = "pk"
-    policy_prefix = "placement:api:migrations"
+    policy_prefix = policies.MIGRATIONS
+    all_projects_rule = policies.MIGRATIONS_ALL_PROJECTS
 
     def get_object(self):
         named = uuids.parse(self.kwargs["pk"])

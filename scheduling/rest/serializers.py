@@ -7,6 +7,10 @@ from placementsite.core.rest.serializers import StrictFieldsMixin
 
 from ..extra_specs import InvalidExtraSpec, validate
 from ..models import Flavor, Server
+from ..selectors.flavors import FlavorViewer, flavor_lookup
+
+# Without a caller in the serializer's context (``flavor_viewer``), only public flavors.
+PUBLIC_ONLY = FlavorViewer(project_id=None)
 
 FLAVOR_FIELDS = ("vcpus", "ram", "disk", "ephemeral", "swap")
 
@@ -58,6 +62,14 @@ class FlavorSerializer(serializers.ModelSerializer):
         return attrs
 
 
+class FlavorAccessSerializer(serializers.Serializer):
+    """A project given a private flavor (in), or the flavor's projects (out)."""
+
+    project_id = serializers.CharField(max_length=255, write_only=True)
+    flavor = serializers.CharField(read_only=True)
+    projects = serializers.ListField(child=serializers.CharField(), read_only=True)
+
+
 class HintsSerializer(StrictFieldsMixin, serializers.Serializer):
     unknown_field_message = "unknown scheduler hint"
 
@@ -88,7 +100,8 @@ class HintsSerializer(StrictFieldsMixin, serializers.Serializer):
 
 @extend_schema_field({"oneOf": [{"type": "integer"}, {"type": "string"}]})
 class FlavorField(serializers.Field):
-    """A flavor by id or by name."""
+    """A flavor by id or by name, among those the caller may use (the serializer's context
+    names the caller as ``flavor_viewer``)."""
 
     default_error_messages = {
         "missing": "No flavor {value}.",
@@ -98,9 +111,7 @@ class FlavorField(serializers.Field):
     def to_internal_value(self, data):
         if isinstance(data, bool) or not isinstance(data, (int, str)) or data == "":
             self.fail("missing", value=data)
-        found = Flavor.objects.filter(name=str(data)).first()
-        if found is None and (isinstance(data, int) or str(data).isdigit()):
-            found = Flavor.objects.filter(pk=int(data)).first()
+        found = flavor_lookup(value=data, viewer=self.context.get("flavor_viewer", PUBLIC_ONLY))
         if found is None:
             self.fail("missing", value=data)
         if found.disabled:

@@ -2,49 +2,79 @@
 service or selector, render."""
 
 from django.db.models import ProtectedError
-from django.http import JsonResponse
+from django.http import Http404, JsonResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from placementsite.core.api import policy
 from placementsite.core.api.errors import placement_error_for
 from placementsite.core.exceptions import Conflict
 from placementsite.core.rest.errors import error_json
-from placementsite.core.rest.views import ApiModelViewSet, ApiViewMixin, ApiViewSet
+from placementsite.core.rest.views import (
+    ApiModelViewSet,
+    ApiViewMixin,
+    ApiViewSet,
+    ProjectScopedMixin,
+)
 
+from .. import policies
 from ..models import Flavor, Server
 from ..selectors.capacity import flavor_capacity
+from ..selectors.flavors import FlavorViewer, flavor_lookup, flavor_projects, flavors_visible
 from ..selectors.scheduler import explain
+from ..services.flavors import flavor_access_add, flavor_access_remove
 from ..services.servers import NoValidHost, scheduling_spec, server_delete, servers_create
 from .filters import FlavorFilter, ServerFilter
 from .serializers import (
     CapacityQuerySerializer,
+    FlavorAccessSerializer,
     FlavorSerializer,
     ServerRequestSerializer,
     ServerSerializer,
 )
 
 
+def flavor_viewer(request):
+    """The caller as flavors see it: its project, and whether it sees every private one."""
+    context = request.auth
+    return FlavorViewer(
+        project_id=context.project_id,
+        all_projects=policy.check(policies.FLAVORS_ALL_PROJECTS, context),
+    )
+
+
+def with_flavors(request):
+    """The context of a serializer naming a flavor: the caller may use only those it sees."""
+    return {"request": request, "flavor_viewer": flavor_viewer(request)}
+
+
 class FlavorViewSet(ApiModelViewSet):
-    """Flavors: a size of instance and its extra specs. ``{id}`` may be the flavor's name."""
+    """Flavors: a size of instance and its extra specs. ``{id}`` may be the flavor's name.
+
+    A private flavor (``is_public: false``) is listed, shown and usable only for the projects
+    given it (``/api/flavors/{id}/access/``, as Nova's flavor access) and for callers
+    ``placement:api:flavors:all_projects`` allows."""
 
     queryset = Flavor.objects.all()
     serializer_class = FlavorSerializer
     filterset_class = FlavorFilter
     ordering_fields = ["name", "vcpus", "ram", "disk", "id"]
-    policy_prefix = "placement:api:flavors"
+    policy_prefix = policies.FLAVORS
+    policy_verbs = {
+        "access": "access:list",
+        "access_add": "access:add",
+        "access_remove": "access:remove",
+    }
     lookup_value_regex = "[^/]+"
 
-    def get_object(self):
-        value = self.kwargs["pk"]
-        found = Flavor.objects.filter(name=value).first()
-        if found is None and value.isdigit():
-            self.kwargs["pk"] = int(value)
-            return super().get_object()
-        if found is None:
-            from django.http import Http404
+    def get_queryset(self):
+        return flavors_visible(viewer=flavor_viewer(self.request))
 
+    def get_object(self):
+        found = flavor_lookup(value=self.kwargs["pk"], viewer=flavor_viewer(self.request))
+        if found is None:
             raise Http404
         self.check_object_permissions(self.request, found)
         return found
@@ -57,6 +87,34 @@ class FlavorViewSet(ApiModelViewSet):
                 f"Flavor {instance.name} is used by servers.", code="scheduler.flavor_in_use"
             ) from None
 
+    def _access(self, flavor, status=200):
+        return Response(
+            {"flavor": flavor.name, "projects": flavor_projects(flavor=flavor)}, status=status
+        )
+
+    @extend_schema(request=None, responses={200: FlavorAccessSerializer})
+    @action(detail=True, methods=["get"])
+    def access(self, request, pk=None):
+        """The projects given this private flavor."""
+        return self._access(self.get_object())
+
+    @extend_schema(request=FlavorAccessSerializer, responses={201: FlavorAccessSerializer})
+    @access.mapping.post
+    def access_add(self, request, pk=None):
+        """Give a project this private flavor: ``{"project_id": "..."}``."""
+        body = FlavorAccessSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        flavor = self.get_object()
+        flavor_access_add(flavor=flavor, project_id=body.validated_data["project_id"])
+        return self._access(flavor, status=201)
+
+    @extend_schema(request=None, responses={204: None})
+    @action(detail=True, methods=["delete"], url_path=r"access/(?P<project_id>[^/]+)")
+    def access_remove(self, request, pk=None, project_id=None):
+        """Take this private flavor from a project."""
+        flavor_access_remove(flavor=self.get_object(), project_id=project_id)
+        return Response(status=204)
+
 
 def no_valid_host_response(request, exc):
     """The 409 of a NoValidHost, with the funnel of its last pass as the error's ``explain``."""
@@ -67,6 +125,7 @@ def no_valid_host_response(request, exc):
 
 
 class ServerViewSet(
+    ProjectScopedMixin,
     ApiViewMixin,
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
@@ -80,13 +139,15 @@ class ServerViewSet(
     ordering_fields = ["created_at", "name"]
     lookup_field = "uuid"
     lookup_url_kwarg = "pk"
-    policy_prefix = "placement:api:servers"
+    policy_prefix = policies.SERVERS
+    all_projects_rule = policies.SERVERS_ALL_PROJECTS
 
     @extend_schema(request=ServerRequestSerializer, responses={201: ServerSerializer(many=True)})
     def create(self, request):
-        body = ServerRequestSerializer(data=request.data)
+        body = ServerRequestSerializer(data=request.data, context=with_flavors(request))
         body.is_valid(raise_exception=True)
         data = body.validated_data
+        self.authorize_project(request, data["project_id"], data["user_id"])
         try:
             placed = servers_create(
                 name=data["name"],
@@ -112,15 +173,16 @@ class ServerViewSet(
 
 
 class SchedulerViewSet(ApiViewSet):
-    policy_prefix = "placement:api:scheduler"
+    policy_prefix = policies.SCHEDULER
 
     @extend_schema(request=ServerRequestSerializer, responses={200: dict})
     @action(detail=False, methods=["post"])
     def explain(self, request):
         """The scheduler's funnel for a server create body; claims nothing."""
-        body = ServerRequestSerializer(data=request.data)
+        body = ServerRequestSerializer(data=request.data, context=with_flavors(request))
         body.is_valid(raise_exception=True)
         data = body.validated_data
+        self.authorize_project(request, data["project_id"], data["user_id"])
         spec = scheduling_spec(
             flavor=data["flavor"],
             project_id=data["project_id"],
@@ -133,7 +195,7 @@ class SchedulerViewSet(ApiViewSet):
 
 
 class CapacityViewSet(ApiViewSet):
-    policy_prefix = "placement:api:capacity"
+    policy_prefix = policies.CAPACITY
 
     @extend_schema(
         parameters=[
@@ -144,7 +206,7 @@ class CapacityViewSet(ApiViewSet):
     )
     def list(self, request):
         """How many more instances of a flavor fit, in total and per host; claims nothing."""
-        query = CapacityQuerySerializer(data=request.query_params)
+        query = CapacityQuerySerializer(data=request.query_params, context=with_flavors(request))
         query.is_valid(raise_exception=True)
         aggregate = query.validated_data.get("aggregate")
         found = flavor_capacity(

@@ -6,6 +6,10 @@ their flavor. ``delete`` removes orphans untouched for the grace period, through
 write that checks the consumer generation seen by the audit (an orphan written to meanwhile is
 kept); ``heal`` claims a server's recorded allocations again. Every finding and action is a
 LifecycleRecord of the run.
+
+The audit reads allocations, servers and migrations in one repeatable-read snapshot: a boot,
+move or delete committing between two of its reads would otherwise look like an orphan or a
+server without allocations.
 """
 
 import uuid as uuidlib
@@ -17,6 +21,7 @@ from django.utils import timezone
 
 from allocations.models import Allocation
 from allocations.services.allocations import ConsumerAllocations, allocations_replace
+from placementsite.core.db import read_snapshot
 from placementsite.core.exceptions import Conflict
 
 from ..extra_specs import translate_flavor
@@ -90,10 +95,13 @@ def placement_audit(*, delete=False, heal=False, origin="command", now=None):
     """One audit run; returns an AuditResult (recorded unless nothing was found)."""
     now = now or timezone.now()
     result = AuditResult(run=uuidlib.uuid4())
-    held = _consumers_allocations()
-    servers = {str(s.uuid): s for s in Server.objects.select_related("flavor").exclude(host=None)}
-    known = set(servers) | {str(u) for u in Server.objects.values_list("uuid", flat=True)}
-    known |= {str(u) for u in Migration.objects.values_list("uuid", flat=True)}
+    with read_snapshot():
+        held = _consumers_allocations()
+        servers = {
+            str(s.uuid): s for s in Server.objects.select_related("flavor").exclude(host=None)
+        }
+        known = set(servers) | {str(u) for u in Server.objects.values_list("uuid", flat=True)}
+        known |= {str(u) for u in Migration.objects.values_list("uuid", flat=True)}
     grace = now - timedelta(seconds=settings.PLACEMENT_AUDIT_ORPHAN_GRACE_SECONDS)
 
     for uuid, entry in held.items():

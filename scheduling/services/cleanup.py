@@ -7,7 +7,9 @@ consumers, whose leftover allocations are deleted and recorded, and the rows mar
 A worker killed mid-batch rolls the batch back; the next run does it again, once.
 
 Moves still in flight past their lease are reported, reverted or confirmed according to
-``PLACEMENT_MIGRATION_EXPIRED_ACTION``, each through the same service the API calls.
+``PLACEMENT_MIGRATION_EXPIRED_ACTION``, each through the same service the API calls. Two
+cleanups may read the same expired moves: each move is acted on under its row lock, and the
+one that finds it already reported or settled by the other leaves it out of its run.
 """
 
 import logging
@@ -24,7 +26,12 @@ from allocations.models import Allocation, Consumer
 from placementsite.core.exceptions import Conflict
 
 from ..models import LifecycleRecord, Migration
-from .migrations import migration_abandon, migration_confirm, migration_revert
+from .migrations import (
+    InvalidMigrationState,
+    migration_abandon,
+    migration_confirm,
+    migration_revert,
+)
 
 logger = logging.getLogger("placement.scheduler")
 
@@ -142,26 +149,39 @@ def _expired(result, *, action, origin, now):
     orphaned = Migration.objects.filter(status__in=Migration.IN_FLIGHT, server=None)
     for migration in (expired | orphaned).distinct().order_by("id").iterator():
         what = _expired_what(migration, action)
-        result.expired.append((migration.uuid, what))
         if result.dry_run:
+            result.expired.append((migration.uuid, what))
             continue
         record = {"run": result.run, "origin": origin}
         try:
-            if what == "abandon":
-                record.update(action=LifecycleRecord.Action.EXPIRED, detail="server gone")
-                migration_abandon(migration=migration, record=record)
-            elif what == "revert":
-                record.update(action=LifecycleRecord.Action.EXPIRED_REVERTED)
-                migration_revert(migration=migration, record=record)
-            elif what == "confirm":
-                record.update(action=LifecycleRecord.Action.EXPIRED_CONFIRMED)
-                migration_confirm(migration=migration, record=record)
-            else:
-                _report_expired(migration, record, now)
+            acted = _act_on_expired(migration, what, record, now)
+        except InvalidMigrationState as exc:
+            # Settled meanwhile (by another cleanup, or through the API): not this run's.
+            logger.info("Expired migration %s: %s skipped: %s", migration.uuid, what, exc)
+            continue
         except Conflict as exc:
-            # Settled meanwhile by someone else, or the source is full again: say so.
+            # The source is full again, or the like: say so.
             logger.warning("Expired migration %s: %s failed: %s", migration.uuid, what, exc)
-            result.expired[-1] = (migration.uuid, f"{what} failed: {exc.detail}")
+            result.expired.append((migration.uuid, f"{what} failed: {exc.detail}"))
+            continue
+        if acted:
+            result.expired.append((migration.uuid, what))
+
+
+def _act_on_expired(migration, what, record, now):
+    """Do ``what`` to an expired move; False when another cleanup reported it first."""
+    if what == "abandon":
+        record.update(action=LifecycleRecord.Action.EXPIRED, detail="server gone")
+        migration_abandon(migration=migration, record=record)
+    elif what == "revert":
+        record.update(action=LifecycleRecord.Action.EXPIRED_REVERTED)
+        migration_revert(migration=migration, record=record)
+    elif what == "confirm":
+        record.update(action=LifecycleRecord.Action.EXPIRED_CONFIRMED)
+        migration_confirm(migration=migration, record=record)
+    else:
+        return _report_expired(migration, record, now)
+    return True
 
 
 def _expired_what(migration, action):
@@ -173,10 +193,15 @@ def _expired_what(migration, action):
 
 
 def _report_expired(migration, record, now):
+    """Record an expired lease once: False when it is settled, or reported already for this
+    lease (by another cleanup that held the row first)."""
     with transaction.atomic():
         locked = Migration.objects.select_for_update().get(pk=migration.pk)
         if locked.status not in Migration.IN_FLIGHT:
-            return
+            return False
+        reported = locked.expiry_reported_at
+        if reported is not None and reported >= now - _lease():
+            return False
         locked.expiry_reported_at = now
         locked.save(update_fields=["expiry_reported_at", "updated_at"])
         LifecycleRecord.objects.create(
@@ -189,6 +214,7 @@ def _report_expired(migration, record, now):
             detail=f"{locked.kind} {locked.status} since {locked.updated_at:%Y-%m-%d %H:%M:%S}, "
             f"lease expired {locked.lease_expires_at:%Y-%m-%d %H:%M:%S}",
         )
+    return True
 
 
 def _lease():

@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from allocations.models import Allocation, Consumer
 from allocations.services.allocations import (
+    AllocationRefused,
     ConsumerAllocations,
     ProviderGone,
     allocations_replace,
@@ -56,6 +57,13 @@ class NothingToMove(Conflict):
 
 class InvalidMove(InvalidRequest):
     code = "migration.invalid"
+
+
+class MoveRefusedOnSource(Conflict):
+    """The source's own inventory refuses to hand the server's allocations to the move (a
+    min/max/step rule, or a class no longer there): no destination can help."""
+
+    code = "migration.source_refused"
 
 
 def lease_expiry(now=None):
@@ -200,7 +208,10 @@ def _mark_error(migration_pk, detail):
 
 def _move_to(migration_pk, host, dest_allocations):
     """The move's one write: the migration consumer takes the server's source allocations,
-    the server's consumer takes ``dest_allocations``. Capacity refused: ClaimFailed."""
+    the server's consumer takes ``dest_allocations``. The destination refused: ClaimFailed
+    (the next host is tried); the source refused: MoveRefusedOnSource. Handing the same
+    amounts to the migration consumer never raises the source's usage, so a source lowered
+    below its usage is never refused for capacity."""
     with transaction.atomic():
         server_pk = Migration.objects.values_list("server_id", flat=True).get(pk=migration_pk)
         server = Server.objects.select_for_update().get(pk=server_pk)
@@ -240,6 +251,12 @@ def _move_to(migration_pk, host, dest_allocations):
             )
         except ConcurrentUpdate:
             raise
+        except AllocationRefused as exc:
+            if exc.provider_uuid in held and exc.provider_uuid not in dest_allocations:
+                raise MoveRefusedOnSource(
+                    f"The source host refuses the move of server {server.uuid}: {exc.detail}"
+                ) from None
+            raise ClaimFailed(exc.detail) from None
         except (Conflict, ProviderGone) as exc:
             raise ClaimFailed(exc.detail) from None
         now = timezone.now()

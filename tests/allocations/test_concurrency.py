@@ -269,3 +269,62 @@ def test_reshaper_race_never_over_allocates(server):
         generation_conflicts_409_retried=totals["generation_conflicts"],
         over_allocations=totals["over_allocations"],
     )
+
+
+def test_over_capacity_provider_drains_but_never_grows_under_contention(server):
+    """An inventory lowered below its usage: holders hand their allocations to new consumers
+    or shrink them (never refused for capacity) while newcomers race for units that are not
+    there (always refused). The usage only ever falls."""
+    holders = CLIENTS // 2
+    rp = make_provider("race-drain", inventories={"VCPU": 100})
+    clients = [Client(server) for _ in range(CLIENTS)]
+    owned = {}
+    for index in range(holders):
+        consumer = str(uuid.uuid4())
+        status, body = clients[0].call(
+            "PUT", f"/allocations/{consumer}", claim_body({rp.uuid: {"VCPU": 4}})
+        )
+        assert status == 204, body
+        owned[index] = consumer
+    used_before, generation = usage(clients[0], rp.uuid)
+    status, body = clients[0].call(
+        "PUT",
+        f"/resource_providers/{rp.uuid}/inventories/VCPU",
+        {"total": 10, "resource_provider_generation": generation},
+    )
+    assert status == 200, body
+
+    def work(client, index):
+        outcomes = []
+        if index not in owned:
+            for _ in range(CLAIMS_PER_CLIENT):
+                status, body = client.call(
+                    "PUT", f"/allocations/{uuid.uuid4()}", claim_body({rp.uuid: {"VCPU": 1}})
+                )
+                assert is_conflict(status, body), (status, body)
+                outcomes.append("refused")
+            return outcomes
+        consumer = owned[index]
+        for step in range(CLAIMS_PER_CLIENT):
+            status, held = client.call("GET", f"/allocations/{consumer}")
+            amount = held["allocations"][str(rp.uuid)]["resources"]["VCPU"]
+            taker = str(uuid.uuid4())
+            keep = max(amount - step % 2, 1)  # every other step also shrinks by one
+            body = {
+                consumer: {**claim_body({}), "consumer_generation": held["consumer_generation"]},
+                taker: claim_body({rp.uuid: {"VCPU": keep}}),
+            }
+            status, answer = client.call("POST", "/allocations", body)
+            assert status == 204 or is_conflict(status, answer), (status, answer)
+            if status == 204:
+                consumer = taker
+                outcomes.append("moved")
+        return outcomes
+
+    outcomes = Counter(o for result in race(clients, work) for o in result)
+    used_after, _generation = usage(clients[0], rp.uuid)
+    assert outcomes["refused"] == (CLIENTS - holders) * CLAIMS_PER_CLIENT
+    assert outcomes["moved"] > 0
+    assert used_after["VCPU"] <= used_before["VCPU"]
+    assert Allocation.objects.filter(resource_provider__uuid=rp.uuid).count() == holders
+    report("drain over capacity", moved=outcomes["moved"], used=used_after["VCPU"])

@@ -433,10 +433,11 @@ def test_update_of_a_class_the_provider_has_no_inventory_of_is_400(api):
     assert stored(rp) == before
 
 
-def test_update_of_unknown_resource_class_is_400(api):
+def test_update_of_unknown_resource_class_is_404_as_placement(api):
     rp = make_provider(inventories={"VCPU": 8})
     r = api.put(inv_url(rp, "CUSTOM_NOPE"), {"resource_provider_generation": 0, "total": 10})
-    assert r.status == 400
+    assert r.status == 404
+    assert "No such resource class CUSTOM_NOPE." in r.error["detail"]
     assert stored(rp)[0] == 0
 
 

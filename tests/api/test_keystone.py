@@ -87,6 +87,24 @@ def project_token(tokens, roles, project_id="p1", expires=None, user_id="u1"):
     return token_id
 
 
+KEYSTONE_401 = {
+    "error": {
+        "code": 401,
+        "title": "Unauthorized",
+        "message": "The request you have made requires authentication.",
+    }
+}
+
+
+def assert_keystone_401(response):
+    """keystonemiddleware's own refusal, as the reference answers behind auth_token."""
+    assert response.status_int == 401, response.body
+    assert response.json == KEYSTONE_401
+    assert response.headers["WWW-Authenticate"] == (
+        'Keystone uri="http://keystone.example.test/identity"'
+    )
+
+
 def assert_placement_error(response, status):
     assert response.status_int == status
     error = response.json["errors"][0]
@@ -101,21 +119,33 @@ def test_valid_admin_token_lists_providers(tokens, call):
     assert response.json == {"resource_providers": []}
 
 
-def test_no_token_is_401_in_placement_format_with_keystone_uri(call):
-    response = call("/resource_providers")
-    assert_placement_error(response, 401)
-    assert response.headers["WWW-Authenticate"] == (
-        'Keystone uri="http://keystone.example.test/identity"'
-    )
+def test_no_token_is_keystonemiddlewares_401(call):
+    assert_keystone_401(call("/resource_providers"))
+
+
+def test_garbage_token_is_keystonemiddlewares_401(tokens, call):
+    assert_keystone_401(call("/resource_providers", "not a token \u00e9"))
 
 
 def test_unknown_token_is_401(tokens, call):
-    assert_placement_error(call("/resource_providers", uuid.uuid4().hex), 401)
+    assert_keystone_401(call("/resource_providers", uuid.uuid4().hex))
+
+
+def test_revoked_token_is_401(tokens, call):
+    token = project_token(tokens, ["admin"])
+    tokens._token_data.pop(token)  # Keystone no longer validates it, as after a revocation
+    assert_keystone_401(call("/resource_providers", token))
 
 
 def test_expired_token_is_401(tokens, call):
     token = project_token(tokens, ["admin"], expires=utcnow() - dt.timedelta(minutes=1))
-    assert_placement_error(call("/resource_providers", token), 401)
+    assert_keystone_401(call("/resource_providers", token))
+
+
+def test_api_refusals_stay_in_the_api_format(call):
+    response = call("/api/flavors/")
+    assert_placement_error(response, 401)
+    assert response.json["errors"][0]["code"]
 
 
 def test_root_and_healthcheck_need_no_token(call):
@@ -132,7 +162,7 @@ def test_identity_headers_from_the_client_are_not_trusted(tokens, call):
         X_User_Id="mallory",
         X_Project_Id="p1",
     )
-    assert_placement_error(response, 401)
+    assert_keystone_401(response)
 
 
 def test_member_token_is_refused_by_admin_policy(tokens, call):
@@ -157,6 +187,48 @@ def test_system_scoped_token_is_system_scoped(tokens, call, settings):
     assert_placement_error(call("/resource_providers", token_id), 403)
 
 
+def domain_token(tokens, roles, domain_id="default"):
+    token = ksa_fixture.V3Token(user_id="domain-admin", expires=utcnow() + HOUR)
+    token.set_domain_scope(id=domain_id, name=domain_id)
+    for role in roles:
+        token.add_role(name=role)
+    return tokens.add_token(token)
+
+
+@pytest.mark.parametrize("defaults", ["secure", "legacy", "admin-only", "open"])
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/resource_providers"),
+        ("PUT", "/traits/CUSTOM_DOMAIN_MADE"),
+        ("GET", "/usages?project_id=p1"),
+        ("GET", "/api/servers/"),
+        ("GET", "/api/flavors/"),
+    ],
+)
+def test_domain_scoped_admin_is_refused(tokens, call, settings, defaults, method, path):
+    settings.PLACEMENT_POLICY_DEFAULTS = defaults
+    token = domain_token(tokens, ["admin", "member", "reader"])
+    response = call(path, token, method=method)
+    assert response.status_int == 403, response.body
+    assert response.json["errors"][0]["status"] == 403
+
+
+def test_legacy_service_role_writes_allocations_and_lists_providers(tokens, call, settings):
+    """nova with the service role alone, under enforce_new_defaults = False."""
+    settings.PLACEMENT_POLICY_DEFAULTS = "legacy"
+    nova = project_token(tokens, ["service"], project_id="service", user_id="nova")
+    assert call("/resource_providers", nova).status_int == 200
+    assert call("/traits/CUSTOM_BY_NOVA", nova, method="PUT").status_int == 201
+
+
+def test_legacy_reader_reads_its_own_projects_usages(tokens, call, settings):
+    settings.PLACEMENT_POLICY_DEFAULTS = "legacy"
+    reader = project_token(tokens, ["reader"], project_id="pa")
+    assert call("/usages?project_id=pa", reader).status_int == 200
+    assert_placement_error(call("/usages?project_id=pb", reader), 403)
+
+
 def test_valid_service_token_is_accepted(tokens, call):
     user = project_token(tokens, ["admin"])
     service = project_token(tokens, ["service"], project_id="service", user_id="nova")
@@ -167,14 +239,14 @@ def test_valid_service_token_is_accepted(tokens, call):
 def test_invalid_service_token_is_401(tokens, call):
     user = project_token(tokens, ["admin"])
     response = call("/resource_providers", user, X_Service_Token=uuid.uuid4().hex)
-    assert_placement_error(response, 401)
+    assert_keystone_401(response)
 
 
 def test_service_token_without_the_service_role_is_401(tokens, call):
     user = project_token(tokens, ["admin"])
     service = project_token(tokens, ["member"], project_id="service", user_id="nova")
     response = call("/resource_providers", user, X_Service_Token=service)
-    assert_placement_error(response, 401)
+    assert_keystone_401(response)
 
 
 def test_keystone_strategy_without_the_middleware_refuses_everyone(settings, db):

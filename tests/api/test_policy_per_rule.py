@@ -1,10 +1,10 @@
 """Every Placement and /api/ endpoint checks its own policy rule, and only that rule.
 
-For each rule of ``placementsite.core.api.policy.RULES`` and ``API_RULES``: a policy file refusing
-that rule alone turns an admin's request to the endpoint into a 403 that names the rule, and a
-policy file allowing that rule alone to anyone lets a non-admin caller past the policy check.
-The last tests check the tables cover every rule, and every /api/ route checks one of them, so
-a new endpoint or rule without a row here fails.
+For each rule the apps register (``placementsite.core.api.policy.registered_rules``): a policy file
+refusing that rule alone turns an admin's request to the endpoint into a 403 that names the
+rule, and a policy file allowing that rule alone to anyone lets a non-admin caller past the
+policy check. The last tests check the tables cover every rule, and every /api/ route checks
+one of them, so a new endpoint or rule without a row here fails.
 """
 
 from types import SimpleNamespace
@@ -132,6 +132,17 @@ API_ENDPOINTS = {
     ),
     "placement:api:flavors:update": ("PATCH", "/api/flavors/m1.spare/", {"vcpus": 1}),
     "placement:api:flavors:delete": ("DELETE", "/api/flavors/m1.spare/", None),
+    "placement:api:flavors:access:list": ("GET", "/api/flavors/m1.private/access/", None),
+    "placement:api:flavors:access:add": (
+        "POST",
+        "/api/flavors/m1.private/access/",
+        {"project_id": "project-z"},
+    ),
+    "placement:api:flavors:access:remove": (
+        "DELETE",
+        "/api/flavors/m1.private/access/project-b/",
+        None,
+    ),
     "placement:api:servers:list": ("GET", "/api/servers/", None),
     "placement:api:servers:show": ("GET", "/api/servers/{server}/", None),
     "placement:api:servers:create": ("POST", "/api/servers/", SERVER_BODY),
@@ -159,6 +170,11 @@ API_ENDPOINTS = {
     "placement:api:compute_nodes:list": ("GET", "/api/compute-nodes/", None),
     "placement:api:compute_nodes:show": ("GET", f"/api/compute-nodes/{HOST}/", None),
     "placement:api:compute_nodes:update": ("PUT", f"/api/compute-nodes/{HOST}/", report()),
+    "placement:api:compute_nodes:adopt": (
+        "PUT",
+        "/api/compute-nodes/made-by-hand/?adopt=true",
+        report(),
+    ),
     "placement:api:compute_nodes:delete": ("DELETE", f"/api/compute-nodes/{HOST}/", None),
     "placement:api:resource_classes:list": ("GET", "/api/resource-classes/", None),
     "placement:api:resource_classes:show": ("GET", "/api/resource-classes/VCPU/", None),
@@ -169,7 +185,22 @@ API_ENDPOINTS = {
     ),
 }
 
-ENDPOINTS = {**PLACEMENT_ENDPOINTS, **API_ENDPOINTS}
+# The site's own pages checked by a rule (with PLACEMENT_METRICS=token).
+SITE_ENDPOINTS = {
+    "placement:metrics": ("GET", "/metrics", None),
+    "placement:healthcheck:detailed": ("GET", "/healthcheck?detailed", None),
+}
+# Rules that widen a list (or the flavors one sees) rather than guard an endpoint: their own
+# tests (tests/security/test_api_project_scoping.py, tests/scheduling/test_flavor_access.py).
+SCOPE_RULES = {
+    "placement:api:servers:all_projects",
+    "placement:api:migrations:all_projects",
+    "placement:api:flavors:all_projects",
+}
+# The shared base rules, named by the others (``rule:admin_or_service_api``).
+BASE_RULES = {r.name for r in policy.BASE_RULES}
+
+ENDPOINTS = {**PLACEMENT_ENDPOINTS, **API_ENDPOINTS, **SITE_ENDPOINTS}
 
 
 @pytest.fixture
@@ -196,6 +227,10 @@ def api_world(db):
     assert migration.status == 201, migration
     assert admin.put(f"/api/compute-nodes/{HOST}/", report()).status == 201
     resource_class("CUSTOM_API")
+    assert admin.post("/resource_providers", {"name": "made-by-hand"}).status == 200
+    private = {"name": "m1.private", "vcpus": 1, "ram": 512, "disk": 1, "is_public": False}
+    assert admin.post("/api/flavors/", private).status == 201
+    assert admin.post("/api/flavors/m1.private/access/", {"project_id": "project-b"}).status == 201
     return {"server": idle["id"], "migration": migration.json["migration"]["id"]}
 
 
@@ -203,6 +238,11 @@ def api_world(db):
 def ids(request, rule):
     """What the rule's endpoint needs in the database, and the ids its path names."""
     return request.getfixturevalue("api_world" if rule in API_ENDPOINTS else "cloud")
+
+
+@pytest.fixture(autouse=True)
+def metrics_behind_a_token(settings):
+    settings.PLACEMENT_METRICS = "token"
 
 
 def call(client, rule, ids):
@@ -216,19 +256,26 @@ def test_refusing_the_rule_refuses_the_endpoint(ids, policy_file, rule):
     assert_refused_by(call(PlacementClient(version="latest"), rule, ids), rule)
 
 
+# Endpoints that check a second rule besides their own (adopting is a report too).
+ALSO_CHECKED = {"placement:api:compute_nodes:adopt": "placement:api:compute_nodes:update"}
+
+
 @pytest.mark.parametrize("rule", sorted(ENDPOINTS))
 def test_allowing_the_rule_admits_a_non_admin(ids, policy_file, rule):
-    policy_file({rule: "@"})
+    also = ALSO_CHECKED.get(rule)
+    policy_file({rule: "@", **({also: "@"} if also else {})})
     response = call(PlacementClient(token="alice:project-a", version="latest"), rule, ids)
     assert response.status != 403, response
 
 
-def test_every_placement_rule_has_an_endpoint_here():
-    assert set(PLACEMENT_ENDPOINTS) == set(policy.RULES) - policy.UNSCOPED_RULES
+def test_every_registered_rule_has_an_endpoint_here():
+    registered = {r.name for r in policy.registered_rules()}
+    assert set(ENDPOINTS) | SCOPE_RULES | BASE_RULES == registered
 
 
 def test_every_api_rule_has_an_endpoint_here():
-    assert set(API_ENDPOINTS) == set(policy.API_RULES)
+    registered = {r.name for r in policy.registered_rules() if r.name.startswith("placement:api:")}
+    assert set(API_ENDPOINTS) | SCOPE_RULES == registered
 
 
 def api_route_rules():
@@ -242,4 +289,5 @@ def api_route_rules():
 
 
 def test_every_api_route_checks_a_rule_of_the_table():
-    assert set(api_route_rules()) == set(API_ENDPOINTS)
+    # The adopt rule is checked by the compute-node update on ?adopt=true.
+    assert set(api_route_rules()) == set(API_ENDPOINTS) - {"placement:api:compute_nodes:adopt"}

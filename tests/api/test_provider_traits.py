@@ -133,11 +133,11 @@ def test_put_replaces_traits_and_bumps_generation(api):
     assert api.get(url(provider)).json == r.json
 
 
-def test_put_of_the_same_set_still_bumps_generation(api):
+def test_put_of_the_same_set_leaves_the_generation_as_placement(api):
     provider = make_provider(traits=["HW_CPU_X86_AVX"])
     r = api.put(url(provider), {"traits": ["HW_CPU_X86_AVX"], "resource_provider_generation": 0})
-    assert r.json["resource_provider_generation"] == 1
-    assert generation_of(provider) == 1
+    assert r.json["resource_provider_generation"] == 0
+    assert generation_of(provider) == 0
 
 
 def test_put_of_empty_list_removes_every_trait(api):

@@ -51,3 +51,47 @@ def test_superuser_needs_no_explicit_permission(cloud):
     _user, client = _client(is_staff=True, is_superuser=True)
     for page in PAGES:
         assert client.get(_url(page, cloud)).status_code == 200
+
+
+def _with(user, *codenames):
+    user.user_permissions.add(*Permission.objects.filter(codename__in=codenames))
+    return user
+
+
+USAGE_PERMISSIONS = ("view_resourceprovider", "view_inventory", "view_allocation")
+
+
+def test_overview_hides_project_shares_without_the_project_view_permission(cloud):
+    user, client = _client(is_staff=True)
+    _with(user, *USAGE_PERMISSIONS)
+    page = client.get("/dashboard/").content.decode()
+    assert 'id="project-shares"' not in page
+    for project in ("p1", "p2"):
+        assert f"?project={project}" not in page
+    _with(user, "view_project")
+    assert 'id="project-shares"' in client.get("/dashboard/").content.decode()
+
+
+def test_flavor_page_hides_free_capacity_without_the_usage_permissions(cloud, flavor):
+    user, client = _client(is_staff=True)
+    _with(user, "view_flavor")
+    page = client.get("/dashboard/flavors/").content.decode()
+    assert flavor.name in page
+    assert ">Fits<" not in page
+    _with(user, *USAGE_PERMISSIONS)
+    assert ">Fits<" in client.get("/dashboard/flavors/").content.decode()
+
+
+def test_schedule_needs_the_usage_permissions(cloud, flavor):
+    user, client = _client(is_staff=True)
+    _with(user, "view_flavor", "view_server", "view_resourceprovider")
+    assert client.get(f"/dashboard/schedule/?flavor={flavor.name}").status_code == 403
+    _with(user, "view_inventory", "view_allocation")
+    assert client.get(f"/dashboard/schedule/?flavor={flavor.name}").status_code == 200
+
+
+@pytest.fixture
+def flavor(db):
+    from scheduling.models import Flavor
+
+    return Flavor.objects.create(name="perm.small", vcpus=1, ram=512, disk=1)

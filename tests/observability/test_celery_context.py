@@ -31,3 +31,15 @@ def test_task_log_lines_carry_the_request_id_of_the_sender(celery_worker):
     lines = [line for line in log.splitlines() if "heartbeat recorded" in line]
     assert lines, "no task log line; worker log:\n" + log
     assert f"[{rid} {caller}]" in lines[0]
+
+
+@pytest.mark.postgresql
+@pytest.mark.redis
+def test_each_service_log_line_of_a_task_is_written_once(celery_worker):
+    worker = celery_worker()
+    worker.send(HEARTBEAT_TASK)
+    worker.wait_for(Heartbeat.objects.exists, seconds=60)
+    time.sleep(1)  # the log line follows the write
+    log = worker.log_path.read_text()
+    lines = [line for line in log.splitlines() if "heartbeat recorded (run 1)" in line]
+    assert len(lines) == 1, "worker log:\n" + log

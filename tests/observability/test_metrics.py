@@ -135,14 +135,34 @@ def test_metrics_need_a_token_by_default(api):
     assert response.error["title"] == "Unauthorized"
 
 
-def test_metrics_accept_the_reader_role(api):
-    scrape(api, token="viewer:p1", headers={"X-Roles": "reader"})
+def test_metrics_accept_the_monitoring_role(api):
+    scrape(api, token="prometheus:ops", headers={"X-Roles": "monitoring"})
 
 
-def test_metrics_refuse_a_token_without_a_reader_role(api):
-    response = api.get("/metrics", token="someone:p1", headers={"X-Roles": "observer"})
+@pytest.mark.parametrize("defaults", ["secure", "legacy", "admin-only"])
+@pytest.mark.parametrize("roles", ["reader", "member", "service", "observer"])
+def test_metrics_refuse_other_roles(api, settings, defaults, roles):
+    settings.PLACEMENT_POLICY_DEFAULTS = defaults
+    response = api.get("/metrics", token="ur:projR", headers={"X-Roles": roles})
     assert response.status == 403
-    assert response.error["status"] == 403
+    assert "placement:metrics" in response.error["detail"]
+
+
+def test_metrics_refuse_a_system_scoped_admin(api):
+    response = api.get("/metrics", headers={"OpenStack-System-Scope": "all"})
+    assert response.status == 403
+
+
+def test_metrics_rule_comes_from_the_policy_file(api, policy_file):
+    policy_file({"placement:metrics": "role:reader"})
+    scrape(api, token="ur:projR", headers={"X-Roles": "reader"})
+
+
+def test_metrics_are_redirected_to_https_like_every_page(api, settings):
+    settings.SECURE_SSL_REDIRECT = True
+    response = api.get("/metrics")
+    assert response.status == 301
+    assert response.headers["Location"].startswith("https://")
 
 
 def test_metrics_open_need_no_token(api, settings):

@@ -4,7 +4,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from providers.models import ComputeNode, InventoryChange, ResourceProvider
+from providers.models import ComputeNode, InventoryChange
 from tests.conftest import PlacementClient
 from tests.providers.hosts import report, sync, tree
 
@@ -257,15 +257,6 @@ def test_inventory_the_operator_added_by_hand_is_kept(api):
     inventories = tree(api, "host-1")["host-1"]["inventories"]
     assert inventories["CUSTOM_LICENSE"]["total"] == 4
     assert inventories["VCPU"]["total"] == 8
-
-
-def test_existing_provider_of_the_hosts_name_is_adopted(api):
-    created = api.post("/resource_providers", {"name": "host-1"}).json
-    put(api, "host-1", report())
-    sync()
-    host = tree(api, "host-1")
-    assert host["host-1"]["uuid"] == created["uuid"]
-    assert ResourceProvider.objects.count() == 1
 
 
 def test_a_plugin_that_raises_is_contained(api, settings):

@@ -54,11 +54,14 @@ def test_invalid_report_stores_nothing(tmp_path):
 def test_report_over_http_to_a_live_server(live_server, tmp_path):
     path = tmp_path / "host.json"
     path.write_text(json.dumps(report(vcpus=7)))
+    token_file = tmp_path / "token"
+    token_file.write_text("admin\n")
+    token_file.chmod(0o600)
     output = _run(
         "--url",
         live_server.url,
-        "--token",
-        "admin",
+        "--token-file",
+        str(token_file),
         "--hostname",
         "remote",
         "--from-json",
@@ -69,9 +72,30 @@ def test_report_over_http_to_a_live_server(live_server, tmp_path):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_refused_report_over_http_is_an_error_with_the_answer(live_server):
+def test_refused_report_over_http_is_an_error_with_the_answer(live_server, monkeypatch):
+    monkeypatch.setenv("PLACEMENT_REPORT_TOKEN", "alice:p1")
     with pytest.raises(CommandError, match="403"):
-        _run("--url", live_server.url, "--token", "alice:p1", "--hostname", "remote")
+        _run("--url", live_server.url, "--hostname", "remote")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_token_from_the_environment(live_server, tmp_path, monkeypatch):
+    path = tmp_path / "host.json"
+    path.write_text(json.dumps(report(vcpus=5)))
+    monkeypatch.setenv("PLACEMENT_REPORT_TOKEN", "admin")
+    _run("--url", live_server.url, "--hostname", "env", "--from-json", str(path))
+    assert ComputeNode.objects.get(hostname="env").vcpus == 5
+
+
+def test_a_token_on_the_command_line_is_refused():
+    with pytest.raises(CommandError, match="--token-file"):
+        _run("--url", "http://127.0.0.1:1", "--token", "secret", "--hostname", "x")
+
+
+def test_url_without_a_token_is_refused(monkeypatch):
+    monkeypatch.delenv("PLACEMENT_REPORT_TOKEN", raising=False)
+    with pytest.raises(CommandError, match="needs a token"):
+        _run("--url", "http://127.0.0.1:1", "--hostname", "x")
 
 
 def test_url_and_local_are_exclusive():

@@ -15,10 +15,29 @@ def admin_client(client, db):
     return client
 
 
-def _flavor_form(**fields):
+def _flavor_form(*access, **fields):
+    """The admin's flavor form, with its flavor access inline (the projects in ``access``)."""
     data = {"name": "f", "vcpus": 2, "ram": 1024, "disk": 10, "ephemeral": 0, "swap": 0}
+    data.update(
+        {
+            "access-TOTAL_FORMS": len(access),
+            "access-INITIAL_FORMS": 0,
+            **{f"access-{i}-project_id": project for i, project in enumerate(access)},
+        }
+    )
     data.update(fields)
     return data
+
+
+def test_admin_gives_a_private_flavor_to_projects(admin_client):
+    response = admin_client.post(
+        "/admin/scheduling/flavor/add/",
+        _flavor_form("projA", "projB", name="private", is_public=""),
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    flavor = Flavor.objects.get(name="private")
+    assert not flavor.is_public
+    assert sorted(flavor.access.values_list("project_id", flat=True)) == ["projA", "projB"]
 
 
 def test_admin_refuses_a_bad_extra_spec_naming_it(admin_client):

@@ -55,13 +55,12 @@ def test_rule_without_a_target_checks_the_callers_own_project(api, settings, tmp
     assert response.status == 200
 
 
-def test_explicit_target_is_used_as_given(secure):
+def test_explicit_target_is_used_as_given(secure, policy_file):
     context = RequestContext(user_id="u1", project_id="p1", roles=["reader"])
     assert policy.check("placement:usages", context, {"project_id": "p1"})
     assert not policy.check("placement:usages", context, {"project_id": "P1"})
     # A check string naming a key the target lacks fails instead of reading the caller's.
-    evaluator = policy._Evaluator({}, {"project_id": "p2"}, context.credentials())
-    assert not evaluator.evaluate("user_id:%(user_id)s")
-    assert policy._Evaluator({}, {"user_id": "u1"}, context.credentials()).evaluate(
-        "user_id:%(user_id)s"
-    )
+    policy_file({"placement:resource_providers:list": "user_id:%(user_id)s"})
+    rule = "placement:resource_providers:list"
+    assert not policy.check(rule, context, {"project_id": "p2"})
+    assert policy.check(rule, context, {"user_id": "u1"})

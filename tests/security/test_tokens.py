@@ -181,3 +181,50 @@ def test_first_start_writes_credentials_to_a_private_file_and_not_to_the_output(
     check = f"from placementsite.core.api.tokens import token_user; print(token_user({token!r}).username)"
     found = _run(["manage.py", "shell", "-c", check], env)
     assert found.stdout.strip().splitlines()[-1] == "admin", found.stderr
+
+
+def staff_who_may_add_tokens(name="minter"):
+    staff = get_user_model().objects.create_user(name, "", "Pass-word-m", is_staff=True)
+    staff.user_permissions.add(
+        *apps.get_model("auth", "Permission").objects.filter(
+            codename__in=["add_authtoken", "view_authtoken"]
+        )
+    )
+    client = Client()
+    client.force_login(staff)
+    return staff, client
+
+
+def test_staff_cannot_mint_a_token_for_the_superuser():
+    root = admin_user("root")
+    _staff, client = staff_who_may_add_tokens()
+    response = client.post("/admin/knox/authtoken/add/", {"user": root.pk, "days": 2})
+    assert response.status_code == 200  # the form again, with the error
+    assert "Select a valid choice" in response.content.decode()
+    assert not AuthToken.objects.filter(user=root).exists()
+
+
+def test_staff_cannot_mint_a_token_for_another_staff_user():
+    other = get_user_model().objects.create_user("other", "", "Pass-word-o", is_staff=True)
+    _staff, client = staff_who_may_add_tokens()
+    client.post("/admin/knox/authtoken/add/", {"user": other.pk, "days": 2})
+    assert not AuthToken.objects.exists()
+
+
+def test_staff_mints_their_own_token():
+    staff, client = staff_who_may_add_tokens()
+    response = client.post("/admin/knox/authtoken/add/", {"user": staff.pk, "days": 2}, follow=True)
+    assert response.status_code == 200
+    (token,) = re.findall(r"API token for minter: ([0-9a-f]{64})", response.content.decode())
+    assert AuthToken.objects.get().user == staff
+    assert token
+
+
+def test_superuser_mints_a_token_for_another_user():
+    root = admin_user("root")
+    other = get_user_model().objects.create_user("other", "", "Pass-word-o")
+    client = Client()
+    client.force_login(root)
+    response = client.post("/admin/knox/authtoken/add/", {"user": other.pk, "days": 2}, follow=True)
+    assert response.status_code == 200
+    assert AuthToken.objects.get().user == other

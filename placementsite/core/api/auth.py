@@ -5,7 +5,8 @@
 oslo.context reads it), ``X-Roles`` (comma separated) gives the roles (else
 ``admin`` for the ``admin`` token and none for others) and
 ``OpenStack-System-Scope: all`` marks a system-scoped token, which has no
-project from the token.
+project from the token; an ``X-Domain-Id`` header (as oslo.context reads it) makes the
+request domain scoped.
 
 ``token`` (the default) looks the ``X-Auth-Token`` up among the hashed API
 tokens (placementsite.core.api.tokens) of
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from .errors import Unauthorized
+from .errors import KeystoneUnauthorized, Unauthorized
 
 logger = logging.getLogger("placement.api")
 
@@ -34,6 +35,7 @@ TOKEN_HEADER = "HTTP_X_AUTH_TOKEN"
 ROLES_HEADER = "HTTP_X_ROLES"
 PROJECT_HEADER = "HTTP_X_PROJECT_ID"
 SYSTEM_SCOPE_HEADER = "HTTP_OPENSTACK_SYSTEM_SCOPE"
+DOMAIN_HEADER = "HTTP_X_DOMAIN_ID"
 PROJECT_GROUP_PREFIX = "project:"
 SYSTEM_SCOPE_GROUP = "system-scope"
 
@@ -46,6 +48,8 @@ class RequestContext:
     system_scope: str | None = None
     # Roles of a valid service token sent beside the user's (X-Service-Token), as oslo.context.
     service_roles: list = field(default_factory=list)
+    # The domain of a domain-scoped token: project-scoped rules refuse it (oslo.policy's scope).
+    domain_id: str | None = None
 
     @property
     def is_admin(self):
@@ -57,6 +61,7 @@ class RequestContext:
             "project_id": self.project_id,
             "roles": self.roles,
             "system_scope": self.system_scope,
+            "domain_id": self.domain_id,
             "service_roles": self.service_roles,
             "is_admin": self.is_admin,
         }
@@ -83,7 +88,11 @@ def noauth2_context(meta):
     if roles is None:
         roles = ["admin"] if user_id == "admin" else []
     return RequestContext(
-        user_id=user_id, project_id=project_id, roles=roles, system_scope=system_scope
+        user_id=user_id,
+        project_id=project_id,
+        roles=roles,
+        system_scope=system_scope,
+        domain_id=meta.get(DOMAIN_HEADER) or None,
     )
 
 
@@ -127,22 +136,24 @@ def keystone_context(meta):
             "PLACEMENT_AUTH_STRATEGY=keystone but the request did not pass keystonemiddleware: "
             "serve placementsite.wsgi:application (gunicorn), which wraps it"
         )
-        raise Unauthorized("Authentication required")
+        raise KeystoneUnauthorized("Authentication required")
     # With a service token, auth_token says whether it was valid (and had a service role).
     if meta.get(SERVICE_IDENTITY_STATUS, "Confirmed") != "Confirmed":
-        raise Unauthorized("Invalid service token")
+        raise KeystoneUnauthorized("Invalid service token")
     if meta.get(IDENTITY_STATUS) != "Confirmed" or not token_auth.has_user_token:
         if not meta.get(TOKEN_HEADER):
-            raise Unauthorized("Authentication required")
-        raise Unauthorized("Invalid authentication token")
+            raise KeystoneUnauthorized("Authentication required")
+        raise KeystoneUnauthorized("Invalid authentication token")
     user = token_auth.user
     system_scope = "all" if user.system_scoped and (user.system or {}).get("all") else None
+    domain_id = user.domain_id if user.domain_scoped else None
     service_roles = token_auth.service.role_names if token_auth.has_service_token else []
     return RequestContext(
         user_id=user.user_id,
         project_id=None if system_scope else user.project_id,
         roles=sorted({role.lower() for role in user.role_names}),
         system_scope=system_scope,
+        domain_id=domain_id,
         service_roles=sorted({role.lower() for role in service_roles}),
     )
 

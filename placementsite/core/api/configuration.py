@@ -29,17 +29,20 @@ def check_configuration():
             "PLACEMENT_AUTH_STRATEGY=noauth2: any caller may claim any user, project and role "
             "(development and tests only)"
         )
-    try:
-        policy.default_rules(settings.PLACEMENT_POLICY_DEFAULTS)
-    except RuntimeError as exc:
-        raise ImproperlyConfigured(f"{exc}: use legacy, secure or open.") from None
+    defaults = settings.PLACEMENT_POLICY_DEFAULTS
+    if defaults not in policy.DEFAULTS:
+        raise ImproperlyConfigured(
+            f"Unknown PLACEMENT_POLICY_DEFAULTS {defaults!r}: use {', '.join(policy.DEFAULTS)}."
+        )
     policy_file = settings.PLACEMENT_POLICY_FILE
     if policy_file:
         try:
-            policy.load_policy_file(policy_file)
+            policy.read_policy_file(policy_file)
         except OSError as exc:
             raise ImproperlyConfigured(
                 f"PLACEMENT_POLICY_FILE {policy_file} cannot be read: {exc.strerror}"
             ) from None
-        except (RuntimeError, ValueError) as exc:
+        except ValueError as exc:
             raise ImproperlyConfigured(f"PLACEMENT_POLICY_FILE {policy_file}: {exc}") from None
+    # Every app's rules registered once now, so that a bad declaration stops startup too.
+    policy.enforcer()

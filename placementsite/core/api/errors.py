@@ -86,6 +86,19 @@ class Unauthorized(PlacementError):
     status = 401
 
 
+class KeystoneUnauthorized(Unauthorized):
+    """A token keystonemiddleware did not validate: the Placement URLs answer with its own
+    body, as Placement behind ``auth_token`` does (``detail`` says why, for /api/ and logs)."""
+
+    BODY = {
+        "error": {
+            "code": 401,
+            "title": "Unauthorized",
+            "message": "The request you have made requires authentication.",
+        }
+    }
+
+
 class Forbidden(PlacementError):
     status = 403
 
@@ -174,6 +187,11 @@ def response_for(request, exc):
     ``request``."""
     exc = placement_error_for(exc) or exc
     metrics.count_allocation_conflict(getattr(request, "path", ""), exc.status, exc.code)
+    if isinstance(exc, KeystoneUnauthorized):
+        # keystonemiddleware adds WWW-Authenticate to every 401 on its way out.
+        response = JsonResponse(KeystoneUnauthorized.BODY, status=401)
+        response.placement_error = True
+        return response
     return error_response(request, exc.status, exc.detail, exc.code, exc.headers)
 
 

@@ -6,6 +6,11 @@ request-id headers, ``Cache-Control`` from 1.15, and Placement-format bodies
 for errors Django itself produced (unknown URLs, unexpected exceptions).
 The project's own API under /api/ gets the request ids and the error format,
 but authenticates in DRF (placementsite.core.rest) and has no microversions.
+
+Every decision is made on the routed path (``path_info``, what the URL resolver sees), never
+on ``path``, which a ``SCRIPT_NAME`` set by a proxy (or a client gunicorn trusts) prefixes: a
+request the resolver sends to an API view always passes here. A Placement view that is reached
+without this middleware's checks still refuses it (``PlacementView.initial``).
 """
 
 import logging
@@ -63,7 +68,7 @@ def _check_content_type_declared(meta):
 
 
 def _has_nul(request):
-    if "\x00" in request.path:
+    if "\x00" in request.path_info:
         return True
     return any("\x00" in key or "\x00" in value for key, value in request.GET.items())
 
@@ -73,7 +78,7 @@ class PlacementApiMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        if not is_api_path(request.path):
+        if not is_api_path(request.path_info):
             return self.get_response(request)
         started = time.monotonic()
         request.request_id = request_id.new_request_id()
@@ -83,7 +88,7 @@ class PlacementApiMiddleware:
             request_id.current_global_request_id.set(request.global_request_id or "-"),
         )
         try:
-            if is_rest_api_path(request.path):
+            if is_rest_api_path(request.path_info):
                 response = self._handle_rest_api(request)
             else:
                 response = self._handle(request)
@@ -162,7 +167,7 @@ class PlacementApiMiddleware:
                 raise placement_error_for(exc) from None
             if has_nul:
                 raise PlacementError("NUL characters are not allowed in URLs.")
-            if request.path != "/":
+            if request.path_info != "/":
                 request.context = auth.authenticate(request)
             else:
                 request.context = None
@@ -203,13 +208,13 @@ class PlacementApiMiddleware:
             response["Cache-Control"] = "no-cache"
 
     def process_exception(self, request, exception):
-        if not is_api_path(request.path):
+        if not is_api_path(request.path_info):
             return None
         exception = placement_error_for(exception) or exception
         if isinstance(exception, PlacementError):
             return response_for(request, exception)
         logger.exception("Unexpected error serving %s %s", request.method, request.path)
-        if is_rest_api_path(request.path):
+        if is_rest_api_path(request.path_info):
             return rest_error_response(
                 request, 500, "An unexpected error occurred; see the service log for details."
             )

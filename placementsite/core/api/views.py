@@ -1,6 +1,7 @@
 """The base class of every Placement API view, and ``GET /``."""
 
 import datetime as dt
+import logging
 
 from django.http import HttpResponse
 from django.utils import timezone
@@ -11,7 +12,10 @@ from rest_framework.views import APIView
 from placementsite.core import json_schema
 
 from . import microversion, policy
+from .errors import Unauthorized
 from .parsers import parse_json, require_json
+
+logger = logging.getLogger("placement.api")
 
 
 class PlacementView(APIView):
@@ -37,6 +41,20 @@ class PlacementView(APIView):
         # large allocation candidates answer. Dropping the reference frees it with the request.
         self.response = None
         return response
+
+    def initial(self, request, *args, **kwargs):
+        # Fail closed, and say why: a request that reached a Placement view without the
+        # middleware's authentication (a URL it did not recognise as the API's) is refused.
+        if getattr(request._request, "microversion", None) is None:
+            logger.error(
+                "%s %s reached a Placement view without passing PlacementApiMiddleware "
+                "(SCRIPT_NAME %r); refused",
+                request.method,
+                request.path_info,
+                request.META.get("SCRIPT_NAME", ""),
+            )
+            raise Unauthorized("Authentication required")
+        super().initial(request, *args, **kwargs)
 
     def authorize(self, request, rule, target=None):
         policy.authorize(request, rule, target)

@@ -4,13 +4,15 @@ from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.views import SpectacularAPIView
 from rest_framework import filters, routers, viewsets
 from rest_framework.negotiation import DefaultContentNegotiation
-from rest_framework.parsers import JSONParser
 from rest_framework.renderers import JSONRenderer
+
+from placementsite.core.api import policy
 
 from . import schema  # noqa: F401  (registers the token scheme with drf-spectacular)
 from .authentication import PlacementTokenAuthentication
 from .errors import exception_handler
 from .pagination import ApiPagination
+from .parsers import ApiJSONParser
 from .permissions import PolicyPermission
 
 
@@ -21,13 +23,43 @@ class ApiViewMixin:
     authentication_classes = [PlacementTokenAuthentication]
     permission_classes = [PolicyPermission]
     renderer_classes = [JSONRenderer]
-    parser_classes = [JSONParser]
+    parser_classes = [ApiJSONParser]
     content_negotiation_class = DefaultContentNegotiation
     pagination_class = ApiPagination
     filter_backends = [DjangoFilterBackend, filters.OrderingFilter]
 
     def get_exception_handler(self):
         return exception_handler
+
+    def authorize_project(self, request, project_id, user_id=None):
+        """Check the action's rule with the project a new row is for as the target (a
+        server created for ``project_id``); a refusal is a 403 naming the rule."""
+        permission = PolicyPermission()
+        if not permission.has_object_permission(request, self, _ProjectRow(project_id, user_id)):
+            self.permission_denied(request, message=permission.message)
+
+
+class _ProjectRow:
+    def __init__(self, project_id, user_id):
+        self.project_id, self.user_id = project_id, user_id
+
+
+class ProjectScopedMixin:
+    """A collection of rows that each belong to a project (``project_id``): its list holds
+    the caller's project's rows unless ``all_projects_rule`` allows it every project's
+    (as Nova's ``get_all_tenants``); a detail action checks its rule against the row's
+    project (:class:`~.permissions.PolicyPermission`)."""
+
+    all_projects_rule = None
+
+    def sees_all_projects(self):
+        return policy.check(self.all_projects_rule, self.request.auth)
+
+    def get_queryset(self):
+        queryset = super().get_queryset()
+        if self.action == "list" and not self.sees_all_projects():
+            queryset = queryset.filter(project_id=self.request.auth.project_id)
+        return queryset
 
 
 class ApiModelViewSet(ApiViewMixin, viewsets.ModelViewSet):
@@ -45,7 +77,7 @@ class ApiViewSet(ApiViewMixin, viewsets.ViewSet):
 class ApiRootView(ApiViewMixin, routers.APIRootView):
     """``GET /api/``: links to every collection."""
 
-    policy_rule = "placement:api:root"
+    policy_rule = policy.API_ROOT
 
 
 class ApiRouter(routers.DefaultRouter):
@@ -71,5 +103,5 @@ class AppRouter(routers.SimpleRouter):
 class SchemaView(ApiViewMixin, SpectacularAPIView):
     """``GET /api/schema/``: the OpenAPI 3 document of /api/ (JSON, or YAML on request)."""
 
-    policy_rule = "placement:api:schema"
+    policy_rule = policy.API_SCHEMA
     renderer_classes = SpectacularAPIView.renderer_classes

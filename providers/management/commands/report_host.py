@@ -1,11 +1,16 @@
 """``manage.py report_host``: the host agent. Reads this machine (or a JSON file) and reports it.
 
-report_host --url http://placement:8000 --token T     # PUT /api/compute-nodes/<host>/
+report_host --url http://placement:8000 --token-file /etc/placement/agent-token
+PLACEMENT_REPORT_TOKEN=... report_host --url http://placement:8000
 report_host --local                                   # through the service, same database
 report_host --from-json host.json --hostname h1 --local
+
+The token (``X-Auth-Token`` with the service role) comes from a file only its user may read, or
+from the environment: never from the command line, where ``ps`` shows it to every local user.
 """
 
 import json
+import os
 import platform
 import socket
 import urllib.error
@@ -19,6 +24,7 @@ from providers.rest.serializers import HostReportSerializer
 from providers.services.compute_nodes import compute_node_report
 
 MIB = 1024 * 1024
+TOKEN_ENV = "PLACEMENT_REPORT_TOKEN"
 GIB = 1024 * MIB
 NODE_DIR = Path("/sys/devices/system/node")
 
@@ -90,16 +96,27 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--hostname", default=socket.gethostname())
         parser.add_argument("--url", help="the service's base URL, e.g. http://127.0.0.1:8000")
-        parser.add_argument("--token", help="an X-Auth-Token with the service or admin role")
+        parser.add_argument(
+            "--token-file",
+            help=f"a file holding the X-Auth-Token (service or admin role); else ${TOKEN_ENV}",
+        )
+        # Refused, with the reason: kept so that an old invocation fails clearly.
+        parser.add_argument("--token", help="refused: use --token-file or $" + TOKEN_ENV)
         parser.add_argument("--local", action="store_true", help="write through the service")
         parser.add_argument("--from-json", help="a report as a JSON file instead of this machine")
         parser.add_argument("--disk-path", default="/", help="the path whose disk is local_gb")
 
-    def handle(self, *args, hostname, url, token, local, from_json, disk_path, **options):
+    def handle(
+        self, *args, hostname, url, token_file, token, local, from_json, disk_path, **options
+    ):
+        if token is not None:
+            raise CommandError(
+                f"--token would show the token to every local user (ps): use --token-file "
+                f"or the {TOKEN_ENV} environment variable"
+            )
         if bool(url) == bool(local):
-            raise CommandError("Give exactly one of --url (with --token) or --local")
-        if url and not token:
-            raise CommandError("--url needs --token")
+            raise CommandError("Give exactly one of --url (with a token) or --local")
+        token = self._token(token_file) if url else None
         if from_json:
             try:
                 report = json.loads(Path(from_json).read_text())
@@ -112,6 +129,21 @@ class Command(BaseCommand):
         else:
             node = self._remote(url, token, hostname, report)
         self.stdout.write(f"reported {hostname}: {json.dumps(node, sort_keys=True)}")
+
+    def _token(self, token_file):
+        if token_file:
+            path = Path(token_file)
+            try:
+                token = path.read_text().strip()
+            except OSError as exc:
+                raise CommandError(f"Cannot read --token-file {token_file}: {exc}") from None
+            if path.stat().st_mode & 0o077:
+                self.stderr.write(f"warning: {token_file} is readable by others (chmod 600 it)")
+        else:
+            token = os.environ.get(TOKEN_ENV, "").strip()
+        if not token:
+            raise CommandError(f"--url needs a token: --token-file FILE or ${TOKEN_ENV}")
+        return token
 
     def _local(self, hostname, report):
         if not hostname_valid(hostname):
