@@ -49,6 +49,26 @@ class FlavorAccess(models.Model):
         return f"{self.flavor} for {self.project_id}"
 
 
+class BootRequest(models.Model):
+    """A create given an ``Idempotency-Key``: written in the transaction of its claims, so it
+    exists exactly when its servers do. A retry with the same key (in the same project) gets
+    those servers back; a concurrent one waits on the unique key until the first has ended."""
+
+    project_id = models.CharField(max_length=255)
+    key = models.CharField(max_length=255)
+    # What the request asked (a hash of its body): the same key with another body is refused.
+    fingerprint = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project_id", "key"], name="boot_request_key_once")
+        ]
+
+    def __str__(self):
+        return f"{self.key} ({self.project_id})"
+
+
 class Server(TimestampedModel):
     """An instance placed by the scheduler. Its uuid is the Placement consumer holding its
     allocations; ``host`` is the root provider chosen."""
@@ -67,6 +87,9 @@ class Server(TimestampedModel):
     alternates = models.JSONField(default=list)
     availability_zone = models.CharField(max_length=255, blank=True, default="")
     scheduler_hints = models.JSONField(default=dict, blank=True)
+    boot_request = models.ForeignKey(
+        BootRequest, null=True, blank=True, on_delete=models.SET_NULL, related_name="servers"
+    )
 
     class Meta:
         ordering = ["created_at", "id"]

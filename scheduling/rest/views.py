@@ -10,7 +10,7 @@ from rest_framework.response import Response
 
 from placementsite.core.api import policy
 from placementsite.core.api.errors import placement_error_for
-from placementsite.core.exceptions import Conflict
+from placementsite.core.exceptions import Conflict, InvalidRequest
 from placementsite.core.rest.errors import error_json
 from placementsite.core.rest.views import (
     ApiModelViewSet,
@@ -25,7 +25,13 @@ from ..selectors.capacity import flavor_capacity
 from ..selectors.flavors import FlavorViewer, flavor_lookup, flavor_projects, flavors_visible
 from ..selectors.scheduler import explain
 from ..services.flavors import flavor_access_add, flavor_access_remove
-from ..services.servers import NoValidHost, scheduling_spec, server_delete, servers_create
+from ..services.servers import (
+    BootStats,
+    NoValidHost,
+    scheduling_spec,
+    server_delete,
+    servers_create,
+)
 from .filters import FlavorFilter, ServerFilter
 from .serializers import (
     CapacityQuerySerializer,
@@ -124,6 +130,23 @@ def no_valid_host_response(request, exc):
     return JsonResponse(body, status=error.status)
 
 
+IDEMPOTENCY_KEY = "Idempotency-Key"
+IDEMPOTENCY_KEY_MAX = 255
+
+
+def idempotency_key(request):
+    """The client's ``Idempotency-Key`` (None when not given): printable, 1 to 255 chars."""
+    key = request.headers.get(IDEMPOTENCY_KEY)
+    if key is None:
+        return None
+    if not 0 < len(key) <= IDEMPOTENCY_KEY_MAX or not key.isprintable():
+        raise InvalidRequest(
+            f"{IDEMPOTENCY_KEY} must be 1 to {IDEMPOTENCY_KEY_MAX} printable characters.",
+            code="scheduler.invalid_idempotency_key",
+        )
+    return key
+
+
 class ServerViewSet(
     ProjectScopedMixin,
     ApiViewMixin,
@@ -148,6 +171,8 @@ class ServerViewSet(
         body.is_valid(raise_exception=True)
         data = body.validated_data
         self.authorize_project(request, data["project_id"], data["user_id"])
+        key = idempotency_key(request)
+        stats = BootStats()
         try:
             placed = servers_create(
                 name=data["name"],
@@ -157,6 +182,8 @@ class ServerViewSet(
                 count=data["count"],
                 hints=data["scheduler_hints"],
                 availability_zone=data["availability_zone"],
+                request_key=key,
+                stats=stats,
             )
         except NoValidHost as exc:
             return no_valid_host_response(request, exc)
@@ -165,7 +192,10 @@ class ServerViewSet(
         )
         order = {s.uuid: i for i, s in enumerate(placed)}
         rendered = ServerSerializer(sorted(servers, key=lambda s: order[s.uuid]), many=True).data
-        return Response({"servers": rendered}, status=201)
+        response = Response({"servers": rendered}, status=201)
+        if stats.replayed:
+            response["Idempotent-Replayed"] = "true"
+        return response
 
     def destroy(self, request, pk=None):
         server_delete(server=self.get_object())

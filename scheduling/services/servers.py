@@ -1,24 +1,27 @@
 """Creating servers (schedule, claim, record) and deleting them (free, forget)."""
 
+import hashlib
+import json
 import logging
 import uuid as uuidlib
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from allocations.services.allocations import allocation_delete
 from placementsite.core.exceptions import Conflict, NotFound
 from placementsite.core.gc_pause import cyclic_gc_paused
 
 from ..extra_specs import translate_flavor
-from ..models import Server
+from ..models import BootRequest, Server
 from ..selectors.scheduler import SchedulingSpec, explain, first_allocations, select_hosts
 from .claims import ClaimFailed, allocation_claim
 
 logger = logging.getLogger("placement.scheduler")
 
 NO_VALID_HOST = "scheduler.no_valid_host"
+KEY_REUSED = "scheduler.idempotency_key_reused"
 # A pass whose claims all fail (hosts taken meanwhile) is followed by a fresh one, this often.
 SELECTION_ROUNDS = 3
 
@@ -39,6 +42,7 @@ class BootStats:
 
     retries: int = 0
     hosts_tried: int = 0
+    replayed: bool = False  # the servers of an earlier create with the same key
 
 
 def scheduling_spec(
@@ -65,7 +69,27 @@ def _alternates(selection, claimed):
     ][:keep]
 
 
-def _place_one(spec, name, stats):
+def _fingerprint(**asked):
+    return hashlib.sha256(json.dumps(asked, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _boot_request(*, project_id, key, fingerprint):
+    """``(BootRequest, None)`` for a new key, or ``(None, [Server])`` for one an earlier create
+    committed. A create with the same key still running holds the key's index entry: the
+    insert waits until it commits (its servers come back) or rolls back (this one boots)."""
+    try:
+        with transaction.atomic():
+            return BootRequest.objects.create(
+                project_id=project_id, key=key, fingerprint=fingerprint
+            ), None
+    except IntegrityError:
+        earlier = BootRequest.objects.get(project_id=project_id, key=key)
+    if earlier.fingerprint != fingerprint:
+        raise Conflict(f"Idempotency-Key {key} was used for another request.", code=KEY_REUSED)
+    return None, list(earlier.servers.order_by("id"))
+
+
+def _place_one(spec, name, stats, boot_request=None):
     """Schedule and claim one instance; returns its Server or raises NoValidHost."""
     server_uuid = uuidlib.uuid4()
     tries_per_pass = max(1, settings.PLACEMENT_SCHEDULER_MAX_ATTEMPTS)
@@ -91,6 +115,7 @@ def _place_one(spec, name, stats):
                 alternates=_alternates(selection, weighed),
                 availability_zone=spec.availability_zone,
                 scheduler_hints=spec.hints,
+                boot_request=boot_request,
             )
             stats.hosts_tried += 1
             try:
@@ -123,11 +148,14 @@ def servers_create(
     count=1,
     hints=None,
     availability_zone="",
+    request_key=None,
     stats=None,
 ):
     """Place ``count`` instances of ``flavor``, claiming as it goes (instance 2 sees instance
-    1's usage). If one cannot be placed, every one placed so far is released and NoValidHost
-    raised: nothing stays claimed."""
+    1's usage), all in one transaction: the servers appear together when it commits, or never
+    (NoValidHost for one of them, an error, the process or the database going away). With a
+    ``request_key`` (the client's ``Idempotency-Key``), a create the project already made with
+    that key answers its servers again (``stats.replayed``) instead of booting anew."""
     stats = stats if stats is not None else BootStats()
     spec = scheduling_spec(
         flavor=flavor,
@@ -138,17 +166,28 @@ def servers_create(
         availability_zone=availability_zone,
     )
     placed = []
-    try:
-        # Each pass allocates a host state per host: no collector walks while they live.
-        with cyclic_gc_paused():
-            for index in range(count):
-                spec.index = index
-                name_of = name if count == 1 else f"{name}-{index + 1}"
-                placed.append(_place_one(spec, name_of, stats))
-    except BaseException:
-        for server in placed:
-            server_delete(server=server)
-        raise
+    # Each pass allocates a host state per host: no collector walks while they live.
+    with transaction.atomic(), cyclic_gc_paused():
+        boot_request = None
+        if request_key is not None:
+            asked = _fingerprint(
+                name=name,
+                flavor=flavor.pk,
+                user_id=user_id,
+                count=count,
+                hints=hints or {},
+                availability_zone=availability_zone or "",
+            )
+            boot_request, earlier = _boot_request(
+                project_id=project_id, key=request_key, fingerprint=asked
+            )
+            if earlier is not None:
+                stats.replayed = True
+                return earlier
+        for index in range(count):
+            spec.index = index
+            name_of = name if count == 1 else f"{name}-{index + 1}"
+            placed.append(_place_one(spec, name_of, stats, boot_request))
     return placed
 
 
