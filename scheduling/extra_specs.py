@@ -10,11 +10,22 @@ Accepted keys (values are strings or integers):
 * ``member_of`` / ``member_ofN``: an aggregate uuid, ``in:uuid1,uuid2`` (any of them) or
   ``!uuid`` / ``!in:...`` (none of them), as Placement's query;
 * ``group_policy=none|isolate``;
-* ``hw:numa_nodes=N`` splits the flavor's CPUs and memory evenly into N granular groups
-  (``_NUMA0``...), one per NUMA node provider, isolated unless ``group_policy`` says otherwise;
-  ``hw:cpu_policy=dedicated`` asks for ``PCPU`` instead of ``VCPU``;
+* ``hw:numa_nodes=N`` splits the flavor's CPUs and memory into N granular groups (``_NUMA0``...),
+  one per NUMA node provider, isolated unless ``group_policy`` says otherwise: evenly, or as
+  ``hw:numa_cpus.I`` (a CPU map) and ``hw:numa_mem.I`` (MB) give each node when both are given
+  for every node (their sums must be the flavor's, as Nova requires);
+* ``hw:cpu_policy=dedicated`` asks for ``PCPU`` instead of ``VCPU``; ``mixed`` asks for as many
+  ``PCPU`` as ``hw:cpu_dedicated_mask`` (or else ``hw:cpu_realtime_mask``) names and the rest as
+  ``VCPU``; with dedicated CPUs ``hw:cpu_thread_policy=isolate`` forbids and ``require``
+  requires ``HW_CPU_HYPERTHREADING`` (as Nova's scheduler translates them);
 * ``aggregate_instance_extra_specs:KEY=VALUE`` is not sent to the engine: the aggregate
   extra-spec filter matches it against aggregate metadata.
+
+Every other key Nova's API accepts (``hw:mem_page_size``, ``quota:*``, ``os:*``, ``hw_rng:*``,
+``pci_passthrough:alias``...) is checked by Nova's value rule (:mod:`scheduling.nova_extra_specs`)
+and kept on the flavor for whatever reads it; it does not change placement (hosts report no page
+sizes, so ``hw:mem_page_size`` has nothing to match). An unknown key in one of Nova's namespaces
+is a 400 naming it; a key outside them is kept, as Nova keeps it.
 
 The translator writes the request as Placement's query string and hands it to the API's own
 query parser, so a flavor means exactly what ``GET /allocation_candidates`` would with the same
@@ -32,6 +43,9 @@ from providers import query_params as qp
 from providers import request_groups
 from providers.models import MAX_INT, ResourceClass, Trait
 
+from . import nova_extra_specs
+from .nova_extra_specs import INVALID_EXTRA_SPEC, InvalidExtraSpec, cpu_map
+
 # The query parser of GET /allocation_candidates (the request language's one home).
 
 SUFFIX = r"([A-Za-z0-9_-]{0,64})"
@@ -40,18 +54,17 @@ TRAIT_KEY = re.compile(rf"^trait{SUFFIX}:([A-Z0-9_]+)$")
 MEMBER_OF_KEY = re.compile(rf"^member_of{SUFFIX}$")
 AGGREGATE_SPEC_PREFIX = "aggregate_instance_extra_specs:"
 NUMA_NODES = "hw:numa_nodes"
+NUMA_CPUS = re.compile(r"^hw:numa_cpus\.(\d+)$")
+NUMA_MEM = re.compile(r"^hw:numa_mem\.(\d+)$")
 CPU_POLICY = "hw:cpu_policy"
+THREAD_POLICY = "hw:cpu_thread_policy"
+DEDICATED_MASK = "hw:cpu_dedicated_mask"
+REALTIME_MASK = "hw:cpu_realtime_mask"
+HYPERTHREADING = "HW_CPU_HYPERTHREADING"
 GROUP_POLICY = "group_policy"
 MAX_NUMA_NODES = 8
-INVALID_EXTRA_SPEC = "scheduler.invalid_extra_spec"
 
-
-class InvalidExtraSpec(InvalidRequest):
-    """An extra spec that cannot be understood; ``key`` names it."""
-
-    def __init__(self, key, detail):
-        super().__init__(f"Invalid extra spec {key}: {detail}", code=INVALID_EXTRA_SPEC)
-        self.key = key
+__all__ = ["INVALID_EXTRA_SPEC", "InvalidExtraSpec", "translate", "translate_flavor", "validate"]
 
 
 @dataclass
@@ -127,48 +140,116 @@ def _groups_from_specs(extra_specs, amounts):
     group_policy = None
     aggregate_specs = {}
     numa_nodes = None
-    dedicated = False
     for key in sorted(extra_specs):
         value = extra_specs[key]
         _check_key_and_value(key, value)
+        nova_extra_specs.check(key, value)
         if _apply_group_spec(groups, key, value):
             continue
         if key == GROUP_POLICY:
-            group_policy = _choice(key, value, ("none", "isolate"))
+            group_policy = value
         elif key == NUMA_NODES:
             numa_nodes = _amount(key, value, minimum=1, maximum=MAX_NUMA_NODES)
-        elif key == CPU_POLICY:
-            dedicated = _choice(key, value, ("shared", "dedicated")) == "dedicated"
-        elif key.startswith(AGGREGATE_SPEC_PREFIX) and len(key) > len(AGGREGATE_SPEC_PREFIX):
+        elif key.startswith(AGGREGATE_SPEC_PREFIX):
             if not isinstance(value, str):
                 raise InvalidExtraSpec(key, "expected a string")
             aggregate_specs[key[len(AGGREGATE_SPEC_PREFIX) :]] = value
-        else:
-            raise InvalidExtraSpec(key, "unknown extra spec")
-    unsuffixed = groups[""].resources
-    if dedicated and "VCPU" in unsuffixed:
-        unsuffixed["PCPU"] = unsuffixed.pop("VCPU")
+    _pin_cpus(groups, extra_specs)
     if numa_nodes:
-        _split_numa(groups, numa_nodes)
+        _split_numa(groups, numa_nodes, extra_specs)
         group_policy = group_policy or "isolate"
+    else:
+        for key in extra_specs:
+            if NUMA_CPUS.match(key) or NUMA_MEM.match(key):
+                raise InvalidExtraSpec(key, f"needs {NUMA_NODES}")
     return groups, group_policy, aggregate_specs
 
 
-def _split_numa(groups, nodes):
-    """Move the unsuffixed CPUs and memory into one granular group per NUMA node."""
+def _pin_cpus(groups, extra_specs):
+    """``hw:cpu_policy`` and ``hw:cpu_thread_policy`` as Nova's scheduler turns them into
+    PCPU, VCPU and the hyperthreading trait."""
+    unsuffixed = groups[""].resources
+    policy = extra_specs.get(CPU_POLICY, "shared")
+    vcpus = unsuffixed.get("VCPU", 0)
+    if policy == "dedicated" and vcpus:
+        unsuffixed["PCPU"] = unsuffixed.pop("VCPU")
+    elif policy == "mixed":
+        mask_key = DEDICATED_MASK if DEDICATED_MASK in extra_specs else REALTIME_MASK
+        if mask_key not in extra_specs:
+            raise InvalidExtraSpec(CPU_POLICY, f"mixed needs {DEDICATED_MASK} (or {REALTIME_MASK})")
+        pinned = cpu_map(mask_key, extra_specs[mask_key], universe=range(vcpus))
+        if not pinned or max(pinned) >= vcpus or len(pinned) >= vcpus:
+            raise InvalidExtraSpec(
+                mask_key, f"a mixed policy needs some but not all of the flavor's {vcpus} CPUs"
+            )
+        unsuffixed["PCPU"] = len(pinned)
+        unsuffixed["VCPU"] = vcpus - len(pinned)
+    if "PCPU" in unsuffixed:
+        thread_policy = extra_specs.get(THREAD_POLICY)
+        if thread_policy == "isolate":
+            groups[""].required.append(f"!{HYPERTHREADING}")
+        elif thread_policy == "require":
+            groups[""].required.append(HYPERTHREADING)
+
+
+def _split_numa(groups, nodes, extra_specs):
+    """Move the unsuffixed CPUs and memory into one granular group per NUMA node: evenly, or
+    as ``hw:numa_cpus.N`` and ``hw:numa_mem.N`` say."""
     unsuffixed = groups[""].resources
     split = {
         name: unsuffixed.pop(name) for name in ("VCPU", "PCPU", "MEMORY_MB") if name in unsuffixed
     }
-    for name, amount in split.items():
-        if amount % nodes:
-            raise InvalidExtraSpec(
-                NUMA_NODES, f"{name} {amount} cannot be split evenly over {nodes} NUMA nodes"
-            )
+    cpus, mem = _numa_layout(nodes, extra_specs, split)
+    if cpus is None:
+        for name, amount in split.items():
+            if amount % nodes:
+                raise InvalidExtraSpec(
+                    NUMA_NODES, f"{name} {amount} cannot be split evenly over {nodes} NUMA nodes"
+                )
+        shares = [{name: amount // nodes for name, amount in split.items()}] * nodes
+    else:
+        cpu_class = "PCPU" if "PCPU" in split else "VCPU"
+        shares = [{cpu_class: cpus[i], "MEMORY_MB": mem[i]} for i in range(nodes)]
+        if "PCPU" in split and "VCPU" in split:
+            raise InvalidExtraSpec(NUMA_NODES, "a mixed CPU policy is split evenly only")
     for index in range(nodes):
         group = groups.setdefault(f"_NUMA{index}", _Group())
-        for name, amount in split.items():
-            group.resources[name] = amount // nodes
+        for name, amount in shares[index].items():
+            if amount:
+                group.resources[name] = amount
+
+
+def _numa_layout(nodes, extra_specs, split):
+    """Per-node CPU counts and memory from ``hw:numa_cpus.N``/``hw:numa_mem.N``, or
+    ``(None, None)`` when none is given. As Nova: every node gets both, the CPU maps cover
+    every CPU of the flavor once, and the memory adds up to the flavor's."""
+    cpu_keys = {int(m.group(1)): k for k in extra_specs if (m := NUMA_CPUS.match(k))}
+    mem_keys = {int(m.group(1)): k for k in extra_specs if (m := NUMA_MEM.match(k))}
+    if not cpu_keys and not mem_keys:
+        return None, None
+    for keys, what in ((cpu_keys, "hw:numa_cpus"), (mem_keys, "hw:numa_mem")):
+        if set(keys) != set(range(nodes)):
+            bad = sorted(set(keys) - set(range(nodes)))
+            key = keys[bad[0]] if bad else NUMA_NODES
+            raise InvalidExtraSpec(key, f"{what}.N must be given for every node 0..{nodes - 1}")
+    total_cpus = split.get("VCPU", 0) + split.get("PCPU", 0)
+    seen = set()
+    cpus = []
+    for index in range(nodes):
+        key = cpu_keys[index]
+        members = cpu_map(key, extra_specs[key])
+        if members & seen or any(cpu >= total_cpus for cpu in members):
+            raise InvalidExtraSpec(key, f"CPUs must be distinct and below {total_cpus}")
+        seen |= members
+        cpus.append(len(members))
+    if len(seen) != total_cpus:
+        raise InvalidExtraSpec(cpu_keys[0], f"the maps must cover all {total_cpus} CPUs")
+    mem = [_amount(mem_keys[i], extra_specs[mem_keys[i]], minimum=1) for i in range(nodes)]
+    if sum(mem) != split.get("MEMORY_MB", 0):
+        raise InvalidExtraSpec(
+            mem_keys[0], f"the nodes' memory must add up to {split.get('MEMORY_MB', 0)} MB"
+        )
+    return cpus, mem
 
 
 def _check_member_of(key, value):

@@ -90,6 +90,9 @@ class Server(TimestampedModel):
     boot_request = models.ForeignKey(
         BootRequest, null=True, blank=True, on_delete=models.SET_NULL, related_name="servers"
     )
+    # The flavor as booted or last resized with (scheduling.flavor_snapshots): a later edit of
+    # the flavor's extra specs is for new servers only.
+    flavor_snapshot = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["created_at", "id"]
@@ -152,6 +155,9 @@ class Migration(TimestampedModel):
     )
     old_flavor = models.ForeignKey(Flavor, on_delete=models.PROTECT, related_name="+")
     new_flavor = models.ForeignKey(Flavor, on_delete=models.PROTECT, related_name="+")
+    # The server's flavor snapshots before and after the move (a revert restores the old one).
+    old_flavor_snapshot = models.JSONField(default=dict, blank=True)
+    new_flavor_snapshot = models.JSONField(default=dict, blank=True)
     # {provider uuid: {class: amount}}: what the migration consumer took over from the
     # server, and what the server claimed on the destination.
     source_allocations = models.JSONField(default=dict, blank=True)

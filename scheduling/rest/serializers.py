@@ -36,6 +36,16 @@ class FlavorSerializer(serializers.ModelSerializer):
         extra_kwargs = {"vcpus": {"min_value": 1}, "ram": {"min_value": 1}}
 
     def validate(self, attrs):
+        if self.instance is not None:
+            # As Nova: a flavor's sizes never change (servers were placed for them); extra
+            # specs may, for new servers only (each server keeps a snapshot).
+            changed = [
+                f for f in FLAVOR_FIELDS if f in attrs and attrs[f] != getattr(self.instance, f)
+            ]
+            if changed:
+                raise serializers.ValidationError(
+                    {f: ["A flavor's sizes cannot change; create a new flavor."] for f in changed}
+                )
         merged = {f: getattr(self.instance, f) for f in FLAVOR_FIELDS} if self.instance else {}
         merged.update({f: attrs[f] for f in FLAVOR_FIELDS if f in attrs})
         extra_specs = attrs.get("extra_specs", self.instance.extra_specs if self.instance else {})
@@ -156,6 +166,7 @@ class ServerSerializer(serializers.ModelSerializer):
             "alternates",
             "availability_zone",
             "scheduler_hints",
+            "flavor_snapshot",
             "created_at",
         ]
         read_only_fields = fields

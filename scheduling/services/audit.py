@@ -12,6 +12,7 @@ move or delete committing between two of its reads would otherwise look like an 
 server without allocations.
 """
 
+import json
 import uuid as uuidlib
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -25,6 +26,7 @@ from placementsite.core.db import read_snapshot
 from placementsite.core.exceptions import Conflict
 
 from ..extra_specs import translate_flavor
+from ..flavor_snapshots import server_flavor
 from ..models import LifecycleRecord, Migration, Server
 from .claims import ClaimFailed, allocation_claim
 from .migrations import INSTANCE_CONSUMER_TYPE
@@ -128,9 +130,13 @@ def placement_audit(*, delete=False, heal=False, origin="command", now=None):
             if heal:
                 result.actions.append(_heal(server))
             continue
-        if server.flavor_id not in flavor_totals:
-            flavor_totals[server.flavor_id] = translate_flavor(server.flavor).resources
-        wanted = flavor_totals[server.flavor_id]
+        # Servers booted with one flavor share a snapshot: translated once.
+        flavor = server_flavor(server)
+        snapshot = server.flavor_snapshot
+        key = json.dumps(snapshot, sort_keys=True) if snapshot else server.flavor_id
+        if key not in flavor_totals:
+            flavor_totals[key] = translate_flavor(flavor).resources
+        wanted = flavor_totals[key]
         have = _totals(entry["allocations"])
         if have != wanted:
             result.findings.append(
@@ -138,7 +144,7 @@ def placement_audit(*, delete=False, heal=False, origin="command", now=None):
                     Action.MISMATCH,
                     uuid,
                     entry["allocations"],
-                    f"{server.name}: holds {have}, flavor {server.flavor.name} asks {wanted}",
+                    f"{server.name}: holds {have}, flavor {flavor.name} asks {wanted}",
                 )
             )
     _record(result, origin)

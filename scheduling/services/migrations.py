@@ -32,6 +32,7 @@ from allocations.services.allocations import (
 from placementsite.core.exceptions import ConcurrentUpdate, Conflict, InvalidRequest, NotFound
 from providers.services.compute_nodes import compute_node_disable
 
+from ..flavor_snapshots import flavor_snapshot, server_flavor
 from ..models import LifecycleRecord, Migration, Server
 from ..selectors.scheduler import explain, first_allocations, select_hosts
 from .claims import CONCURRENT_RETRIES, ClaimFailed
@@ -134,7 +135,9 @@ def server_move(*, server, kind, flavor=None, target_host=None):
     the server's own flavor, and move the allocations in one write. Returns the Migration
     (``migrating``). No host: the Migration ends ``error`` and NoValidHost is raised."""
     Kind = Migration.Kind
-    flavor = flavor or server.flavor
+    # Every move but a resize schedules the flavor the server was booted with, not the row's
+    # present extra specs.
+    flavor = flavor or server_flavor(server)
     _check_movable(server, kind, flavor, target_host)
     source = server.host
     _generation, held = held_allocations(server.uuid)
@@ -145,8 +148,10 @@ def server_move(*, server, kind, flavor=None, target_host=None):
         server_uuid=server.uuid,
         kind=kind,
         source=source,
-        old_flavor=server.flavor,
-        new_flavor=flavor,
+        old_flavor_id=server.flavor_id,
+        new_flavor_id=flavor.pk,
+        old_flavor_snapshot=server.flavor_snapshot or flavor_snapshot(server.flavor),
+        new_flavor_snapshot=flavor_snapshot(flavor),
         source_allocations=held,
         project_id=server.project_id,
         user_id=server.user_id,
@@ -269,7 +274,10 @@ def _move_to(migration_pk, host, dest_allocations):
         server.host_id = host.id
         server.allocations = dest_allocations
         server.flavor_id = migration.new_flavor_id
-        server.save(update_fields=["host", "allocations", "flavor", "updated_at"])
+        server.flavor_snapshot = migration.new_flavor_snapshot
+        server.save(
+            update_fields=["host", "allocations", "flavor", "flavor_snapshot", "updated_at"]
+        )
 
 
 # --- settling a move --------------------------------------------------------------------------
@@ -409,7 +417,10 @@ def _settle_once(migration_pk, settlement, *, generation, record, error):
             server.host_id = migration.source_id
             server.allocations = restored
             server.flavor_id = migration.old_flavor_id
-            server.save(update_fields=["host", "allocations", "flavor", "updated_at"])
+            server.flavor_snapshot = migration.old_flavor_snapshot
+            server.save(
+                update_fields=["host", "allocations", "flavor", "flavor_snapshot", "updated_at"]
+            )
         if record:
             LifecycleRecord.objects.create(
                 run=record.get("run") or migration.uuid,

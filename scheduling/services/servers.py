@@ -14,6 +14,7 @@ from placementsite.core.exceptions import Conflict, NotFound
 from placementsite.core.gc_pause import cyclic_gc_paused
 
 from ..extra_specs import translate_flavor
+from ..flavor_snapshots import flavor_snapshot
 from ..models import BootRequest, Server
 from ..selectors.scheduler import SchedulingSpec, explain, first_allocations, select_hosts
 from .claims import ClaimFailed, allocation_claim
@@ -94,6 +95,7 @@ def _place_one(spec, name, stats, boot_request=None):
     server_uuid = uuidlib.uuid4()
     tries_per_pass = max(1, settings.PLACEMENT_SCHEDULER_MAX_ATTEMPTS)
     selection = None
+    snapshot = flavor_snapshot(spec.flavor)
     for _round in range(SELECTION_ROUNDS):
         selection = select_hosts(spec)
         if selection.chosen is None:
@@ -107,7 +109,8 @@ def _place_one(spec, name, stats, boot_request=None):
             record = Server(
                 uuid=server_uuid,
                 name=name,
-                flavor=spec.flavor,
+                flavor_id=spec.flavor.pk,
+                flavor_snapshot=snapshot,
                 project_id=spec.project_id,
                 user_id=spec.user_id,
                 host_id=host.id,

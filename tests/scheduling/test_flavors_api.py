@@ -82,7 +82,7 @@ def test_duplicate_name_and_missing_fields_are_400(api):
         ({"hw:numa_nodes": 3}, "hw:numa_nodes"),  # 2 vcpus cannot split over 3 nodes
         ({"hw:cpu_policy": "mixed"}, "hw:cpu_policy"),
         ({"hw:bogus": "1"}, "hw:bogus"),
-        ({"frobnicate": "1"}, "frobnicate"),
+        ({"hw:cpu_policy": "pinned"}, "hw:cpu_policy"),
         ({"resources:VCPU": {"a": 1}}, "resources:VCPU"),
     ],
 )
