@@ -322,6 +322,8 @@ PLACEMENT_CPU_MODEL_RATINGS = env_map("PLACEMENT_CPU_MODEL_RATINGS", {})
 PLACEMENT_DEFAULT_CPU_RATING = float(os.environ.get("PLACEMENT_DEFAULT_CPU_RATING", "100"))
 # A host silent for longer is stale (shown, and skipped by the scheduler), never deleted.
 PLACEMENT_HOST_STALE_SECONDS = int(os.environ.get("PLACEMENT_HOST_STALE_SECONDS", "600"))
+# A resource pool silent for longer is stale: flagged, and the scheduler takes nothing from it.
+PLACEMENT_POOL_STALE_SECONDS = int(os.environ.get("PLACEMENT_POOL_STALE_SECONDS", "600"))
 # A report whose content changed asks a worker for its host's sync at once (beat's periodic
 # sync stays the backstop).
 PLACEMENT_SYNC_ON_REPORT = env_bool("PLACEMENT_SYNC_ON_REPORT", True)

@@ -47,7 +47,10 @@ def hostname_valid(hostname: str) -> bool:
 
 def report_digest(report: Mapping) -> str:
     """A digest of a report's content: equal reports, equal digests."""
-    canonical = json.dumps({k: report.get(k) for k in REPORT_FIELDS}, sort_keys=True)
+    content = {k: report.get(k) for k in REPORT_FIELDS}
+    if not content.get("disk_pool"):
+        del content["disk_pool"]  # as before the field existed: unchanged hosts stay synced
+    canonical = json.dumps(content, sort_keys=True)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
@@ -58,7 +61,7 @@ def resource_class_problem(name: str) -> str | None:
     return f"{name[:60]} is neither a standard resource class nor CUSTOM_[A-Z0-9_]+"
 
 
-def _trait_problem(name):
+def trait_problem(name):
     if name in _STANDARD_TRAITS or (len(name) <= 255 and CUSTOM_NAME_RE.fullmatch(name)):
         return None
     return f"{name[:60]} is neither a standard trait nor CUSTOM_[A-Z0-9_]+ (255 at most)"
@@ -89,7 +92,7 @@ def desired_tree(report: HostReport, plugins) -> DesiredTree:
         before = tree.copy()
         try:
             plugin.contribute(report, tree)
-            added = _contribution(before, tree)
+            added = contribution_checked(before, tree)
         except Exception as exc:  # a plugin is third-party code: contain whatever it raises
             logger.warning(
                 "resource plugin %s failed on host %s: %s",
@@ -102,11 +105,11 @@ def desired_tree(report: HostReport, plugins) -> DesiredTree:
             tree = before
             continue
         owners.update(dict.fromkeys(added, plugin.name))
-    _apply_defaults(tree)
+    apply_defaults(tree)
     return DesiredTree(tree=tree, owners=owners, plugin_errors=errors)
 
 
-def _contribution(before, after):
+def contribution_checked(before, after):
     """The ``(key, class)`` inventories a plugin added to the tree; an inventory it set that
     no provider may have (Placement's limits, reserved above total) raises InvalidRequest,
     so that the plugin is contained as if it had raised."""
@@ -127,7 +130,7 @@ def _contribution(before, after):
     return added
 
 
-def _apply_defaults(tree):
+def apply_defaults(tree):
     """The operator's default ratio on every inventory; default reserved on the first holder."""
     ratios = settings.PLACEMENT_ALLOCATION_RATIOS
     reserved = settings.PLACEMENT_RESERVED
@@ -164,7 +167,7 @@ def tree_problems(tree: HostTree) -> dict[str, str]:
             if problem:
                 problems.setdefault(where, problem)
         for name in spec.traits:
-            problem = _trait_problem(name)
+            problem = trait_problem(name)
             if problem:
                 problems.setdefault(where, problem)
     return problems

@@ -182,48 +182,27 @@ class Inventory(TimestampedModel):
         return Capacity(*(getattr(self, name) for name in CAPACITY_FIELDS))
 
 
-class ComputeNode(TimestampedModel):
-    """A host's last report of what it has, and how far the sync turned it into providers.
+class SyncStatus(models.TextChoices):
+    PENDING = "pending", "pending"
+    OK = "ok", "synced"
+    # A plugin raised; what the other plugins describe is applied whole.
+    PARTIAL = "partial", "synced, a plugin failed"
+    # The new tree cannot hold the allocations on the host: nothing applied.
+    BLOCKED = "blocked", "blocked"
+    FAILED = "failed", "failed"
 
-    The report fields follow a classic compute-node record. ``report_hash`` is a
-    digest of the report; the sync records the digest and plugin list it last
-    applied, so "changed since the last sync" is a comparison in SQL.
-    """
 
-    class SyncStatus(models.TextChoices):
-        PENDING = "pending", "pending"
-        OK = "ok", "synced"
-        # A plugin raised; what the other plugins describe is applied whole.
-        PARTIAL = "partial", "synced, a plugin failed"
-        # The new tree cannot hold the allocations on the host: nothing applied.
-        BLOCKED = "blocked", "blocked"
-        FAILED = "failed", "failed"
+class SyncedReport(TimestampedModel):
+    """What hosts and pools share: a report (its digest and time), the sync's state (the
+    digest and plugins it applied last, its status and retries, what it wrote), and the
+    operator's switch. The host and pool syncs are one machinery over these fields
+    (providers.services.host_sync)."""
 
-    hostname = models.CharField(max_length=200, unique=True)
-    provider = models.OneToOneField(
-        ResourceProvider,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="compute_node",
-    )
-    # An operator clears it to take the host out of scheduling; the sync still runs.
+    SyncStatus = SyncStatus
+
+    # An operator clears it to take the host (pool) out of scheduling; the sync still runs.
     enabled = models.BooleanField(default=True)
     disabled_reason = models.CharField(max_length=255, blank=True, default="")
-
-    vcpus = models.PositiveIntegerField(default=0)
-    memory_mb = models.PositiveBigIntegerField(default=0)
-    local_gb = models.PositiveBigIntegerField(default=0)
-    cpu_info = models.JSONField(default=dict, blank=True)
-    hypervisor_type = models.CharField(max_length=64, blank=True, default="")
-    stats = models.JSONField(default=dict, blank=True)
-    # {"cells": [{"id": 0, "cpus": [0, 1], "memory_mb": 4096}, ...]} or null.
-    numa_topology = models.JSONField(null=True, blank=True)
-    # [{"address", "vendor_id", "product_id", "resource_class", "count", "numa_node"}, ...]
-    pci_devices = models.JSONField(default=list, blank=True)
-    # Host CPU ids (Nova's options of these names), or null when the host did not say.
-    cpu_dedicated_set = models.JSONField(null=True, blank=True)
-    cpu_shared_set = models.JSONField(null=True, blank=True)
 
     reported_at = models.DateTimeField(null=True, blank=True, db_index=True)
     report_hash = models.CharField(max_length=64, blank=True, default="")
@@ -245,11 +224,85 @@ class ComputeNode(TimestampedModel):
     synced_state = models.JSONField(default=dict, blank=True)
 
     class Meta:
+        abstract = True
+
+
+class ComputeNode(SyncedReport):
+    """A host's last report of what it has, and how far the sync turned it into providers.
+
+    The report fields follow a classic compute-node record. ``report_hash`` is a
+    digest of the report; the sync records the digest and plugin list it last
+    applied, so "changed since the last sync" is a comparison in SQL.
+    """
+
+    hostname = models.CharField(max_length=200, unique=True)
+    provider = models.OneToOneField(
+        ResourceProvider,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="compute_node",
+    )
+
+    vcpus = models.PositiveIntegerField(default=0)
+    memory_mb = models.PositiveBigIntegerField(default=0)
+    local_gb = models.PositiveBigIntegerField(default=0)
+    cpu_info = models.JSONField(default=dict, blank=True)
+    hypervisor_type = models.CharField(max_length=64, blank=True, default="")
+    stats = models.JSONField(default=dict, blank=True)
+    # {"cells": [{"id": 0, "cpus": [0, 1], "memory_mb": 4096}, ...]} or null.
+    numa_topology = models.JSONField(null=True, blank=True)
+    # [{"address", "vendor_id", "product_id", "resource_class", "count", "numa_node"}, ...]
+    pci_devices = models.JSONField(default=list, blank=True)
+    # Host CPU ids (Nova's options of these names), or null when the host did not say.
+    cpu_dedicated_set = models.JSONField(null=True, blank=True)
+    cpu_shared_set = models.JSONField(null=True, blank=True)
+    # The shared-storage pool the host's disks are on ("" local disk): such a host has no
+    # DISK_GB of its own (the pool's would be counted twice) and is a member of the pool.
+    disk_pool = models.CharField(max_length=150, blank=True, default="")
+
+    class Meta:
         ordering = ["hostname"]
         indexes = [models.Index(fields=["sync_status"])]
 
     def __str__(self):
         return self.hostname
+
+
+class ResourcePool(SyncedReport):
+    """Resources that are not a compute host's (shared storage, a network's IP addresses),
+    reported by the entity they belong to and offered to its members' hosts as a sharing
+    provider (``MISC_SHARES_VIA_AGGREGATE``) in one aggregate per pool.
+
+    ``kind`` names the pool plugin that turns the report into inventories; ``members`` are
+    host names and aggregate uuids; the hosts whose report names the pool as their
+    ``disk_pool`` are members too.
+    """
+
+    name = models.CharField(max_length=150, unique=True)
+    provider = models.OneToOneField(
+        ResourceProvider,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="resource_pool",
+    )
+    kind = models.CharField(max_length=255)
+    # {class: {"total", "reserved", "min_unit", "max_unit", "step_size"}}
+    inventories = models.JSONField(default=dict, blank=True)
+    members = models.JSONField(default=list, blank=True)
+    traits = models.JSONField(default=list, blank=True)
+    # The backend's own report (a Ceph pool's stats), for plugins that read it.
+    stats = models.JSONField(default=dict, blank=True)
+    # The aggregate holding the pool's provider and its members' roots.
+    aggregate_uuid = models.UUIDField(default=uuid.uuid4, unique=True)
+
+    class Meta:
+        ordering = ["name"]
+        indexes = [models.Index(fields=["sync_status"])]
+
+    def __str__(self):
+        return self.name
 
 
 class InventoryChange(models.Model):
@@ -263,6 +316,9 @@ class InventoryChange(models.Model):
     )
     compute_node = models.ForeignKey(
         ComputeNode, null=True, blank=True, on_delete=models.SET_NULL, related_name="changes"
+    )
+    resource_pool = models.ForeignKey(
+        "ResourcePool", null=True, blank=True, on_delete=models.SET_NULL, related_name="changes"
     )
     changed_at = models.DateTimeField(db_index=True)
     # None on the "old" side: the class was added; on the "new" side: it was removed.

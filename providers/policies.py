@@ -86,3 +86,16 @@ rules = [
         "PATCH /api/resource-classes/{name}/: a custom class's type, unit and description.",
     ),
 ]
+
+RESOURCE_POOLS = "placement:api:resource_pools"
+
+rules += [
+    rule(f"{RESOURCE_POOLS}:list", ADMIN_OR_SERVICE, "GET /api/resource-pools/: list pools."),
+    rule(f"{RESOURCE_POOLS}:show", ADMIN_OR_SERVICE, "GET /api/resource-pools/{name}/."),
+    rule(
+        f"{RESOURCE_POOLS}:update",
+        "role:admin or role:service",
+        "PUT /api/resource-pools/{name}/: a pool's report; PATCH: enable or disable it.",
+    ),
+    rule(f"{RESOURCE_POOLS}:delete", ADMIN, "DELETE /api/resource-pools/{name}/: remove a pool."),
+]

@@ -12,6 +12,7 @@ dotted path (``package.module:Class`` or ``package.module.Class``).
 from .base import HostReport, HostTree, InventorySpec, ProviderSpec, ResourcePlugin
 from .loading import (
     ENTRY_POINT_GROUP,
+    POOL_ENTRY_POINT_GROUP,
     PluginLoadError,
     available_plugins,
     configured_plugins,
@@ -21,6 +22,7 @@ from .loading import (
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "POOL_ENTRY_POINT_GROUP",
     "HostReport",
     "HostTree",
     "InventorySpec",

@@ -24,6 +24,8 @@ class HostReport:
     pci_devices: list = field(default_factory=list)
     cpu_dedicated_set: list | None = None
     cpu_shared_set: list | None = None
+    # The shared-storage pool the host's disks are on ("": local disk).
+    disk_pool: str = ""
 
     @classmethod
     def of(cls, node):

@@ -81,11 +81,15 @@ class MemoryPlugin(ResourcePlugin):
 
 
 class DiskPlugin(ResourcePlugin):
+    """DISK_GB of the host's local disk; none on a host whose disks are in a shared-storage
+    pool (``disk_pool``): the pool's provider has them, and counting them here too would
+    count them twice."""
+
     name = "disk"
     resource_classes = ("DISK_GB",)
 
     def contribute(self, report, tree):
-        if report.local_gb > 0:
+        if report.local_gb > 0 and not report.disk_pool:
             tree.root.inventories["DISK_GB"] = InventorySpec(report.local_gb)
 
 

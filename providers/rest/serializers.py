@@ -4,9 +4,17 @@ from rest_framework import serializers
 
 from placementsite.core.rest.serializers import StrictFieldsMixin, StrictSerializer
 
-from ..host_reports import REPORT_FIELDS, resource_class_problem
-from ..models import MAX_INT, ComputeNode, ResourceClass
+from ..host_reports import (
+    HOSTNAME_PATTERN,
+    HOSTNAME_RULE,
+    REPORT_FIELDS,
+    resource_class_problem,
+    trait_problem,
+)
+from ..models import MAX_INT, ComputeNode, ResourceClass, ResourcePool
+from ..pool_reports import inventory_problem, member_valid, pool_class_problem, pool_kind_problem
 from ..selectors.compute_nodes import is_stale
+from ..selectors.resource_pools import pool_is_stale, pool_usage
 from ..services.compute_nodes import report_tree_problems
 
 PCI_ADDRESS_RE = r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$"
@@ -77,6 +85,18 @@ class HostReportSerializer(StrictSerializer):
     pci_devices = PciDeviceSerializer(many=True, required=False, default=list)
     cpu_dedicated_set = _cpu_set(help_text="host CPU ids for dedicated (pinned) guest CPUs: PCPU")
     cpu_shared_set = _cpu_set(help_text="host CPU ids for shared guest CPUs: VCPU")
+    disk_pool = serializers.RegexField(
+        HOSTNAME_PATTERN,
+        max_length=150,
+        required=False,
+        allow_null=True,
+        allow_blank=True,
+        default="",
+        help_text="the shared-storage pool the host's disks are on: no local DISK_GB then",
+    )
+
+    def validate_disk_pool(self, name):
+        return name or ""
 
     def validate_pci_devices(self, devices):
         addresses = [d["address"].lower() for d in devices]
@@ -170,3 +190,114 @@ class ResourceClassSerializer(serializers.ModelSerializer):
         model = ResourceClass
         fields = ["name", "type", "unit", "description", "is_custom"]
         read_only_fields = ["name", "is_custom"]
+
+
+class PoolInventorySerializer(StrictSerializer):
+    total = serializers.IntegerField(min_value=1, max_value=MAX_INT)
+    reserved = serializers.IntegerField(min_value=0, max_value=MAX_INT, required=False)
+    min_unit = serializers.IntegerField(min_value=1, max_value=MAX_INT, required=False)
+    max_unit = serializers.IntegerField(min_value=1, max_value=MAX_INT, required=False)
+    step_size = serializers.IntegerField(min_value=1, max_value=MAX_INT, required=False)
+
+
+class PoolReportSerializer(StrictSerializer):
+    """A pool's report: what ``PUT /api/resource-pools/{name}/`` takes."""
+
+    kind = serializers.CharField(
+        max_length=255, help_text="shared_storage, ip_pool, or the name of a pool plugin"
+    )
+    inventories = serializers.DictField(child=PoolInventorySerializer(), required=False)
+    members = serializers.ListField(
+        child=serializers.CharField(max_length=150),
+        required=False,
+        default=list,
+        help_text="host names and aggregate uuids whose hosts can use the pool",
+    )
+    traits = serializers.ListField(
+        child=serializers.CharField(max_length=255), required=False, default=list
+    )
+    stats = serializers.DictField(
+        required=False, default=dict, help_text="the backend's own report, for its plugin"
+    )
+
+    def validate_kind(self, kind):
+        problem = pool_kind_problem(kind)
+        if problem:
+            raise serializers.ValidationError(problem)
+        return kind
+
+    def validate_members(self, members):
+        bad = [m for m in members if not member_valid(m)]
+        if bad:
+            raise serializers.ValidationError(
+                f"{bad[0]!r} is neither a host name ({HOSTNAME_RULE}) nor an aggregate uuid."
+            )
+        return list(dict.fromkeys(members))
+
+    def validate_traits(self, traits):
+        for name in traits:
+            problem = trait_problem(name)
+            if problem:
+                raise serializers.ValidationError(problem)
+        return sorted(set(traits))
+
+    def validate(self, attrs):
+        inventories = attrs.setdefault("inventories", {})
+        errors = {}
+        for name, values in inventories.items():
+            problem = (
+                resource_class_problem(name)
+                or pool_class_problem(attrs["kind"], name)
+                or inventory_problem(values)
+            )
+            if problem:
+                errors[f"inventories.{name}"] = [problem]
+        if errors:
+            raise serializers.ValidationError(errors)
+        return attrs
+
+
+class ResourcePoolSerializer(StrictFieldsMixin, serializers.ModelSerializer):
+    """A pool as operators and the dashboard see it: report, provider, aggregate, sync
+    state, staleness and usage. Only ``enabled`` and ``disabled_reason`` are written
+    (PATCH); any other field is a 400."""
+
+    provider = serializers.UUIDField(source="provider.uuid", read_only=True, allow_null=True)
+    aggregate = serializers.UUIDField(source="aggregate_uuid", read_only=True)
+    stale = serializers.SerializerMethodField()
+    usage = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ResourcePool
+        fields = [
+            "name",
+            "kind",
+            "provider",
+            "aggregate",
+            "enabled",
+            "disabled_reason",
+            "stale",
+            "inventories",
+            "members",
+            "traits",
+            "stats",
+            "usage",
+            "reported_at",
+            "synced_at",
+            "sync_status",
+            "sync_error",
+            "plugin_errors",
+            "sync_attempts",
+            "next_sync_at",
+        ]
+        read_only_fields = [f for f in fields if f not in ("enabled", "disabled_reason")]
+
+    def get_stale(self, pool) -> bool:
+        return pool_is_stale(pool.reported_at)
+
+    def get_usage(self, pool) -> dict[str, int]:
+        """What is allocated on the pool's provider, per class."""
+        usage = self.context.get("pool_usage")
+        if usage is None:
+            usage = pool_usage(provider_ids=[pool.provider_id]) if pool.provider_id else {}
+        return usage.get(pool.provider_id, {})

@@ -9,15 +9,27 @@ from placementsite.core.rest.views import ApiModelViewSet
 
 from .. import policies
 from ..host_reports import HOSTNAME_RULE, hostname_valid
-from ..models import ComputeNode, ResourceClass
+from ..models import ComputeNode, ResourceClass, ResourcePool
+from ..selectors.resource_pools import pool_usage
 from ..services.compute_nodes import (
     compute_node_delete,
     compute_node_report,
     compute_node_set_enabled,
 )
 from ..services.resource_classes import resource_class_describe
-from .filters import ComputeNodeFilter, ResourceClassFilter
-from .serializers import ComputeNodeSerializer, HostReportSerializer, ResourceClassSerializer
+from ..services.resource_pools import (
+    resource_pool_delete,
+    resource_pool_report,
+    resource_pool_set_enabled,
+)
+from .filters import ComputeNodeFilter, ResourceClassFilter, ResourcePoolFilter
+from .serializers import (
+    ComputeNodeSerializer,
+    HostReportSerializer,
+    PoolReportSerializer,
+    ResourceClassSerializer,
+    ResourcePoolSerializer,
+)
 
 
 class ComputeNodeViewSet(ApiModelViewSet):
@@ -105,3 +117,64 @@ class ResourceClassViewSet(ApiModelViewSet):
             unit=data.get("unit"),
             description=data.get("description"),
         )
+
+
+class ResourcePoolViewSet(ApiModelViewSet):
+    """Resource pools (shared storage, IP pools). ``PUT`` creates or replaces a pool's report
+    (idempotent; a service or admin token); ``PATCH`` sets ``enabled`` and
+    ``disabled_reason`` (any other field is a 400); ``DELETE`` removes the pool and its
+    provider, refused with a 409 ``resource_pool.in_use`` while anything is allocated on it."""
+
+    queryset = ResourcePool.objects.select_related("provider")
+    serializer_class = ResourcePoolSerializer
+    filterset_class = ResourcePoolFilter
+    ordering_fields = ["name", "kind", "reported_at", "synced_at", "sync_status"]
+    lookup_field = "name"
+    lookup_value_regex = "[^/]+"
+    policy_prefix = policies.RESOURCE_POOLS
+    http_method_names = ["get", "put", "patch", "delete", "head", "options"]
+
+    def paginate_queryset(self, queryset):
+        page = super().paginate_queryset(queryset)
+        rows = page if page is not None else list(queryset)
+        # The page's usage in one read (no query per pool).
+        self._usage = pool_usage(provider_ids=[p.provider_id for p in rows if p.provider_id])
+        return page
+
+    def get_serializer_context(self):
+        context = super().get_serializer_context()
+        if getattr(self, "_usage", None) is not None:
+            context["pool_usage"] = self._usage
+        return context
+
+    @extend_schema(request=PoolReportSerializer, responses=ResourcePoolSerializer)
+    def update(self, request, *args, name=None, **kwargs):
+        if kwargs.get("partial"):
+            return super().update(request, *args, name=name, **kwargs)
+        if not hostname_valid(name):
+            raise BadRequest(f"name: {HOSTNAME_RULE}", code="api.invalid")
+        report = PoolReportSerializer(data=request.data)
+        report.is_valid(raise_exception=True)
+        reported = resource_pool_report(name=name, report=report.validated_data)
+        status = 201 if reported.created else 200
+        return Response(ResourcePoolSerializer(reported.pool).data, status=status)
+
+    def perform_update(self, serializer):
+        data = serializer.validated_data
+        pool = serializer.instance
+        enabled = data.get("enabled", pool.enabled)
+        reason = data.get("disabled_reason", "" if enabled else pool.disabled_reason)
+        serializer.instance = resource_pool_set_enabled(
+            name=pool.name, enabled=enabled, reason=reason
+        )
+
+    @extend_schema(
+        responses={
+            204: None,
+            409: OpenApiResponse(description="resource_pool.in_use: allocations on its provider"),
+        }
+    )
+    def destroy(self, request, *args, name=None, **kwargs):
+        self.get_object()  # 404 for an unknown pool, and the object permission
+        resource_pool_delete(name=name)
+        return Response(status=204)

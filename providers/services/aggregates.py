@@ -13,7 +13,7 @@ from .generations import bump_generation, check_generation, provider_for_update
 from .traits import PROVIDER_GENERATION_CHANGED
 
 
-def _aggregate_ids(uuids):
+def aggregate_ids(uuids):
     """``{uuid: id}`` for these aggregate uuids, creating the missing ones."""
     # ON CONFLICT DO NOTHING: a concurrent writer creating the same aggregate is
     # waited for instead of failing the transaction.
@@ -35,7 +35,7 @@ def provider_aggregates_set(*, provider_uuid, aggregates, generation=None):
         provider = provider_for_update(provider_uuid)
         if generation is not None:
             check_generation(provider, generation, PROVIDER_GENERATION_CHANGED)
-        ids = _aggregate_ids(wanted)
+        ids = aggregate_ids(wanted)
         links = ResourceProviderAggregate.objects.filter(resource_provider=provider)
         current = set(links.values_list("aggregate_id", flat=True))
         target = [ids[u] for u in wanted]

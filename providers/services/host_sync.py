@@ -54,14 +54,37 @@ Status = ComputeNode.SyncStatus
 
 @dataclass
 class SyncOutcome:
-    """One host's sync: its status, how many things changed (providers created, moved and
-    deleted, inventory classes, trait sets, consumers reshaped), and why it is not ``ok``."""
+    """One host's (or pool's) sync: its status, how many things changed (providers created,
+    moved and deleted, inventory classes, trait sets, consumers reshaped, aggregate
+    memberships), and why it is not ``ok``."""
 
-    hostname: str
+    hostname: str  # the host's name, or the pool's
     status: str
     changes: int = 0
     errors: list = field(default_factory=list)
     plugin_errors: dict = field(default_factory=dict)
+
+    @property
+    def name(self):
+        return self.hostname
+
+
+@dataclass
+class SyncSubject:
+    """What the sync needs to know of one kind of record (a host, a pool): its model, how the
+    plugins describe it, its root provider, what else its transaction does (``prepare``
+    before the tree is read, e.g. locks; ``after`` once the tree is applied, e.g. a pool's
+    aggregate), the history's link to it, and whether it needs a sync."""
+
+    model: type
+    label: str  # "host", "pool"
+    name_of: object  # record -> its name
+    desired_of: object  # record -> DesiredTree
+    root_of: object  # record -> root provider or None
+    needs: object  # record -> bool (its row locked)
+    history_field: str
+    prepare: object = None  # record -> None
+    after: object = None  # (record, root provider id) -> changes made
 
 
 def compute_nodes_sync(
@@ -88,7 +111,7 @@ def compute_nodes_sync(
         hosts = hosts.filter(
             pk__in=hosts_needing_sync(signature=signature, now=now, due_only=due_only)
         )
-    names = _KnownClassesAndTraits(plugins)
+    names = KnownClassesAndTraits(plugins)
     outcomes = []
     for node_id in hosts.order_by("id").values_list("id", flat=True):
         try:
@@ -102,7 +125,7 @@ def compute_nodes_sync(
                 now=now,
             )
         except Exception as exc:  # isolation: whatever one host raises, the next is synced
-            outcome = _record_failure(node_id, exc, now)
+            outcome = record_failure(node_id, exc, now)
         if outcome is not None:
             outcomes.append(outcome)
     return outcomes
@@ -113,47 +136,74 @@ def compute_node_sync(
 ):
     """Sync one host in one transaction; None when another worker holds it (or did it)."""
     now = now or timezone.now()
-    names = names or _KnownClassesAndTraits(plugins)
-    node = ComputeNode.objects.filter(pk=node_id).first()
-    if node is None:
+    subject = SyncSubject(
+        model=ComputeNode,
+        label="host",
+        name_of=lambda node: node.hostname,
+        desired_of=lambda node: desired_tree(HostReport.of(node), plugins),
+        root_of=_root_of,
+        needs=lambda node: needs_sync(node, signature=signature, now=now, due_only=due_only),
+        history_field="compute_node",
+    )
+    return record_sync(
+        subject=subject,
+        pk=node_id,
+        signature=signature,
+        force=force,
+        names=names or KnownClassesAndTraits(plugins),
+        now=now,
+    )
+
+
+def record_sync(*, subject: SyncSubject, pk, signature, force, names, now):
+    """Sync one record (a host, a pool) in one transaction holding its row (``FOR UPDATE SKIP
+    LOCKED``); None when another worker holds it (or did it meanwhile)."""
+    record = subject.model.objects.filter(pk=pk).first()
+    if record is None:
         return None
-    desired = desired_tree(HostReport.of(node), plugins)
-    read_hash = node.report_hash
+    desired = subject.desired_of(record)
+    read_hash = record.report_hash
     with transaction.atomic():
-        node = ComputeNode.objects.select_for_update(skip_locked=True).filter(pk=node_id).first()
-        if node is None:
+        record = subject.model.objects.select_for_update(skip_locked=True).filter(pk=pk).first()
+        if record is None:
             return None
-        if not force and not needs_sync(node, signature=signature, now=now, due_only=due_only):
+        if not force and not subject.needs(record):
             return None
-        if node.report_hash != read_hash:  # a newer report arrived meanwhile
-            desired = desired_tree(HostReport.of(node), plugins)
+        if record.report_hash != read_hash:  # a newer report arrived meanwhile
+            desired = subject.desired_of(record)
+        name = subject.name_of(record)
         try:
             with transaction.atomic():
-                outcome, applied = _converge(node, desired, names, now)
+                if subject.prepare is not None:
+                    subject.prepare(record)
+                outcome, applied = _converge(subject, record, desired, names, now)
+                if applied is not None and subject.after is not None:
+                    outcome.changes += subject.after(record, applied[0])
         except Exception as exc:  # rolled back to before the tree write: nothing applied
-            outcome, applied = _failure(node.hostname, exc), None
+            outcome, applied = _failure(name, exc, subject.label), None
         if applied is not None:
-            node.provider_id, node.synced_state = applied
+            record.provider_id, record.synced_state = applied
         outcome.plugin_errors = desired.plugin_errors
-        _record(node, outcome, signature, now)
+        _record(record, outcome, signature, now)
     for message in outcome.errors:
-        logger.warning("sync of host %s: %s %s", node.hostname, outcome.status, message)
+        logger.warning("sync of %s %s: %s %s", subject.label, name, outcome.status, message)
     return outcome
 
 
-def _failure(hostname, exc):
+def _failure(hostname, exc, label="host"):
     if isinstance(exc, DomainError):
         message = exc.detail or str(exc)
     else:
-        logger.exception("sync of host %s failed", hostname)
+        logger.exception("sync of %s %s failed", label, hostname)
         message = f"{type(exc).__name__}: {exc}"
     return SyncOutcome(hostname=hostname, status=Status.FAILED, errors=[message])
 
 
-def _converge(node, desired, names, now):
-    """Diff the host's desired tree against its record and apply the plan, or block."""
-    root = _root_of(node)
-    recorded = provider_tree_recorded(root=root, state=node.synced_state or {})
+def _converge(subject, record, desired, names, now):
+    """Diff the desired tree against the record and apply the plan, or block."""
+    name = subject.name_of(record)
+    root = subject.root_of(record)
+    recorded = provider_tree_recorded(root=root, state=record.synced_state or {})
     plan = tree_diff(
         desired=[
             DesiredProvider(
@@ -172,15 +222,15 @@ def _converge(node, desired, names, now):
         kept_plugins=frozenset(desired.plugin_errors),
     )
     if plan.blocked:
-        blocked = SyncOutcome(hostname=node.hostname, status=Status.BLOCKED, errors=plan.blocked)
+        blocked = SyncOutcome(hostname=name, status=Status.BLOCKED, errors=plan.blocked)
         return blocked, None
     names.ensure_classes({name for inv in plan.inventories.values() for name in inv})
     names.ensure_traits({name for traits in plan.traits.values() for name in traits})
     ids = {p.uuid: p.id for p in recorded.members.values()}
     ids.update(provider_tree_apply(plan=plan))
-    _record_history(node, plan, ids, names, now)
+    _record_history({subject.history_field: record}, plan, ids, names, now)
     status = Status.PARTIAL if desired.plugin_errors else Status.OK
-    outcome = SyncOutcome(hostname=node.hostname, status=status, changes=plan.changes)
+    outcome = SyncOutcome(hostname=name, status=status, changes=plan.changes)
     return outcome, (ids[plan.uuids[""]], plan.state)
 
 
@@ -202,7 +252,7 @@ def _root_of(node):
 
 
 def _record(node, outcome, signature, now):
-    """The outcome on the host, with its next retry when it is not ``ok``."""
+    """The outcome on the host (or pool), with its next retry when it is not ``ok``."""
     node.synced_at = now
     node.synced_hash = node.report_hash
     node.synced_plugins = signature
@@ -240,25 +290,27 @@ def retry_delay(attempts: int) -> timedelta:
     return timedelta(seconds=min(seconds, settings.PLACEMENT_SYNC_RETRY_MAX_SECONDS))
 
 
-def _record_failure(node_id, exc, now):
-    """A host whose sync raised outside its tree write (its row, the database itself): the
-    failure recorded in a transaction of its own when the database still answers."""
-    logger.exception("sync of host %s failed", node_id)
+def record_failure(node_id, exc, now, *, model=ComputeNode, label="host", name_of=None):
+    """A host (pool) whose sync raised outside its tree write (its row, the database
+    itself): the failure recorded in a transaction of its own when the database still
+    answers."""
+    logger.exception("sync of %s %s failed", label, node_id)
+    name_of = name_of or (lambda node: node.hostname)
     connection.close_if_unusable_or_obsolete()
     try:
         with transaction.atomic():
-            node = ComputeNode.objects.select_for_update().filter(pk=node_id).first()
+            node = model.objects.select_for_update().filter(pk=node_id).first()
             if node is None:
                 return None
-            outcome = _failure(node.hostname, exc)
+            outcome = _failure(name_of(node), exc, label)
             _record(node, outcome, node.synced_plugins, now or timezone.now())
             return outcome
-    except Exception:  # the database is gone too: logged above, the next host is tried
-        logger.exception("could not record the failure of host %s", node_id)
+    except Exception:  # the database is gone too: logged above, the next one is tried
+        logger.exception("could not record the failure of %s %s", label, node_id)
         return SyncOutcome(hostname=str(node_id), status=Status.FAILED, errors=[str(exc)])
 
 
-def _record_history(node, plan: TreePlan, ids, names, now):
+def _record_history(owner, plan: TreePlan, ids, names, now):
     """A history row per class whose total, reserved or ratio changed, on the providers that
     stay (a deleted provider's history goes with it)."""
     rows = []
@@ -276,7 +328,7 @@ def _record_history(node, plan: TreePlan, ids, names, now):
                     InventoryChange(
                         provider_id=provider_id,
                         resource_class_id=names.class_id(name),
-                        compute_node=node,
+                        **owner,
                         changed_at=now,
                         old_total=old_values[0],
                         new_total=new_values[0],
@@ -289,7 +341,7 @@ def _record_history(node, plan: TreePlan, ids, names, now):
     InventoryChange.objects.bulk_create(rows)
 
 
-class _KnownClassesAndTraits:
+class KnownClassesAndTraits:
     """The resource classes (with their ids) and traits known to exist in this run, the
     custom ones the plugins name created on first use, with the metadata plugins give."""
 

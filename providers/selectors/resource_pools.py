@@ -1,0 +1,124 @@
+"""Reads about resource pools: which are stale or unavailable, who their members are, what
+their providers hold.
+
+A pool is *stale* when it has not reported for ``PLACEMENT_POOL_STALE_SECONDS``; stale and
+disabled pools are *unavailable*: the scheduler takes nothing from their providers. A pool's
+*members* are the hosts it names, the providers of the aggregates it names, and the hosts
+whose report names it as their ``disk_pool``: their root providers share the pool's
+aggregate.
+"""
+
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+
+from placementsite.core import uuids
+
+from ..models import ComputeNode, ResourcePool, ResourceProviderAggregate
+from ..usage import usage_by_provider_and_class
+
+
+def pool_stale_after():
+    return timedelta(seconds=settings.PLACEMENT_POOL_STALE_SECONDS)
+
+
+def pool_stale_q(*, now=None):
+    cutoff = (now or timezone.now()) - pool_stale_after()
+    return Q(reported_at__lt=cutoff) | Q(reported_at__isnull=True)
+
+
+def pool_is_stale(reported_at: datetime | None, *, now: datetime | None = None) -> bool:
+    """:func:`pool_stale_q` for a pool already read."""
+    return reported_at is None or reported_at < (now or timezone.now()) - pool_stale_after()
+
+
+def unavailable_pool_provider_ids(*, now=None) -> set[int]:
+    """Provider ids of pools the scheduler must not take from: disabled or stale."""
+    return set(
+        ResourcePool.objects.filter(provider__isnull=False)
+        .filter(Q(enabled=False) | pool_stale_q(now=now))
+        .values_list("provider_id", flat=True)
+    )
+
+
+def unavailable_pools(*, provider_ids, now=None) -> dict[int, str]:
+    """``{provider id: why}`` for the pools among ``provider_ids`` that are unavailable."""
+    rows = ResourcePool.objects.filter(provider_id__in=list(provider_ids)).values_list(
+        "provider_id", "name", "enabled", "disabled_reason", "reported_at"
+    )
+    found = {}
+    for provider_id, name, enabled, reason, reported_at in rows:
+        if not enabled:
+            found[provider_id] = f"pool {name} is disabled" + (f": {reason}" if reason else "")
+        elif pool_is_stale(reported_at, now=now):
+            found[provider_id] = f"pool {name} is stale (no report for too long)"
+    return found
+
+
+def pool_member_root_ids(pool: ResourcePool) -> set[int]:
+    """Root provider ids of the pool's members (see the module docstring). Hosts named that
+    have no provider yet (not reported, not synced) are not members yet."""
+    named_hosts, aggregates = [], []
+    for member in pool.members or ():
+        found = uuids.parse(member)
+        (aggregates if found is not None else named_hosts).append(found or member)
+    hosts = ComputeNode.objects.filter(provider__isnull=False).filter(
+        Q(hostname__in=named_hosts) | Q(disk_pool=pool.name)
+    )
+    roots = {root for root in hosts.values_list("provider__root_id", flat=True) if root}
+    if aggregates:
+        roots |= set(
+            ResourceProviderAggregate.objects.filter(aggregate__uuid__in=aggregates)
+            .exclude(aggregate__uuid=pool.aggregate_uuid)
+            .values_list("resource_provider__root_id", flat=True)
+        )
+    roots.discard(pool.provider_id)
+    roots.discard(None)
+    return roots
+
+
+def pool_aggregate_member_ids(pool: ResourcePool) -> set[int]:
+    """Provider ids now in the pool's aggregate."""
+    return set(
+        ResourceProviderAggregate.objects.filter(aggregate__uuid=pool.aggregate_uuid).values_list(
+            "resource_provider_id", flat=True
+        )
+    )
+
+
+def pool_usage(*, provider_ids) -> dict[int, dict[str, int]]:
+    """``{provider id: {class name: used}}`` of pools' providers, in one read."""
+    from ..models import ResourceClass
+
+    used = usage_by_provider_and_class(provider_ids=list(provider_ids))
+    names = dict(
+        ResourceClass.objects.filter(id__in={c for _p, c in used}).values_list("id", "name")
+    )
+    found = {}
+    for (provider_id, class_id), amount in used.items():
+        found.setdefault(provider_id, {})[names[class_id]] = amount
+    return found
+
+
+def pool_members_by_host(*, root_ids) -> dict[int, list[str]]:
+    """``{host root provider id: [pool names]}``: the pools each host is a member of."""
+    pools = dict(ResourcePool.objects.exclude(provider=None).values_list("aggregate_uuid", "name"))
+    rows = ResourceProviderAggregate.objects.filter(
+        resource_provider_id__in=list(root_ids), aggregate__uuid__in=list(pools)
+    ).values_list("resource_provider_id", "aggregate__uuid")
+    found = {}
+    for provider_id, aggregate in rows:
+        found.setdefault(provider_id, []).append(pools[aggregate])
+    return {k: sorted(v) for k, v in found.items()}
+
+
+def pools_of_providers(*, uuids) -> list[dict]:
+    """``[{"name", "uuid", "kind"}]`` of the pools whose providers are among ``uuids``."""
+    if not uuids:
+        return []
+    rows = ResourcePool.objects.filter(provider__uuid__in=list(uuids)).values_list(
+        "name", "provider__uuid", "kind"
+    )
+    return [{"name": n, "uuid": str(u), "kind": k} for n, u, k in sorted(rows)]
