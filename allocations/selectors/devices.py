@@ -2,6 +2,10 @@
 
 from collections import defaultdict
 
+from django.db.models import Count
+
+from providers.models import DeviceUnit
+
 from ..models import DeviceAssignment
 
 
@@ -44,3 +48,25 @@ def devices_of_consumers(consumer_uuids):
             device["mdev_type"] = mdev_type
         found[str(consumer_uuid)].append(device)
     return dict(found)
+
+
+def device_assignment_counts():
+    """``{(consumer uuid, provider uuid, class name): units assigned}``, in one query."""
+    rows = (
+        DeviceAssignment.objects.values_list(
+            "consumer__uuid", "unit__provider__uuid", "unit__resource_class__name"
+        )
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    return {(str(c), str(p), name): n for c, p, name, n in rows}
+
+
+def device_unit_keys():
+    """``{(provider uuid, class name)}`` of every provider class that has device units."""
+    return {
+        (str(p), name)
+        for p, name in DeviceUnit.objects.values_list(
+            "provider__uuid", "resource_class__name"
+        ).distinct()
+    }

@@ -19,14 +19,16 @@ class), for each consumer of the write:
 """
 
 from collections import defaultdict
+from typing import NamedTuple
 
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Exists, OuterRef
 
 from placementsite.core.exceptions import ConcurrentUpdate
 from providers.models import DeviceUnit, ResourceProvider
+from providers.services.generations import providers_for_update
 
-from ..models import Allocation, DeviceAssignment
+from ..models import Allocation, Consumer, DeviceAssignment
 
 
 class DeviceUnitsExhausted(Exception):
@@ -130,3 +132,36 @@ def _assign_free_units(missing):
         raise ConcurrentUpdate(
             "Device units changed while attempting to assign them. Please retry."
         ) from None
+
+
+def device_assignments_heal(*, consumer_uuid, assign):
+    """Bring one consumer's device assignments in step with its allocations (the audit's
+    ``--heal``): surplus units freed; with ``assign`` (a server or a migration of this
+    service), missing units assigned. One transaction, in the allocation write's lock order
+    (providers in id order, then the consumer). Returns ``(freed, assigned)``."""
+    with transaction.atomic():
+        provider_ids = set(
+            Allocation.objects.filter(consumer__uuid=consumer_uuid).values_list(
+                "resource_provider__uuid", flat=True
+            )
+        ) | set(
+            DeviceAssignment.objects.filter(consumer__uuid=consumer_uuid).values_list(
+                "unit__provider__uuid", flat=True
+            )
+        )
+        providers_for_update({str(u) for u in provider_ids})
+        consumer = Consumer.objects.select_for_update().filter(uuid=consumer_uuid).first()
+        if consumer is None:
+            return 0, 0
+        before = set(consumer.device_assignments.values_list("unit_id", flat=True))
+        device_units_assign(
+            consumers={str(consumer.uuid): consumer},
+            requests=[_Heal(str(consumer.uuid), assign)],
+        )
+        after = set(consumer.device_assignments.values_list("unit_id", flat=True))
+        return len(before - after), len(after - before)
+
+
+class _Heal(NamedTuple):
+    consumer_uuid: str
+    assign_devices: bool
