@@ -2,7 +2,7 @@
 
 from django.db import models
 
-from providers.models import ResourceClass, ResourceProvider, TimestampedModel
+from providers.models import DeviceUnit, ResourceClass, ResourceProvider, TimestampedModel
 
 
 class Project(TimestampedModel):
@@ -69,3 +69,19 @@ class Allocation(models.Model):
 
     def __str__(self):
         return f"{self.used} {self.resource_class} on {self.resource_provider} for {self.consumer}"
+
+
+class DeviceAssignment(models.Model):
+    """Which consumer holds a device unit. Written only by the allocation service, in the
+    transaction that writes the consumer's allocations (the unit's provider row locked), so
+    that a consumer's units of a (provider, class) never outnumber its allocation there.
+    One row per unit: a unit is never assigned twice."""
+
+    unit = models.OneToOneField(DeviceUnit, on_delete=models.PROTECT, related_name="assignment")
+    consumer = models.ForeignKey(
+        Consumer, on_delete=models.CASCADE, related_name="device_assignments"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return f"{self.unit_id} for {self.consumer}"

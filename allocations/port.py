@@ -7,11 +7,13 @@ from providers.allocations_port import ConsumerHoldings
 from providers.services.inventories import ProviderInventories
 
 from .selectors.allocations import consumers_holding
+from .selectors.devices import device_unit_holders
 from .selectors.usage import usage_by_provider_and_class, usage_joined, usage_subquery
 from .services.allocations import ConsumerAllocations, allocations_reshape
 
 __all__ = [
     "consumers_holding",
+    "device_unit_holders",
     "holdings_move",
     "usage_by_provider_and_class",
     "usage_joined",

@@ -70,6 +70,10 @@ class AllocationsPort(Protocol):
         (the reshaper), each consumer's generation checked: a consumer changed since it was
         read is a ConcurrentUpdate. In the caller's transaction when there is one."""
 
+    def device_unit_holders(self, *, unit_ids: Iterable[int]) -> dict[int, str]:
+        """``{unit id: consumer uuid}`` of the device units among ``unit_ids`` assigned to a
+        consumer (the sync never lets an assigned unit vanish)."""
+
 
 _installed: AllocationsPort | None = None
 

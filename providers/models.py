@@ -359,3 +359,31 @@ class UsageSample(models.Model):
 
     def __str__(self):
         return f"{self.resource_class_id} on {self.provider_id} at {self.sampled_at}"
+
+
+class DeviceUnit(models.Model):
+    """One assignable unit of a physical device, as its host reports it: a VF of a PF, a
+    vGPU slot of a GPU, or a whole plain PCI device. It lives on the provider of its physical
+    device (whose inventory of ``resource_class`` counts these units); which consumer holds
+    it is the allocations app's record (its device assignments)."""
+
+    provider = models.ForeignKey(
+        ResourceProvider, on_delete=models.CASCADE, related_name="device_units"
+    )
+    resource_class = models.ForeignKey(
+        ResourceClass, on_delete=models.PROTECT, related_name="device_units"
+    )
+    # The VF's or device's PCI address, or a vGPU slot's id.
+    address = models.CharField(max_length=255)
+    # The physical device's address (a VF's PF, a vGPU's GPU); blank for a plain device.
+    parent_address = models.CharField(max_length=255, blank=True, default="")
+    mdev_type = models.CharField(max_length=255, blank=True, default="")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["provider", "address"], name="uniq_device_unit")
+        ]
+        indexes = [models.Index(fields=["provider", "resource_class", "address"])]
+
+    def __str__(self):
+        return f"{self.resource_class.name} {self.address} on {self.provider.name}"

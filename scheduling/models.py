@@ -202,6 +202,8 @@ class LifecycleRecord(models.Model):
         MISMATCH = "mismatch", "allocations not matching the flavor"
         HEALED = "healed", "server allocations re-created"
         HEAL_FAILED = "heal_failed", "server allocations could not be re-created"
+        DEVICE_MISMATCH = "device_mismatch", "device units not matching the allocations"
+        DEVICES_HEALED = "devices_healed", "device units brought in step"
 
     run = models.UUIDField(db_index=True)
     origin = models.CharField(max_length=20, default="task")  # task, command, api

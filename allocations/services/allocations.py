@@ -13,7 +13,8 @@ never deadlock one another:
    so that every number the capacity check sees is current and cannot
    change before the commit;
 5. check capacity with :mod:`providers.capacity` (a write that does not raise a
-   provider's usage of a class is not refused for its capacity), write, bump the
+   provider's usage of a class is not refused for its capacity), write, bring the
+   consumers' device assignments in step (:mod:`.device_assignments`), bump the
    provider and consumer generations, delete consumers left without allocations.
 
 A failure at any step raises a domain error and rolls the whole
@@ -47,6 +48,7 @@ from providers.services.inventories import (
 
 from ..models import Allocation, Consumer, ConsumerType, Project, User
 from ..selectors.usage import usage_by_provider_and_class
+from .device_assignments import DeviceUnitsExhausted, device_units_assign
 
 # Placement's [placement] incomplete_consumer_project_id / _user_id: the owner
 # of allocations written before 1.8, when requests named no project or user.
@@ -84,6 +86,10 @@ class ConsumerAllocations:
     user_id: str = INCOMPLETE_CONSUMER_USER_ID
     generation: object = GENERATION_UNCHECKED
     consumer_type: str | None = None
+    # A claim of this service's own (a boot, a move) is assigned concrete device units for
+    # what it takes of a device provider's class; a write through the Placement API is not,
+    # and only gives up the units its smaller allocation no longer covers.
+    assign_devices: bool = False
 
 
 class ProviderGone(InvalidRequest):
@@ -250,6 +256,10 @@ class _AllocationWrite:
                     _reshape_inventory(provider, interim, allow_reserved_equal_total)
             self._clear()
             self._place()
+            try:
+                device_units_assign(consumers=self.consumers, requests=self.requests)
+            except DeviceUnitsExhausted as exc:
+                raise AllocationRefused(exc.detail, exc.provider_uuid) from None
             self._finish_allocations()
             for provider_uuid, (_generation, records) in inventories.items():
                 _reshape_inventory(

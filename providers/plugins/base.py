@@ -1,6 +1,7 @@
 """The plugin interface and the tree of providers a host's plugins build."""
 
 from dataclasses import dataclass, field, fields, replace
+from typing import NamedTuple
 
 from ..capacity import Capacity
 
@@ -69,6 +70,15 @@ class InventorySpec:
         )
 
 
+class UnitSpec(NamedTuple):
+    """One assignable unit of a device (a VF, a vGPU slot, a whole device): its address or
+    slot id, the physical device's address (blank for a whole device), its mdev type."""
+
+    address: str
+    parent_address: str = ""
+    mdev_type: str = ""
+
+
 @dataclass
 class ProviderSpec:
     """A provider of the host's tree: the root (key "") or a provider under it.
@@ -84,6 +94,9 @@ class ProviderSpec:
     inventories: dict = field(default_factory=dict)
     traits: set = field(default_factory=set)
     source: str = ""
+    # {class: (UnitSpec, ...)}: the units a server is assigned when it is allocated that
+    # class here (the sync keeps them as the provider's device units).
+    units: dict = field(default_factory=dict)
 
 
 def _copy_spec(spec):
@@ -91,6 +104,7 @@ def _copy_spec(spec):
         spec,
         inventories={name: replace(inv) for name, inv in spec.inventories.items()},
         traits=set(spec.traits),
+        units=dict(spec.units),
     )
 
 

@@ -4,7 +4,7 @@ import re
 
 from django.conf import settings
 
-from .base import InventorySpec, ResourcePlugin
+from .base import InventorySpec, ResourcePlugin, UnitSpec
 
 NUMA_ROOT_TRAIT = "HW_NUMA_ROOT"
 
@@ -108,18 +108,37 @@ def _trait_part(value):
     return re.sub(r"[^A-Z0-9_]", "_", str(value).upper())
 
 
+def device_units(device):
+    """The assignable units of a reported device: its VFs (``vfs``), its vGPU slots (named
+    ``instances``, or ``count`` slots ``<mdev_type>-<n>`` of its ``mdev_type``), else the
+    device itself (``count`` 1) or ``count`` slots ``<address>#<n>`` of it."""
+    address = device["address"].lower()
+    if device.get("vfs"):
+        return tuple(UnitSpec(vf.lower(), address) for vf in device["vfs"])
+    count = int(device.get("count", 1))
+    mdev_type = device.get("mdev_type") or ""
+    if mdev_type:
+        names = device.get("instances") or [f"{mdev_type}-{n}" for n in range(count)]
+        return tuple(UnitSpec(name, address, mdev_type) for name in names)
+    if count == 1:
+        return (UnitSpec(address),)
+    return tuple(UnitSpec(f"{address}#{n}", address) for n in range(count))
+
+
 class PciPlugin(ResourcePlugin):
     """One provider per physical device (a GPU, a NIC's PF, an FPGA card), named from its
     address, holding what that device has: its ``count`` (VFs of a PF, vGPUs of a GPU; 1 by
     default) of its ``resource_class``, never more in one allocation than it has. A device
     on a ``numa_node`` the report has a cell for hangs under that cell's provider when the
     numa plugin is on (so a request can ask for both in one subtree), else under the root.
-    Its traits name the vendor and product.
+    Its traits name the vendor and product, and its units (:func:`device_units`) are what
+    the claims assign.
     """
 
     name = "pci"
     # 2: one provider per device (1 pooled alike devices): hosts synced by 1 are synced again.
-    version = "2"
+    # 3: the devices' assignable units.
+    version = "3"
     resource_classes = ("PCI_DEVICE", "SRIOV_NET_VF", "VGPU")
 
     def contribute(self, report, tree):
@@ -131,7 +150,9 @@ class PciPlugin(ResourcePlugin):
                 parent=numa_key(numa_node) if numa_node in cells else "",
                 source=f"pci_devices[{index}]",
             )
-            child.inventories[device["resource_class"]] = InventorySpec(int(device.get("count", 1)))
+            units = device_units(device)
+            child.inventories[device["resource_class"]] = InventorySpec(len(units))
+            child.units[device["resource_class"]] = units
             child.traits.add(f"CUSTOM_PCI_VENDOR_{_trait_part(device['vendor_id'])}")
             child.traits.add(f"CUSTOM_PCI_PRODUCT_{_trait_part(device['product_id'])}")
 

@@ -20,6 +20,10 @@ from ..services.compute_nodes import report_tree_problems
 PCI_ADDRESS_RE = r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$"
 PCI_ID_RE = r"^[0-9a-fA-F]{4}$"
 RESOURCE_CLASS_RE = r"^[A-Z0-9_]{1,255}$"
+MDEV_TYPE_RE = r"^[A-Za-z0-9_.:-]+$"
+SLOT_ID_RE = r"^[A-Za-z0-9_.:/-]+$"
+# Most units one device may have (a unit is a row: a report cannot ask for millions).
+MAX_UNITS = 4096
 
 
 def _amount(**kwargs):
@@ -52,9 +56,20 @@ class PciDeviceSerializer(StrictSerializer):
     vendor_id = serializers.RegexField(PCI_ID_RE)
     product_id = serializers.RegexField(PCI_ID_RE)
     resource_class = serializers.RegexField(RESOURCE_CLASS_RE)
-    count = serializers.IntegerField(min_value=1, max_value=MAX_INT, default=1)
+    count = serializers.IntegerField(min_value=1, max_value=MAX_INT, required=False)
     numa_node = serializers.IntegerField(
         min_value=0, max_value=MAX_INT, allow_null=True, default=None
+    )
+    # The device's assignable units (see providers.plugins.builtin.device_units): a PF's
+    # VFs, a GPU's vGPU slots (``mdev_type`` with ``count``, or named ``instances``).
+    vfs = serializers.ListField(
+        child=serializers.RegexField(PCI_ADDRESS_RE), required=False, max_length=MAX_UNITS
+    )
+    mdev_type = serializers.RegexField(MDEV_TYPE_RE, max_length=100, required=False)
+    instances = serializers.ListField(
+        child=serializers.RegexField(SLOT_ID_RE, max_length=200),
+        required=False,
+        max_length=MAX_UNITS,
     )
 
     def validate_resource_class(self, name):
@@ -62,6 +77,44 @@ class PciDeviceSerializer(StrictSerializer):
         if problem:
             raise serializers.ValidationError(problem)
         return name
+
+    def validate_vfs(self, vfs):
+        return _unique_units(vfs, "A VF address is listed twice.", lower=True)
+
+    def validate_instances(self, instances):
+        return _unique_units(instances, "An instance is listed twice.")
+
+    def validate(self, attrs):
+        """The units and ``count`` agree: a device has as many units as it lists."""
+        listed = attrs.get("vfs", attrs.get("instances"))
+        if "vfs" in attrs and ("instances" in attrs or "mdev_type" in attrs):
+            raise serializers.ValidationError(
+                {"vfs": ["A device lists VFs or vGPU slots (mdev_type, instances), not both."]}
+            )
+        if "instances" in attrs and "mdev_type" not in attrs:
+            raise serializers.ValidationError({"instances": ["instances need an mdev_type."]})
+        if listed is not None:
+            if not listed:
+                field = "vfs" if "vfs" in attrs else "instances"
+                raise serializers.ValidationError({field: ["At least one unit."]})
+            if attrs.get("count", len(listed)) != len(listed):
+                raise serializers.ValidationError(
+                    {"count": [f"count is {attrs['count']} but {len(listed)} units are listed."]}
+                )
+            attrs["count"] = len(listed)
+        if "vfs" in attrs and attrs["address"].lower() in attrs["vfs"]:
+            raise serializers.ValidationError({"vfs": ["A VF has the PF's own address."]})
+        if attrs.get("count", 1) > MAX_UNITS:
+            raise serializers.ValidationError({"count": [f"At most {MAX_UNITS} units."]})
+        attrs.setdefault("count", 1)
+        return attrs
+
+
+def _unique_units(values, message, lower=False):
+    seen = [v.lower() for v in values] if lower else list(values)
+    if len(set(seen)) != len(seen):
+        raise serializers.ValidationError(message)
+    return seen
 
 
 def _cpu_set(**kwargs):
@@ -99,7 +152,7 @@ class HostReportSerializer(StrictSerializer):
         return name or ""
 
     def validate_pci_devices(self, devices):
-        addresses = [d["address"].lower() for d in devices]
+        addresses = [a.lower() for d in devices for a in (d["address"], *d.get("vfs", ()))]
         if len(set(addresses)) != len(addresses):
             raise serializers.ValidationError("A PCI address is listed twice.")
         return devices

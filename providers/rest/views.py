@@ -1,6 +1,7 @@
 """``/api/compute-nodes/`` (host reports) and ``/api/resource-classes/`` (their metadata)."""
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from placementsite.core.api import policy
@@ -10,6 +11,7 @@ from placementsite.core.rest.views import ApiModelViewSet
 from .. import policies
 from ..host_reports import HOSTNAME_RULE, hostname_valid
 from ..models import ComputeNode, ResourceClass, ResourcePool
+from ..selectors.device_units import host_device_units
 from ..selectors.resource_pools import pool_usage
 from ..services.compute_nodes import (
     compute_node_delete,
@@ -49,6 +51,7 @@ class ComputeNodeViewSet(ApiModelViewSet):
     lookup_value_regex = "[^/]+"
     policy_prefix = policies.COMPUTE_NODES
     http_method_names = ["get", "put", "patch", "delete", "head", "options"]
+    policy_verbs = {"devices": "show"}
 
     @extend_schema(request=HostReportSerializer, responses=ComputeNodeSerializer)
     def update(self, request, *args, hostname=None, **kwargs):
@@ -82,6 +85,17 @@ class ComputeNodeViewSet(ApiModelViewSet):
         self.get_object()  # 404 for an unknown host, and the object permission
         compute_node_delete(hostname=hostname)
         return Response(status=204)
+
+    @extend_schema(responses={200: dict})
+    @action(detail=True, methods=["get"])
+    def devices(self, request, hostname=None):
+        """Every assignable unit of the host's devices (VFs, vGPU slots, whole devices) and
+        the consumer holding each (``null``: free)."""
+        node = self.get_object()
+        units = (
+            [] if node.provider_id is None else host_device_units(root_provider_id=node.provider_id)
+        )
+        return Response({"hostname": node.hostname, "devices": units})
 
     def _adopt(self, request):
         value = request.query_params.get("adopt", "false")

@@ -43,6 +43,7 @@ from ..models import (
 from ..plugins import HostReport, configured_plugins, plugins_signature
 from ..selectors.compute_nodes import hosts_needing_sync, needs_sync
 from ..tree_diff import DesiredProvider, TreePlan, tree_diff
+from .device_units import device_units_delete, device_units_plan, device_units_write
 from .resource_classes import resource_class_describe, resource_class_ensure
 from .traits import trait_ensure
 from .tree_sync import provider_tree_apply, provider_tree_recorded
@@ -221,16 +222,27 @@ def _converge(subject, record, desired, names, now):
         recorded=recorded,
         kept_plugins=frozenset(desired.plugin_errors),
     )
-    if plan.blocked:
-        blocked = SyncOutcome(hostname=name, status=Status.BLOCKED, errors=plan.blocked)
+    units = device_units_plan(
+        specs=desired.providers(),
+        uuids=plan.uuids,
+        provider_ids=list(recorded.members),
+        deleted_uuids={p.uuid for p in plan.deletes},
+        keep_unlisted=bool(desired.plugin_errors),
+    )
+    if plan.blocked or units.blocked:
+        errors = [*plan.blocked, *units.blocked]
+        blocked = SyncOutcome(hostname=name, status=Status.BLOCKED, errors=errors)
         return blocked, None
     names.ensure_classes({name for inv in plan.inventories.values() for name in inv})
+    names.ensure_classes({name for _uuid, name, _unit in units.creates})
     names.ensure_traits({name for traits in plan.traits.values() for name in traits})
+    device_units_delete(plan=units)
     ids = {p.uuid: p.id for p in recorded.members.values()}
     ids.update(provider_tree_apply(plan=plan))
+    device_units_write(plan=units, provider_ids=ids, class_id=names.class_id)
     _record_history({subject.history_field: record}, plan, ids, names, now)
     status = Status.PARTIAL if desired.plugin_errors else Status.OK
-    outcome = SyncOutcome(hostname=name, status=status, changes=plan.changes)
+    outcome = SyncOutcome(hostname=name, status=status, changes=plan.changes + units.changes)
     return outcome, (ids[plan.uuids[""]], plan.state)
 
 

@@ -3,6 +3,7 @@
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from allocations.selectors.devices import devices_of_consumers
 from placementsite.core.rest.serializers import StrictFieldsMixin
 
 from ..extra_specs import InvalidExtraSpec, validate
@@ -146,8 +147,22 @@ class ServerRequestSerializer(serializers.Serializer):
     )
 
 
+class ServerListSerializer(serializers.ListSerializer):
+    """Servers with their devices read for the whole page in one query."""
+
+    def to_representation(self, data):
+        servers = list(data.all() if hasattr(data, "all") else data)
+        self._context = {**self._context, "devices": devices_of_consumers(s.uuid for s in servers)}
+        return super().to_representation(servers)
+
+
 class ServerSerializer(serializers.ModelSerializer):
     id = serializers.UUIDField(source="uuid", read_only=True)
+    devices = serializers.SerializerMethodField(
+        help_text="the device units the server holds: resource_class, provider (uuid), "
+        "provider_name, address (a VF's or device's PCI address, or a vGPU slot id), "
+        "parent_address (its physical device's), mdev_type (vGPU slots)"
+    )
     flavor = serializers.SlugRelatedField(slug_field="name", read_only=True)
     host = serializers.CharField(source="host.name", read_only=True, default=None)
     host_uuid = serializers.UUIDField(source="host.uuid", read_only=True, default=None)
@@ -163,6 +178,7 @@ class ServerSerializer(serializers.ModelSerializer):
             "host",
             "host_uuid",
             "allocations",
+            "devices",
             "alternates",
             "availability_zone",
             "scheduler_hints",
@@ -170,6 +186,13 @@ class ServerSerializer(serializers.ModelSerializer):
             "created_at",
         ]
         read_only_fields = fields
+        list_serializer_class = ServerListSerializer
+
+    def get_devices(self, server) -> list[dict]:
+        known = self.context.get("devices")
+        if known is None:
+            known = devices_of_consumers([server.uuid])
+        return known.get(str(server.uuid), [])
 
 
 class CapacityQuerySerializer(serializers.Serializer):

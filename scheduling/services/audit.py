@@ -2,9 +2,12 @@
 
 Findings: allocations whose consumer is neither a known server nor a known migration
 (orphans); servers on a host with no allocations; servers whose allocations do not add up to
-their flavor. ``delete`` removes orphans untouched for the grace period, through an allocation
-write that checks the consumer generation seen by the audit (an orphan written to meanwhile is
-kept); ``heal`` claims a server's recorded allocations again. Every finding and action is a
+their flavor; device assignments out of step with the allocations (a consumer assigned more
+units of a provider's class than it is allocated there, or a server or migration assigned
+fewer than it is allocated of a class that has units). ``delete`` removes orphans untouched
+for the grace period, through an allocation write that checks the consumer generation seen by
+the audit (an orphan written to meanwhile is kept); ``heal`` claims a server's recorded
+allocations again and brings device assignments in step. Every finding and action is a
 LifecycleRecord of the run.
 
 The audit reads allocations, servers and migrations in one repeatable-read snapshot: a boot,
@@ -21,7 +24,12 @@ from django.conf import settings
 from django.utils import timezone
 
 from allocations.models import Allocation
+from allocations.selectors.devices import device_assignment_counts, device_unit_keys
 from allocations.services.allocations import ConsumerAllocations, allocations_replace
+from allocations.services.device_assignments import (
+    DeviceUnitsExhausted,
+    device_assignments_heal,
+)
 from placementsite.core.db import read_snapshot
 from placementsite.core.exceptions import Conflict
 
@@ -32,7 +40,7 @@ from .claims import ClaimFailed, allocation_claim
 from .migrations import INSTANCE_CONSUMER_TYPE
 
 Action = LifecycleRecord.Action
-FINDINGS = (Action.ORPHAN, Action.MISSING, Action.MISMATCH)
+FINDINGS = (Action.ORPHAN, Action.MISSING, Action.MISMATCH, Action.DEVICE_MISMATCH)
 
 
 @dataclass
@@ -104,6 +112,8 @@ def placement_audit(*, delete=False, heal=False, origin="command", now=None):
         }
         known = set(servers) | {str(u) for u in Server.objects.values_list("uuid", flat=True)}
         known |= {str(u) for u in Migration.objects.values_list("uuid", flat=True)}
+        assigned = device_assignment_counts()
+        unit_keys = device_unit_keys()
     grace = now - timedelta(seconds=settings.PLACEMENT_AUDIT_ORPHAN_GRACE_SECONDS)
 
     for uuid, entry in held.items():
@@ -147,8 +157,46 @@ def placement_audit(*, delete=False, heal=False, origin="command", now=None):
                     f"{server.name}: holds {have}, flavor {flavor.name} asks {wanted}",
                 )
             )
+    for uuid, detail in _device_mismatches(held, assigned, unit_keys, known):
+        entry = held.get(uuid, {"allocations": {}})
+        result.findings.append(Finding(Action.DEVICE_MISMATCH, uuid, entry["allocations"], detail))
+        if heal:
+            result.actions.append(_heal_devices(uuid, entry, assign=uuid in known))
     _record(result, origin)
     return result
+
+
+def _device_mismatches(held, assigned, unit_keys, known):
+    """``[(consumer uuid, why)]``: units assigned beyond a consumer's allocation of that
+    provider and class, or (a server or migration of this service) fewer than allocated of a
+    class that has units there."""
+    counts = {}
+    for (consumer, provider, name), n in assigned.items():
+        counts.setdefault(consumer, {})[(provider, name)] = [n, 0]
+    for consumer, entry in held.items():
+        for provider, resources in entry["allocations"].items():
+            for name, used in resources.items():
+                if (provider, name) in unit_keys or (consumer, provider, name) in assigned:
+                    counts.setdefault(consumer, {}).setdefault((provider, name), [0, 0])[1] = used
+    found = []
+    for consumer in sorted(counts):
+        wrong = [
+            f"{n} {name} units assigned on provider {provider}, {used} allocated"
+            for (provider, name), (n, used) in sorted(counts[consumer].items())
+            if n > used or (consumer in known and n < used)
+        ]
+        if wrong:
+            found.append((consumer, "; ".join(wrong)))
+    return found
+
+
+def _heal_devices(uuid, entry, *, assign):
+    try:
+        freed, added = device_assignments_heal(consumer_uuid=uuid, assign=assign)
+    except (DeviceUnitsExhausted, Conflict) as exc:
+        return Finding(Action.HEAL_FAILED, uuid, entry["allocations"], exc.detail)
+    detail = f"{freed} units freed, {added} assigned"
+    return Finding(Action.DEVICES_HEALED, uuid, entry["allocations"], detail)
 
 
 def _delete_orphan(uuid, entry):
@@ -210,7 +258,13 @@ def _record(result, origin):
             action=Action.AUDIT_RUN,
             detail=", ".join(
                 f"{result.count(a)} {a}"
-                for a in (*FINDINGS, Action.ORPHAN_DELETED, Action.HEALED, Action.HEAL_FAILED)
+                for a in (
+                    *FINDINGS,
+                    Action.ORPHAN_DELETED,
+                    Action.HEALED,
+                    Action.DEVICES_HEALED,
+                    Action.HEAL_FAILED,
+                )
                 if result.count(a)
             ),
         )

@@ -57,6 +57,7 @@ def allocation_claim(
         user_id=user_id,
         generation=generation,
         consumer_type=consumer_type,
+        assign_devices=True,
     )
     retries = 0
     while True:

@@ -243,6 +243,7 @@ def _move_to(migration_pk, host, dest_allocations):
                         user_id=server.user_id,
                         generation=None,
                         consumer_type=MIGRATION_CONSUMER_TYPE,
+                        assign_devices=True,
                     ),
                     ConsumerAllocations(
                         consumer_uuid=str(server.uuid),
@@ -251,6 +252,7 @@ def _move_to(migration_pk, host, dest_allocations):
                         user_id=server.user_id,
                         generation=generation,
                         consumer_type=INSTANCE_CONSUMER_TYPE,
+                        assign_devices=True,
                     ),
                 ]
             )
@@ -387,6 +389,7 @@ def _settle_once(migration_pk, settlement, *, generation, record, error):
                     user_id=migration.user_id,
                     generation=current,
                     consumer_type=MIGRATION_CONSUMER_TYPE,
+                    assign_devices=True,
                 )
             )
         restored = None
@@ -403,6 +406,7 @@ def _settle_once(migration_pk, settlement, *, generation, record, error):
                     user_id=server.user_id,
                     generation=server_generation,
                     consumer_type=INSTANCE_CONSUMER_TYPE,
+                    assign_devices=True,
                 )
             )
         if consumers:

@@ -1,5 +1,6 @@
 """``manage.py placement_audit [--delete] [--heal]``: orphaned allocations and servers whose
-allocations are missing or do not match their flavor."""
+allocations are missing or do not match their flavor, and device units assigned out of step
+with the allocations."""
 
 from django.core.management.base import BaseCommand
 
@@ -8,9 +9,10 @@ from scheduling.services.audit import placement_audit
 
 class Command(BaseCommand):
     help = (
-        "Report allocations of unknown consumers and servers with missing or mismatched "
-        "allocations; --delete removes orphans older than PLACEMENT_AUDIT_ORPHAN_GRACE_SECONDS, "
-        "--heal re-creates servers' missing allocations."
+        "Report allocations of unknown consumers, servers with missing or mismatched "
+        "allocations and device units assigned out of step with the allocations; --delete "
+        "removes orphans older than PLACEMENT_AUDIT_ORPHAN_GRACE_SECONDS, --heal re-creates "
+        "servers' missing allocations and brings device assignments in step."
     )
 
     def add_arguments(self, parser):

@@ -1,0 +1,167 @@
+"""Device assignments: the concrete units (VFs, vGPU slots, devices) a consumer holds, kept
+in step with its allocations by the allocation write, in its transaction.
+
+Called by the allocation write once the consumers' new allocation rows are in, with every
+provider involved locked (``SELECT ... FOR UPDATE`` in id order): no other write can assign or
+free a unit of those providers until the commit, and the unique unit column of
+:class:`~allocations.models.DeviceAssignment` refuses a unit twice even so. Per (provider,
+class), for each consumer of the write:
+
+- a consumer that asks for assignment (``assign_devices``: the service's own claims) ends
+  with exactly as many units as it is allocated there, when the provider has units of the
+  class (a provider without units, made through the Placement API, assigns nothing);
+- any other consumer (a Placement API write) keeps at most as many as it is allocated, so the
+  units assigned never outnumber the usage;
+- units a consumer gives up go first to a consumer of the same write that needs units of the
+  same (provider, class): a move hands the source's units over to the migration consumer and
+  a revert gives them back, the very same units; the rest are freed, and what is still
+  missing is taken from the free units, in address order.
+"""
+
+from collections import defaultdict
+from typing import NamedTuple
+
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Exists, OuterRef
+
+from placementsite.core.exceptions import ConcurrentUpdate
+from providers.models import DeviceUnit, ResourceProvider
+from providers.services.generations import providers_for_update
+
+from ..models import Allocation, Consumer, DeviceAssignment
+
+
+class DeviceUnitsExhausted(Exception):
+    """A provider has too few free units for what is allocated of it (its inventory counts
+    more than its units: an operator's allocation ratio or total); ``provider_uuid`` names
+    it."""
+
+    def __init__(self, detail, provider_uuid):
+        super().__init__(detail)
+        self.detail = detail
+        self.provider_uuid = provider_uuid
+
+
+def device_units_assign(*, consumers, requests):
+    """Bring the device assignments of ``consumers`` (``{uuid: Consumer}``, locked) in step
+    with their allocations just written (see the module docstring)."""
+    ids = [c.id for c in consumers.values()]
+    assigning = {consumers[r.consumer_uuid].id for r in requests if r.assign_devices}
+    held = defaultdict(lambda: defaultdict(list))  # (provider, class) -> consumer -> [rows]
+    for row_id, consumer_id, provider_id, class_id in (
+        DeviceAssignment.objects.filter(consumer_id__in=ids)
+        .order_by("unit__address")
+        .values_list("id", "consumer_id", "unit__provider_id", "unit__resource_class_id")
+    ):
+        held[(provider_id, class_id)][consumer_id].append(row_id)
+    if not held and not assigning:
+        return
+    allocated = defaultdict(dict)  # (provider, class) -> consumer -> used
+    for consumer_id, provider_id, class_id, used in Allocation.objects.filter(
+        consumer_id__in=ids
+    ).values_list("consumer_id", "resource_provider_id", "resource_class_id", "used"):
+        allocated[(provider_id, class_id)][consumer_id] = used
+    with_units = _keys_with_units(
+        key for key, users in allocated.items() if assigning.intersection(users)
+    )
+    handovers, freed, missing = defaultdict(list), [], []
+    for key in sorted(set(held) | with_units):
+        rows, users = held.get(key, {}), allocated.get(key, {})
+        surplus, short = [], []
+        for consumer_id in sorted(set(rows) | set(users)):
+            have, used = rows.get(consumer_id, []), users.get(consumer_id, 0)
+            target = (
+                used if consumer_id in assigning and key in with_units else min(used, len(have))
+            )
+            if len(have) > target:
+                surplus.extend(have[target:])
+            elif target > len(have):
+                short.append((consumer_id, target - len(have)))
+        for consumer_id, count in short:
+            given, surplus = surplus[:count], surplus[count:]
+            handovers[consumer_id].extend(given)
+            if count > len(given):
+                missing.append((key, consumer_id, count - len(given)))
+        freed.extend(surplus)
+    for consumer_id, row_ids in handovers.items():
+        DeviceAssignment.objects.filter(id__in=row_ids).update(consumer_id=consumer_id)
+    if freed:
+        DeviceAssignment.objects.filter(id__in=freed).delete()
+    _assign_free_units(missing)
+
+
+def _keys_with_units(keys):
+    """The (provider, class) pairs among ``keys`` that have device units."""
+    keys = set(keys)
+    if not keys:
+        return set()
+    found = (
+        DeviceUnit.objects.filter(
+            provider_id__in={p for p, _c in keys}, resource_class_id__in={c for _p, c in keys}
+        )
+        .values_list("provider_id", "resource_class_id")
+        .annotate(n=Count("id"))
+    )
+    return {(p, c) for p, c, _n in found} & keys
+
+
+def _assign_free_units(missing):
+    """Give each ``(key, consumer, count)`` that many free units of the key, in address order."""
+    rows = []
+    for (provider_id, class_id), consumer_id, count in missing:
+        free = list(
+            DeviceUnit.objects.filter(provider_id=provider_id, resource_class_id=class_id)
+            .exclude(Exists(DeviceAssignment.objects.filter(unit_id=OuterRef("pk"))))
+            .order_by("address")
+            .values_list("id", flat=True)[:count]
+        )
+        if len(free) < count:
+            provider = ResourceProvider.objects.values_list("uuid", flat=True).get(pk=provider_id)
+            raise DeviceUnitsExhausted(
+                f"Unable to allocate inventory: resource provider '{provider}' has "
+                f"{len(free)} free device units of the {count} asked for.",
+                str(provider),
+            )
+        rows.extend(DeviceAssignment(unit_id=unit_id, consumer_id=consumer_id) for unit_id in free)
+    if not rows:
+        return
+    try:
+        with transaction.atomic():
+            DeviceAssignment.objects.bulk_create(rows)
+    except IntegrityError:  # another write took a unit: its provider lock should make this moot
+        raise ConcurrentUpdate(
+            "Device units changed while attempting to assign them. Please retry."
+        ) from None
+
+
+def device_assignments_heal(*, consumer_uuid, assign):
+    """Bring one consumer's device assignments in step with its allocations (the audit's
+    ``--heal``): surplus units freed; with ``assign`` (a server or a migration of this
+    service), missing units assigned. One transaction, in the allocation write's lock order
+    (providers in id order, then the consumer). Returns ``(freed, assigned)``."""
+    with transaction.atomic():
+        provider_ids = set(
+            Allocation.objects.filter(consumer__uuid=consumer_uuid).values_list(
+                "resource_provider__uuid", flat=True
+            )
+        ) | set(
+            DeviceAssignment.objects.filter(consumer__uuid=consumer_uuid).values_list(
+                "unit__provider__uuid", flat=True
+            )
+        )
+        providers_for_update({str(u) for u in provider_ids})
+        consumer = Consumer.objects.select_for_update().filter(uuid=consumer_uuid).first()
+        if consumer is None:
+            return 0, 0
+        before = set(consumer.device_assignments.values_list("unit_id", flat=True))
+        device_units_assign(
+            consumers={str(consumer.uuid): consumer},
+            requests=[_Heal(str(consumer.uuid), assign)],
+        )
+        after = set(consumer.device_assignments.values_list("unit_id", flat=True))
+        return len(before - after), len(after - before)
+
+
+class _Heal(NamedTuple):
+    consumer_uuid: str
+    assign_devices: bool

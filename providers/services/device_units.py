@@ -1,0 +1,109 @@
+"""A host's device units kept as its report lists them, in the host sync's transaction.
+
+The plugins put each device's assignable units (:class:`~providers.plugins.base.UnitSpec`:
+VFs, vGPU slots, whole devices) on its provider's spec; :func:`device_units_plan` compares
+them with the units on record for the host's tree (whose provider rows the sync holds
+locked) and :func:`device_units_apply` writes the difference once the tree is applied. A unit
+that would vanish while a consumer is assigned it blocks the host, naming unit and consumer:
+the units of running servers never disappear under them. Who holds a unit is asked of the
+allocations app through its port.
+"""
+
+from dataclasses import dataclass, field
+
+from ..allocations_port import port
+from ..models import DeviceUnit
+
+
+@dataclass
+class UnitsPlan:
+    creates: list = field(default_factory=list)  # (provider uuid, class name, UnitSpec)
+    updates: list = field(default_factory=list)  # (unit id, UnitSpec): same address, new facts
+    deletes: list = field(default_factory=list)  # unit ids
+    blocked: list = field(default_factory=list)
+
+    @property
+    def changes(self):
+        return len(self.creates) + len(self.updates) + len(self.deletes)
+
+
+def device_units_plan(*, specs, uuids, provider_ids, deleted_uuids, keep_unlisted=False):
+    """What makes the units on record for ``provider_ids`` those of the desired ``specs``
+    (``uuids`` maps their keys to provider uuids). ``keep_unlisted``: a provider's class no
+    spec lists units for keeps its units (its plugin failed: its resources stay as they
+    were), unless the provider itself goes."""
+    wanted, listed = {}, set()
+    for spec in specs:
+        uuid = uuids[spec.key]
+        for name, units in spec.units.items():
+            listed.add((uuid, name))
+            for unit in units:
+                wanted[(uuid, unit.address)] = (name, unit)
+    plan = UnitsPlan()
+    recorded = list(
+        DeviceUnit.objects.filter(provider_id__in=provider_ids)
+        .order_by("id")
+        .values_list(
+            "id",
+            "provider__uuid",
+            "provider__name",
+            "resource_class__name",
+            "address",
+            "parent_address",
+            "mdev_type",
+        )
+    )
+    holders = port().device_unit_holders(unit_ids=[row[0] for row in recorded])
+    seen = set()
+    for unit_id, uuid, provider_name, name, address, parent_address, mdev_type in recorded:
+        uuid = str(uuid)
+        found = wanted.get((uuid, address))
+        if found is not None and found[0] == name:
+            seen.add((uuid, address))
+            unit = found[1]
+            if (unit.parent_address, unit.mdev_type) != (parent_address, mdev_type):
+                plan.updates.append((unit_id, unit))
+            continue
+        if keep_unlisted and (uuid, name) not in listed and uuid not in deleted_uuids:
+            continue
+        holder = holders.get(unit_id)
+        if holder is not None:
+            plan.blocked.append(
+                f"{provider_name}: {name} unit {address} is assigned to consumer {holder}, "
+                "and the new report no longer has it"
+            )
+        plan.deletes.append(unit_id)
+    for (uuid, address), (name, unit) in wanted.items():
+        if (uuid, address) not in seen:
+            plan.creates.append((uuid, name, unit))
+    return plan
+
+
+def device_units_delete(*, plan: UnitsPlan):
+    """The units gone from the report (none assigned: such a plan is blocked), before the
+    tree write deletes their providers."""
+    if plan.blocked:
+        raise ValueError("a blocked plan is not applied")
+    if plan.deletes:
+        DeviceUnit.objects.filter(id__in=plan.deletes).delete()
+
+
+def device_units_write(*, plan: UnitsPlan, provider_ids, class_id):
+    """The new units (on providers by now all made: ``provider_ids`` maps uuids to ids;
+    ``class_id(name)`` gives a class's id) and the changed ones."""
+    for unit_id, unit in plan.updates:
+        DeviceUnit.objects.filter(id=unit_id).update(
+            parent_address=unit.parent_address, mdev_type=unit.mdev_type
+        )
+    DeviceUnit.objects.bulk_create(
+        [
+            DeviceUnit(
+                provider_id=provider_ids[uuid],
+                resource_class_id=class_id(name),
+                address=unit.address,
+                parent_address=unit.parent_address,
+                mdev_type=unit.mdev_type,
+            )
+            for uuid, name, unit in plan.creates
+        ]
+    )
