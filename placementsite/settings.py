@@ -102,6 +102,8 @@ MIDDLEWARE = [
     # Request counts and latencies (django-prometheus) of every request, refusals included.
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "placementsite.core.api.middleware.PlacementApiMiddleware",
+    # Which database the request's reads go to (the primary unless its view tolerates lag).
+    "placementsite.core.replicas.ReplicaReadsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # The admin's static files, served by the application server itself.
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -181,6 +183,28 @@ _PROMETHEUS_BACKENDS = {
 DATABASES["default"]["ENGINE"] = _PROMETHEUS_BACKENDS.get(
     DATABASES["default"]["ENGINE"], DATABASES["default"]["ENGINE"]
 )
+# Read replicas (PostgreSQL streaming replicas of the primary): replica1, replica2... in the
+# order given; placementsite/core/replicas.py says which reads go there and why. Under the
+# test runner each mirrors the primary's test database (same name, the replica's server).
+for _number, _url in enumerate(
+    (url.strip() for url in os.environ.get("DATABASE_REPLICA_URLS", "").split(",") if url.strip()),
+    start=1,
+):
+    _replica = dj_database_url.parse(_url, conn_max_age=DATABASES["default"]["CONN_MAX_AGE"])
+    if not _replica["ENGINE"].endswith("postgresql"):
+        raise ImproperlyConfigured(
+            f"DATABASE_REPLICA_URLS: {_url.split('@')[-1]!r} is not a PostgreSQL URL"
+        )
+    _replica["ENGINE"] = _PROMETHEUS_BACKENDS[_replica["ENGINE"]]
+    # A replica that does not answer is skipped: do not wait long for it.
+    _replica.setdefault("OPTIONS", {}).update(options="-c jit=off", connect_timeout=2)
+    _replica["TEST"] = {"MIRROR": "default"}
+    DATABASES[f"replica{_number}"] = _replica
+# The aliases reads may use (the tests keep others defined but unused).
+PLACEMENT_READ_REPLICAS = [alias for alias in DATABASES if alias != "default"]
+DATABASE_ROUTERS = ["placementsite.core.replicas.ReplicaRouter"]
+# A replica further behind than this (replaying the primary's WAL) is not read from.
+PLACEMENT_REPLICA_MAX_LAG_MS = env_number("PLACEMENT_REPLICA_MAX_LAG_MS", 500)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

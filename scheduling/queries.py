@@ -16,6 +16,7 @@ import uuid as uuidlib
 from django.db import connection
 
 from allocations.models import Allocation
+from placementsite.core.db import reading_connection
 from providers.models import (
     SHARING_TRAIT,
     Aggregate,
@@ -132,7 +133,7 @@ def _id_in(column, ids):
 
 def fetch(sql, params):
     """The rows of ``sql`` as plain tuples, straight from the cursor."""
-    with connection.cursor() as cursor:
+    with reading_connection().cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
 

@@ -65,6 +65,32 @@ provision_postgresql() {
     fi
 }
 
+# Streaming replication from 127.0.0.1 (tests/replica.py makes a replica of the local cluster with
+# pg_basebackup): wal_level replica (the default) and wal senders, and a pg_hba entry for
+# replication connections, which "host all all" does not cover.
+provision_replication() {
+    command -v pg_isready >/dev/null 2>&1 || return 1
+    local settings
+    settings="$(psql -h 127.0.0.1 -U postgres -d postgres -Atqc \
+        "select current_setting('wal_level') || ' ' || current_setting('max_wal_senders')" 2>/dev/null)" || return 1
+    if [ "${settings% *}" = minimal ] || [ "${settings#* }" = 0 ]; then
+        echo "provision: PostgreSQL has wal_level=${settings% *}, max_wal_senders=${settings#* }:" \
+            "the replica tests will be skipped (set wal_level=replica, max_wal_senders>=2, restart)" >&2
+        return 1
+    fi
+    local hba
+    hba="$(psql -h 127.0.0.1 -U postgres -d postgres -Atqc 'show hba_file')" || return 1
+    grep -Eq '^[[:space:]]*host[[:space:]]+replication[[:space:]]+all[[:space:]]+127\.0\.0\.1/32' "$hba" \
+        2>/dev/null && return 0
+    can_install || {
+        echo "provision: $hba has no replication entry for 127.0.0.1; the replica tests will be" \
+            "skipped (add: host replication all 127.0.0.1/32 trust)" >&2
+        return 1
+    }
+    as_root sed -i '1i host replication all 127.0.0.1/32 trust' "$hba"
+    psql -h 127.0.0.1 -U postgres -d postgres -qc 'select pg_reload_conf()' >/dev/null
+}
+
 # Redis on 127.0.0.1:6379 (the Celery worker tests, marked `redis`).
 redis_up() { (exec 3<>/dev/tcp/127.0.0.1/6379) 2>/dev/null; }
 

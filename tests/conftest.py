@@ -3,6 +3,7 @@ a real Celery worker, and the test database's URL for other processes."""
 
 import contextlib
 import json
+import os
 import shutil
 import socket
 import uuid
@@ -107,6 +108,35 @@ def _redis_reachable():
         return False
 
 
+def pytest_configure(config):
+    from django.conf import settings
+
+    from tests.replica import define_test_aliases
+
+    if settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        define_test_aliases(settings.DATABASES)
+
+
+_DATABASE_FIXTURES = {
+    "db",
+    "transactional_db",
+    "live_server",
+    "django_db_reset_sequences",
+    "django_db_serialized_rollback",
+}
+
+
+def _allow_every_database(items):
+    """Every database test may read through the replica aliases (which the router uses only
+    when a replica is configured)."""
+    for item in items:
+        marker = item.get_closest_marker("django_db")
+        if marker is None and not _DATABASE_FIXTURES & set(getattr(item, "fixturenames", ())):
+            continue
+        kwargs = {**(marker.kwargs if marker else {}), "databases": "__all__"}
+        item.add_marker(pytest.mark.django_db(*(marker.args if marker else ()), **kwargs), False)
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests that need a tool this machine lacks skip, saying what to install.
 
@@ -117,6 +147,8 @@ def pytest_collection_modifyitems(config, items):
     """
     from django.conf import settings
 
+    if _replica_for_the_run_wanted() or os.environ.get("DATABASE_REPLICA_URLS"):
+        _allow_every_database(items)
     missing = {}
     if not settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
         missing["postgresql"] = (
@@ -200,3 +232,54 @@ def celery_worker(transactional_db, tmp_path):
             running_worker(database_url=test_database_url(), log_dir=tmp_path, **options)
         )
     connection.close()  # the flush after this test must not wait on our session
+
+
+def _primary_address():
+    db = connection.settings_dict
+    return {
+        "host": db["HOST"] or "127.0.0.1",
+        "port": int(db["PORT"] or 5432),
+        "user": db["USER"] or "postgres",
+    }
+
+
+@pytest.fixture(scope="session")
+def streaming_replica(django_db_setup, django_db_blocker):
+    """A PostgreSQL streaming replica of the test database's cluster (``tests/replica.py``),
+    made once per run after the test database exists; the tests skip, saying why, where it
+    cannot be made. With ``PLACEMENT_TEST_REPLICA=1`` every test of the run reads through it
+    (see ``_replica_for_the_run``)."""
+    from tests import replica
+
+    with django_db_blocker.unblock():
+        if connection.vendor != "postgresql":
+            pytest.skip("a streaming replica needs PostgreSQL (set DATABASE_URL)")
+        primary = _primary_address()
+    reason = replica.unavailable_reason(primary)
+    if reason:
+        pytest.skip(f"no streaming replica: {reason}")
+    standby = replica.StreamingReplica(primary).create()
+    try:
+        standby.wait_caught_up()
+        yield standby
+    finally:
+        standby.destroy()
+
+
+def _replica_for_the_run_wanted():
+    return os.environ.get("PLACEMENT_TEST_REPLICA", "") not in ("", "0")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _replica_for_the_run(request):
+    """``PLACEMENT_TEST_REPLICA=1``: the run's requests read through a real streaming replica
+    (alias ``replica1``) wherever the router allows, so any test file runs with routing on
+    (every database test then allows every alias: see ``pytest_collection_modifyitems``)."""
+    if not _replica_for_the_run_wanted():
+        yield None
+        return
+    from tests import replica
+
+    standby = request.getfixturevalue("streaming_replica")
+    with replica.configured_replica("replica1", HOST="127.0.0.1", PORT=standby.port):
+        yield standby

@@ -10,6 +10,7 @@ from placementsite.core import json_schema, uuids
 from placementsite.core.api.errors import BadRequest, NotFound
 from placementsite.core.api.microversion import since
 from placementsite.core.api.views import PlacementView, latest
+from placementsite.core.replicas import tolerates_replica_lag
 from providers.services.inventories import ProviderInventories, inventory_fields
 
 from .. import policies
@@ -177,6 +178,7 @@ class ProviderAllocationsView(PlacementView):
         return self.respond(request, body, last_modified=_last_modified(allocations))
 
 
+@tolerates_replica_lag()
 class ProviderUsagesView(PlacementView):
     http_method_names = ["get"]
 
@@ -194,6 +196,7 @@ class ProviderUsagesView(PlacementView):
         return self.respond(request, body)
 
 
+@tolerates_replica_lag()
 class UsagesView(PlacementView):
     http_method_names = ["get"]
 

@@ -5,6 +5,7 @@ the page shows (as the admin would ask): anonymous visitors are sent to the
 Django admin login, other users get a 403.
 """
 
+import contextvars
 from concurrent.futures import ThreadPoolExecutor, wait
 from functools import wraps
 from urllib.parse import urlencode
@@ -21,6 +22,7 @@ from django.utils import timezone
 from allocations.selectors import dashboard as allocation_reads
 from allocations.selectors.usage import class_usage_summary
 from placementsite import selectors as service_health
+from placementsite.core.replicas import tolerates_replica_lag
 from providers import capacity
 from providers.selectors import dashboard as provider_reads
 from providers.selectors import fit
@@ -77,7 +79,8 @@ def staff_required(*permissions):
                 raise PermissionDenied("You do not have permission to view this page.")
             return view(request, *args, **kwargs)
 
-        return wrapper
+        # The dashboard's pages read; a replica serves them when one is current.
+        return tolerates_replica_lag()(wrapper)
 
     return decorator
 
@@ -540,7 +543,8 @@ def _side_by_side(first, second):
             connections.close_all()  # this thread's connections only
 
     with ThreadPoolExecutor(max_workers=1) as pool:
-        pending = pool.submit(in_thread)
+        # In this request's context: its reads go where the request's go (a replica or not).
+        pending = pool.submit(contextvars.copy_context().run, in_thread)
         try:
             found = first()
         finally:

@@ -3,7 +3,8 @@
 Each check returns ``(ok, detail)``. The plain check (``database``) is what a load balancer
 needs: can this server answer API calls. The detailed report adds what an operator wants to
 know: are the migrations applied, is the Celery broker reachable, do the workers answer (and
-run what beat sends), is exactly one beat running, was a task run lost.
+run what beat sends), is exactly one beat running, was a task run lost, and how far behind each
+read replica is (a replica down or lagging is skipped by the reads, not a failure).
 
 Workers and beats record themselves alive in the database (``ServiceProcess``, see
 ``observability.processes``), apart from the broker; the workers are also pinged over the
@@ -19,6 +20,7 @@ from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
 from placementsite import selectors
+from placementsite.core import replicas
 from placementsite.models import Heartbeat, ServiceProcess
 
 # How long a ping waits for the workers' answers (it returns early when all expected answer).
@@ -147,6 +149,25 @@ def check_task_runs(now=None):
     return True, "no task run lost in the last hour"
 
 
+def check_replicas():
+    """Each read replica's state and replay lag. Never a failure: a replica down or lagging is
+    skipped (its reads go to the primary), which the detail says."""
+    report = replicas.replicas_report()
+    if not report:
+        return True, "no replica configured", {}
+    parts = []
+    for alias, state in report.items():
+        if state["status"] == "down":
+            parts.append(f"{alias} down, skipped")
+        else:
+            paused = ", replay paused" if state["replay_paused"] else ""
+            skipped = ", skipped" if state["status"] == "lagging" else ""
+            parts.append(
+                f"{alias} {state['status']} (lag {state['lag_ms']:.0f} ms{paused}){skipped}"
+            )
+    return True, "; ".join(parts), {"replicas": report}
+
+
 BASIC_CHECKS = {"database": check_database}
 DETAILED_CHECKS = {
     "database": check_database,
@@ -155,6 +176,7 @@ DETAILED_CHECKS = {
     "workers": check_workers,
     "beat": check_beat,
     "task_runs": check_task_runs,
+    "replicas": check_replicas,
 }
 
 
@@ -165,6 +187,6 @@ def health_report(*, detailed=False):
         if name != "database" and not results["database"]["ok"] and name != "broker":
             results[name] = {"ok": False, "detail": "skipped: the database is unreachable"}
             continue
-        ok, detail = check()
-        results[name] = {"ok": ok, "detail": detail}
+        ok, detail, *more = check()
+        results[name] = {"ok": ok, "detail": detail, **(more[0] if more else {})}
     return all(result["ok"] for result in results.values()), results

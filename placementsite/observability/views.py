@@ -14,6 +14,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from placementsite import policies
 from placementsite.core.api import auth, policy
 from placementsite.core.api.errors import PlacementError, error_response
+from placementsite.core.replicas import tolerates_replica_lag
 
 from . import health, metrics
 
@@ -70,6 +71,7 @@ def healthcheck(request):
 
 
 @csrf_exempt
+@tolerates_replica_lag("GET")
 def metrics_view(request):
     """Prometheus text exposition; who may read it is ``PLACEMENT_METRICS``."""
     refusal = _method_not_allowed(request, ("GET",))

@@ -7,6 +7,7 @@ from placementsite.core import uuids
 from placementsite.core.api.errors import BadRequest, NotFound
 from placementsite.core.api.parsers import require_json
 from placementsite.core.api.views import PlacementView, latest
+from placementsite.core.replicas import tolerates_replica_lag
 
 from .. import policies, request_groups
 from .. import query_params as qp
@@ -78,6 +79,7 @@ def uuid_in_url(uuid):
     return found
 
 
+@tolerates_replica_lag("GET", "HEAD")
 class ResourceProviderListView(PlacementView):
     def get(self, request):
         self.authorize(request, policies.RESOURCE_PROVIDERS_LIST)

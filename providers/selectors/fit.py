@@ -42,8 +42,9 @@ from heapq import merge
 from itertools import islice, repeat
 from typing import NamedTuple
 
-from django.db import connection
 from django.db.models import BooleanField, ExpressionWrapper, Q
+
+from placementsite.core.db import reading_connection
 
 from ..capacity import CAPACITY_FIELDS, EXCEEDS_CAPACITY, Capacity
 from ..models import (
@@ -507,7 +508,7 @@ class _CapacityJudge:
             .values_list("resource_provider_id", "resource_class_id", *CAPACITY_FIELDS, "used")
         )
         # Straight from the cursor: thousands of rows of ints and floats need no converters.
-        with connection.cursor() as cursor:
+        with reading_connection().cursor() as cursor:
             cursor.execute(*query.query.sql_with_params())
             rows = cursor.fetchall()
         shapes = {}  # identical inventories share one (immutable) Capacity

@@ -8,6 +8,7 @@ from placementsite.core.api.errors import BadRequest
 from placementsite.core.api.microversion import since
 from placementsite.core.api.views import PlacementView
 from placementsite.core.gc_pause import cyclic_gc_paused
+from placementsite.core.replicas import tolerates_replica_lag
 from providers import query_params as qp
 from providers import request_groups
 
@@ -60,6 +61,7 @@ def provider_summaries_repr(summaries, version, requested):
     return found
 
 
+@tolerates_replica_lag()
 class AllocationCandidatesView(PlacementView):
     @since("1.10")
     def get(self, request):

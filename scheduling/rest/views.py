@@ -204,6 +204,7 @@ class ServerViewSet(
 
 class SchedulerViewSet(ApiViewSet):
     policy_prefix = policies.SCHEDULER
+    replica_reads = frozenset({"explain"})  # claims nothing: a current replica answers
 
     @extend_schema(request=ServerRequestSerializer, responses={200: dict})
     @action(detail=False, methods=["post"])
@@ -226,6 +227,7 @@ class SchedulerViewSet(ApiViewSet):
 
 class CapacityViewSet(ApiViewSet):
     policy_prefix = policies.CAPACITY
+    replica_reads = frozenset({"list"})
 
     @extend_schema(
         parameters=[

@@ -115,8 +115,10 @@ def test_detailed_healthcheck_all_good(api, memory_broker, workers_answer):
         "workers",
         "beat",
         "task_runs",
+        "replicas",
     }
     assert all(check["ok"] for check in body["checks"].values())
+    assert body["checks"]["replicas"]["detail"] == "no replica configured"
     assert "celery@worker-1" in body["checks"]["workers"]["detail"]
     assert "host-1:42" in body["checks"]["beat"]["detail"]
     assert body["checks"]["migrations"]["detail"] == "all migrations applied"
