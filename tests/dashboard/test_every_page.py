@@ -1,6 +1,8 @@
 """Every dashboard address renders through the one rendering path: the navigation, search
 and logout are on each page, and no answer is kept by a cache."""
 
+import re
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
@@ -69,3 +71,14 @@ def test_the_hosts_page_marks_its_navigation_entry(root, cloud):
 def test_login_redirects_and_error_pages_are_not_cached(cloud, non_staff):
     assert "no-store" in Client().get("/dashboard/")["Cache-Control"]
     assert "no-store" in non_staff.get("/dashboard/")["Cache-Control"]
+
+
+GET_FORM = re.compile(r'<form method="get".*?</form>', re.S)
+
+
+def test_no_read_only_form_carries_a_csrf_token(root, cloud):
+    """A GET form's fields land in the URL (access logs, history): never the CSRF token."""
+    for name, url in _pages(cloud):
+        body = root.get(url).content.decode()
+        for form in GET_FORM.findall(body):
+            assert "csrfmiddlewaretoken" not in form, name
