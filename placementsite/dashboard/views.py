@@ -77,7 +77,8 @@ SHARE_COLOURS = 5
 @staff_required(*USAGE)
 def overview(request):
     now = timezone.now()
-    tasks = [(task, task.late(now)) for task in service_health.task_health()]
+    beat_started = service_health.beat_started_at()
+    tasks = [(task, task.state(now, beat_started)) for task in service_health.task_health()]
     return _render(
         request,
         "overview.html",
@@ -91,6 +92,7 @@ def overview(request):
                 else None
             ),
             "tasks": tasks,
+            "beat_started": beat_started,
             "provider_counts": provider_reads.provider_counts(),
             "allocation_counts": allocation_reads.allocation_counts(),
             "fullest": allocation_reads.fullest_providers(limit=10),
