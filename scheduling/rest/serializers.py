@@ -155,6 +155,7 @@ class ServerSerializer(serializers.ModelSerializer):
             "allocations",
             "alternates",
             "availability_zone",
+            "requested_availability_zone",
             "scheduler_hints",
             "created_at",
         ]

@@ -33,6 +33,7 @@ from placementsite.core.exceptions import ConcurrentUpdate, Conflict, InvalidReq
 from providers.services.compute_nodes import compute_node_disable
 
 from ..models import LifecycleRecord, Migration, Server
+from ..selectors.host_states import availability_zone_of
 from ..selectors.scheduler import explain, first_allocations, select_hosts
 from .claims import CONCURRENT_RETRIES, ClaimFailed
 from .servers import SELECTION_ROUNDS, NoValidHost, scheduling_spec
@@ -167,7 +168,7 @@ def server_move(*, server, kind, flavor=None, target_host=None):
         project_id=server.project_id,
         user_id=server.user_id,
         hints=hints,
-        availability_zone=server.availability_zone,
+        availability_zone=server.requested_availability_zone,
     )
     tries = max(1, settings.PLACEMENT_SCHEDULER_MAX_ATTEMPTS)
     selection = None
@@ -269,7 +270,10 @@ def _move_to(migration_pk, host, dest_allocations):
         server.host_id = host.id
         server.allocations = dest_allocations
         server.flavor_id = migration.new_flavor_id
-        server.save(update_fields=["host", "allocations", "flavor", "updated_at"])
+        server.availability_zone = host.availability_zone or server.availability_zone
+        server.save(
+            update_fields=["host", "allocations", "flavor", "availability_zone", "updated_at"]
+        )
 
 
 # --- settling a move --------------------------------------------------------------------------
@@ -409,7 +413,12 @@ def _settle_once(migration_pk, settlement, *, generation, record, error):
             server.host_id = migration.source_id
             server.allocations = restored
             server.flavor_id = migration.old_flavor_id
-            server.save(update_fields=["host", "allocations", "flavor", "updated_at"])
+            server.availability_zone = (
+                availability_zone_of(migration.source_id) or server.availability_zone
+            )
+            server.save(
+                update_fields=["host", "allocations", "flavor", "availability_zone", "updated_at"]
+            )
         if record:
             LifecycleRecord.objects.create(
                 run=record.get("run") or migration.uuid,
