@@ -11,6 +11,9 @@ from .models import Heartbeat, ServiceProcess, TaskRun
 LATE_AFTER_PERIODS = 3
 
 
+DISABLED, NOT_YET_DUE, DUE, ON_TIME, LATE = "disabled", "not yet due", "due", "on time", "late"
+
+
 @dataclass(frozen=True)
 class TaskHealth:
     name: str
@@ -20,13 +23,31 @@ class TaskHealth:
     heartbeat_runs: int | None  # for tasks that record a heartbeat
     hostname: str
 
-    def late(self, now):
-        """True when it has not run for LATE_AFTER_PERIODS periods (or never ran)."""
+    def late(self, now, beat_started=None):
+        return self.state(now, beat_started) == LATE
+
+    def state(self, now, beat_started=None):
+        """DISABLED, NOT_YET_DUE, DUE, ON_TIME or LATE at ``now``, beat having started at
+        ``beat_started`` (None: no beat was ever seen).
+
+        A run before beat started counts as none: after a deployment a task is not yet due
+        until its first interval has passed since beat started, due (its first run pending)
+        for LATE_AFTER_PERIODS periods, and late only after.
+        """
         if not self.enabled:
-            return False
-        if self.last_run is None:
-            return True
-        return self.every is not None and now - self.last_run > self.every * LATE_AFTER_PERIODS
+            return DISABLED
+        ran = self.last_run
+        if beat_started is not None and (ran is None or ran < beat_started):
+            if self.every is None or now - beat_started < self.every:
+                return NOT_YET_DUE
+            if now - beat_started <= self.every * LATE_AFTER_PERIODS:
+                return DUE
+            return LATE
+        if ran is None:
+            return LATE  # no beat ever seen and never run: nothing sends it
+        if self.every is not None and now - ran > self.every * LATE_AFTER_PERIODS:
+            return LATE
+        return ON_TIME
 
 
 def task_health():
@@ -58,6 +79,12 @@ def task_health():
             )
         )
     return found
+
+
+def beat_started_at():
+    """When the beat seen last started; None when no beat was ever seen."""
+    beat = last_process_seen(kind=ServiceProcess.Kind.BEAT)
+    return beat.started_at if beat is not None else None
 
 
 def processes_seen(*, kind, since):

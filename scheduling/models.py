@@ -85,7 +85,10 @@ class Server(TimestampedModel):
     allocations = models.JSONField(default=dict)
     # [{"host", "host_uuid", "allocations"}]: hosts that also fitted, for a retry.
     alternates = models.JSONField(default=list)
+    # The zone it is in (its host's, as Nova records it); the zone asked for, which its moves
+    # keep to (a server asked for none may move to any zone, as in Nova).
     availability_zone = models.CharField(max_length=255, blank=True, default="")
+    requested_availability_zone = models.CharField(max_length=255, blank=True, default="")
     scheduler_hints = models.JSONField(default=dict, blank=True)
     boot_request = models.ForeignKey(
         BootRequest, null=True, blank=True, on_delete=models.SET_NULL, related_name="servers"

@@ -14,6 +14,8 @@ from django.urls import reverse
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_safe
 
+from .rendering import no_store
+
 logger = logging.getLogger("placement.dashboard")
 FAVICON = Path(__file__).resolve().parent.parent / "static" / "dashboard" / "favicon.ico"
 
@@ -27,7 +29,7 @@ def _error_page(request, status, title, message):
         "admin": reverse("admin:index"),
         "show_nav": bool(user is not None and user.is_active and user.is_staff),
     }
-    return render(request, "dashboard/error.html", context, status=status)
+    return no_store(render(request, "dashboard/error.html", context, status=status))
 
 
 def page_not_found(request, exception=None):

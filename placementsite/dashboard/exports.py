@@ -7,6 +7,7 @@ the rows / EXPORT_PAGE, never per row.
 
 import csv
 import json
+from decimal import Decimal
 
 from django.core.serializers.json import DjangoJSONEncoder
 from django.http import HttpResponse
@@ -44,6 +45,19 @@ def _cell(value):
     return str(value)
 
 
+# A spreadsheet reads a cell starting with one of these as a formula (or, for tab and carriage
+# return, strips them and reads what follows): such cells are written with a leading "'".
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _csv_cell(value):
+    """A CSV cell no spreadsheet runs: numbers as they are, text starting a formula quoted."""
+    if isinstance(value, bool | int | float | Decimal):
+        return str(value)
+    text = _cell(value)
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
 def response(fmt, name, columns, rows):
     """The download of ``rows`` (dicts with ``columns`` as keys) as ``fmt``."""
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
@@ -53,9 +67,9 @@ def response(fmt, name, columns, rows):
     else:
         answer = HttpResponse(content_type="text/csv; charset=utf-8")
         writer = csv.writer(answer)
-        writer.writerow(columns)
+        writer.writerow([_csv_cell(c) for c in columns])
         for row in rows:
-            writer.writerow([_cell(row[c]) for c in columns])
+            writer.writerow([_csv_cell(row[c]) for c in columns])
     answer["Content-Disposition"] = f'attachment; filename="placement-{name}-{stamp}.{fmt}"'
     return answer
 

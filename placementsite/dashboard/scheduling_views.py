@@ -2,8 +2,8 @@
 a server request and, when asked, the real create). Kept apart from views.py so that the pages
 of providers and consumers and these can change independently."""
 
-from django.contrib import messages
-from django.shortcuts import redirect
+from django.core.exceptions import PermissionDenied
+from django.http import QueryDict
 
 from placementsite.core.exceptions import DomainError
 from scheduling.selectors import dashboard as flavor_reads
@@ -30,16 +30,24 @@ def flavor_list(request):
 
 @staff_required(*SCHEDULE)
 def schedule(request):
-    """GET with a flavor: the funnel, claiming nothing. POST: really create the servers."""
-    data = request.POST if request.method == "POST" else (request.GET if request.GET else None)
+    """GET: the funnel, claiming nothing (a link with only some fields, say the Flavors page's
+    ``?flavor=NAME``, fills the rest from the defaults; errors show only once the form is
+    submitted). POST (CSRF-checked, a form of its own): really create the servers."""
+    if request.method == "POST":
+        if not request.user.has_perms(CREATE):
+            raise PermissionDenied("You may not create servers.")
+        data, submitted = _with_defaults(request.POST), True
+    elif request.GET:
+        data, submitted = _with_defaults(request.GET), "explain" in request.GET
+    else:
+        data, submitted = None, False
     form = ScheduleForm(data)
+    if data is not None and not submitted and not form.is_valid():
+        form = ScheduleForm(initial=data.dict())  # a link prefills; it is not a submission
     funnel = created = None
-    if data is not None and form.is_valid():
+    if form.is_bound and form.is_valid():
         try:
             if request.method == "POST":
-                if not request.user.has_perms(CREATE):
-                    messages.error(request, "You may not create servers.")
-                    return redirect(request.get_full_path())
                 created = _create(form)
             else:
                 funnel = explain(form.spec())
@@ -59,6 +67,18 @@ def schedule(request):
             "can_create": request.user.has_perms(CREATE),
         },
     )
+
+
+def _with_defaults(query):
+    """The Schedule form's defaults with what ``query`` sets put over them."""
+    data = QueryDict(mutable=True)
+    for name, field in ScheduleForm.base_fields.items():
+        if field.initial is not None:
+            data[name] = field.initial
+    for key in query:
+        if key in ScheduleForm.base_fields:
+            data.setlist(key, query.getlist(key))
+    return data
 
 
 def _create(form):

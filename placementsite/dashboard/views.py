@@ -7,22 +7,17 @@ Django admin login, other users get a 403.
 
 import contextvars
 from concurrent.futures import ThreadPoolExecutor, wait
-from functools import wraps
 from urllib.parse import urlencode
 
-from django.conf import settings
-from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import PermissionDenied
 from django.db import connection, connections
 from django.http import Http404
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils import timezone
 
 from allocations.selectors import dashboard as allocation_reads
 from allocations.selectors.usage import class_usage_summary
 from placementsite import selectors as service_health
-from placementsite.core.replicas import tolerates_replica_lag
 from providers import capacity
 from providers.selectors import dashboard as provider_reads
 from providers.selectors import fit
@@ -38,6 +33,7 @@ from .forms import (
     request_groups_of,
     request_query,
 )
+from .rendering import render_page, staff_required
 
 # How many providers the "try a request" page lists per group in each table.
 FIT_ROWS_SHOWN = 100
@@ -65,50 +61,8 @@ CONSUMERS = ("allocations.view_consumer", "allocations.view_allocation")
 PROJECT_SHARES = (*USAGE, "allocations.view_project")
 
 
-def staff_required(*permissions):
-    """A staff user with every one of ``permissions`` (a superuser has them all)."""
-
-    def decorator(view):
-        @wraps(view)
-        def wrapper(request, *args, **kwargs):
-            if not request.user.is_authenticated:
-                return redirect_to_login(request.get_full_path(), settings.LOGIN_URL)
-            if not (request.user.is_active and request.user.is_staff):
-                raise PermissionDenied("The dashboard is for staff users.")
-            if not request.user.has_perms(permissions):
-                raise PermissionDenied("You do not have permission to view this page.")
-            return view(request, *args, **kwargs)
-
-        # The dashboard's pages read; a replica serves them when one is current.
-        return tolerates_replica_lag()(wrapper)
-
-    return decorator
-
-
-# Auto-refresh periods a page accepts (?refresh=60), in seconds: a short list, so that a
-# shared link cannot make every open browser hammer the server.
-REFRESH_PERIODS = (30, 60, 300)
-
-
-def _refresh_period(request):
-    try:
-        period = int(request.GET.get("refresh", ""))
-    except ValueError:
-        return None
-    return period if period in REFRESH_PERIODS else None
-
-
-def _render(request, template, section, context):
-    context = {
-        "section": section,
-        "admin": reverse("admin:index"),
-        "show_nav": True,
-        "now": timezone.now(),
-        "refresh": _refresh_period(request),
-        "units": provider_reads.class_units(),
-        **context,
-    }
-    return render(request, f"dashboard/{template}", context)
+# The rendering path every page shares (kept here under the names the page modules import).
+_render = render_page
 
 
 def _page_number(request):
@@ -124,7 +78,8 @@ SHARE_COLOURS = 5
 @staff_required(*USAGE)
 def overview(request):
     now = timezone.now()
-    tasks = [(task, task.late(now)) for task in service_health.task_health()]
+    beat_started = service_health.beat_started_at()
+    tasks = [(task, task.state(now, beat_started)) for task in service_health.task_health()]
     return _render(
         request,
         "overview.html",
@@ -138,6 +93,7 @@ def overview(request):
                 else None
             ),
             "tasks": tasks,
+            "beat_started": beat_started,
             "provider_counts": provider_reads.provider_counts(),
             "allocation_counts": allocation_reads.allocation_counts(),
             "fullest": allocation_reads.fullest_providers(limit=10),

@@ -38,6 +38,14 @@ class HostState:
     tree: object = field(default=None, repr=False)
 
     @property
+    def availability_zone(self):
+        """The zone of the first of the host's aggregates (by id) that names one, or ""."""
+        for meta in self.aggregate_metadata:
+            if meta["availability_zone"]:
+                return meta["availability_zone"]
+        return ""
+
+    @property
     def report(self):
         """The host's compute report (``providers.models.ComputeNode``), or None."""
         return self.tree.report(self.id)

@@ -181,6 +181,7 @@ class ServerSerializer(serializers.ModelSerializer):
             "devices",
             "alternates",
             "availability_zone",
+            "requested_availability_zone",
             "scheduler_hints",
             "flavor_snapshot",
             "created_at",

@@ -181,6 +181,19 @@ def _add_aggregates(hosts):
         hosts[provider_id].aggregate_metadata = [metadata[i] for i in sorted(ids) if i in metadata]
 
 
+def availability_zone_of(provider_id):
+    """The zone of the host ``provider_id`` as its host state gives it ("" for none): the
+    first of its aggregates (by id) with a zone. One query."""
+    zone = (
+        AggregateMetadata.objects.filter(aggregate__resource_providers__id=provider_id)
+        .exclude(availability_zone="")
+        .order_by("aggregate_id")
+        .values_list("availability_zone", flat=True)
+        .first()
+    )
+    return zone or ""
+
+
 def _add_availability(hosts):
     """Disabled and stale hosts as the host-sync selector says (hosts made through the
     Placement API alone have no report and count as enabled). Only the unavailable hosts are

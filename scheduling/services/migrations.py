@@ -34,6 +34,7 @@ from providers.services.compute_nodes import compute_node_disable
 
 from ..flavor_snapshots import flavor_snapshot, server_flavor
 from ..models import LifecycleRecord, Migration, Server
+from ..selectors.host_states import availability_zone_of
 from ..selectors.scheduler import explain, first_allocations, select_hosts
 from .claims import CONCURRENT_RETRIES, ClaimFailed
 from .servers import SELECTION_ROUNDS, NoValidHost, scheduling_spec
@@ -172,7 +173,7 @@ def server_move(*, server, kind, flavor=None, target_host=None):
         project_id=server.project_id,
         user_id=server.user_id,
         hints=hints,
-        availability_zone=server.availability_zone,
+        availability_zone=server.requested_availability_zone,
     )
     tries = max(1, settings.PLACEMENT_SCHEDULER_MAX_ATTEMPTS)
     selection = None
@@ -277,8 +278,16 @@ def _move_to(migration_pk, host, dest_allocations):
         server.allocations = dest_allocations
         server.flavor_id = migration.new_flavor_id
         server.flavor_snapshot = migration.new_flavor_snapshot
+        server.availability_zone = host.availability_zone or server.availability_zone
         server.save(
-            update_fields=["host", "allocations", "flavor", "flavor_snapshot", "updated_at"]
+            update_fields=[
+                "host",
+                "allocations",
+                "flavor",
+                "flavor_snapshot",
+                "availability_zone",
+                "updated_at",
+            ]
         )
 
 
@@ -422,8 +431,18 @@ def _settle_once(migration_pk, settlement, *, generation, record, error):
             server.allocations = restored
             server.flavor_id = migration.old_flavor_id
             server.flavor_snapshot = migration.old_flavor_snapshot
+            server.availability_zone = (
+                availability_zone_of(migration.source_id) or server.availability_zone
+            )
             server.save(
-                update_fields=["host", "allocations", "flavor", "flavor_snapshot", "updated_at"]
+                update_fields=[
+                    "host",
+                    "allocations",
+                    "flavor",
+                    "flavor_snapshot",
+                    "availability_zone",
+                    "updated_at",
+                ]
             )
         if record:
             LifecycleRecord.objects.create(

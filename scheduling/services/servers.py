@@ -116,7 +116,10 @@ def _place_one(spec, name, stats, boot_request=None):
                 host_id=host.id,
                 allocations=allocations,
                 alternates=_alternates(selection, weighed),
-                availability_zone=spec.availability_zone,
+                # The zone it landed in (as Nova records it); the one asked for if the host
+                # is in no zone (a request may name an aggregate for one).
+                availability_zone=host.availability_zone or spec.availability_zone,
+                requested_availability_zone=spec.availability_zone,
                 scheduler_hints=spec.hints,
                 boot_request=boot_request,
             )

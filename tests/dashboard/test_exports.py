@@ -70,3 +70,42 @@ def test_unknown_export_format_renders_the_page(cloud, staff):
     r = staff.get("/dashboard/providers/", {"export": "xml"})
     assert r.status_code == 200
     assert r["Content-Type"].startswith("text/html")
+
+
+@pytest.mark.parametrize("url", LISTS)
+def test_downloads_are_never_cached(cloud, staff, url):
+    for fmt in ("csv", "json"):
+        assert "no-store" in staff.get(url, {"export": fmt})["Cache-Control"]
+
+
+def test_csv_cells_that_would_start_a_formula_are_quoted(staff):
+    from tests.factories import make_allocation, make_consumer, make_provider
+
+    evil = make_provider('=HYPERLINK("http://x")', inventories={"VCPU": 4})
+    plain = make_provider("cn-plain", inventories={"VCPU": 4})
+    for project in ("+1-2", "-cmd", "@SUM(A1)"):
+        make_allocation(plain, make_consumer(project=project, user="u"), {"VCPU": 1})
+    make_allocation(evil, make_consumer(project="p", user="\tTAB"), {"VCPU": 1})
+
+    rows = list(
+        csv.DictReader(io.StringIO(staff.get("/dashboard/providers/?export=csv").content.decode()))
+    )
+    names = {row["name"] for row in rows}
+    assert names == {'\'=HYPERLINK("http://x")', "cn-plain"}
+    assert all(row["generation"].isdigit() for row in rows)  # numbers untouched
+
+    rows = list(
+        csv.DictReader(io.StringIO(staff.get("/dashboard/consumers/?export=csv").content.decode()))
+    )
+    assert {row["project"] for row in rows} == {"'+1-2", "'-cmd", "'@SUM(A1)", "p"}
+    assert "'\tTAB" in {row["user"] for row in rows}
+    # JSON is data, not a spreadsheet: left as it is.
+    projects = {row["project"] for row in staff.get("/dashboard/consumers/?export=json").json()}
+    assert "+1-2" in projects
+
+
+def test_csv_numbers_are_never_quoted():
+    assert exports._csv_cell(-3) == "-3"
+    assert exports._csv_cell(-0.5) == "-0.5"
+    assert exports._csv_cell("-3") == "'-3"
+    assert exports._csv_cell({"=A": 1}) == "'=A=1"

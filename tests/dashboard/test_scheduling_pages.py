@@ -97,5 +97,56 @@ def test_schedule_create_is_refused_without_the_permission(client, scheduler_ope
         "/dashboard/schedule/",
         {"flavor": "bar.small", "name": "web", "count": 1, "project_id": "p", "user_id": "u"},
     )
-    assert response.status_code == 302
+    assert response.status_code == 403
+    assert "You may not create servers." in response.content.decode()
     assert not Server.objects.exists()
+
+
+def test_a_flavor_link_prefills_the_defaults_and_explains(client, scheduler_operator, cloud):
+    """The Flavors page's "schedule" link names the flavor alone: the rest are the defaults."""
+    text = (
+        _client(client, scheduler_operator)
+        .get("/dashboard/schedule/", {"flavor": "bar.small"})
+        .content.decode()
+    )
+    assert "This field is required" not in text
+    assert 'name="name" value="server"' in text and 'name="count" value="1"' in text
+    assert '<option value="bar.small" selected>' in text
+    assert 'id="funnel"' in text
+
+
+def test_a_link_with_bad_values_prefills_without_errors_until_submitted(
+    client, scheduler_operator, cloud
+):
+    c = _client(client, scheduler_operator)
+    text = c.get("/dashboard/schedule/", {"flavor": "bar.small", "count": "0"}).content.decode()
+    assert 'class="error"' not in text and 'id="funnel"' not in text
+    assert 'name="count" value="0"' in text
+    text = c.get(
+        "/dashboard/schedule/", {"flavor": "bar.small", "count": "0", "explain": "1"}
+    ).content.decode()
+    assert "greater than or equal to 1" in text
+
+
+def test_schedule_page_without_a_query_shows_no_errors(client, scheduler_operator, cloud):
+    text = _client(client, scheduler_operator).get("/dashboard/schedule/").content.decode()
+    assert "This field is required" not in text and 'id="funnel"' not in text
+
+
+def test_explain_form_carries_no_csrf_token_and_create_is_a_post_of_its_own(
+    client, scheduler_operator, cloud
+):
+    scheduler_operator.user_permissions.add(Permission.objects.get(codename="add_server"))
+    text = (
+        _client(client, scheduler_operator)
+        .get("/dashboard/schedule/", {"flavor": "bar.small", "explain": "1"})
+        .content.decode()
+    )
+    explain_form = text[
+        text.index('id="schedule-form"') : text.index("</form>", text.index('id="schedule-form"'))
+    ]
+    assert "csrfmiddlewaretoken" not in explain_form
+    create_form = text[text.index('<form method="post" class="card" id="create-form">') :]
+    create_form = create_form[: create_form.index("</form>")]
+    assert "csrfmiddlewaretoken" in create_form and 'id="create-button"' in create_form
+    assert 'name="flavor" value="bar.small"' in create_form
