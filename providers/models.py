@@ -210,6 +210,9 @@ class ComputeNode(TimestampedModel):
     # An operator clears it to take the host out of scheduling; the sync still runs.
     enabled = models.BooleanField(default=True)
     disabled_reason = models.CharField(max_length=255, blank=True, default="")
+    # An operator's word that the host is down (Nova's forced_down): never scheduled to, and
+    # its servers may be evacuated, whatever its reports say.
+    forced_down = models.BooleanField(default=False)
 
     vcpus = models.PositiveIntegerField(default=0)
     memory_mb = models.PositiveBigIntegerField(default=0)

@@ -2,7 +2,9 @@
 scheduling side of aggregates (names, availability zones, metadata), as Nova keeps them."""
 
 import uuid
+from datetime import timedelta
 
+from django.conf import settings
 from django.db import models
 
 from providers.models import Aggregate, ResourceProvider, TimestampedModel
@@ -109,12 +111,13 @@ class Migration(TimestampedModel):
         PRE_MIGRATING = "pre-migrating"
         MIGRATING = "migrating"
         FINISHED = "finished"
+        COMPLETED = "completed"  # a live migration done: the source freed, nothing to confirm
         CONFIRMED = "confirmed"
         REVERTED = "reverted"
         ERROR = "error"
 
     IN_FLIGHT = (Status.PRE_MIGRATING, Status.MIGRATING, Status.FINISHED)
-    FINAL = (Status.CONFIRMED, Status.REVERTED, Status.ERROR)
+    FINAL = (Status.CONFIRMED, Status.COMPLETED, Status.REVERTED, Status.ERROR)
 
     uuid = models.UUIDField(unique=True, default=uuid.uuid4)
     server = models.ForeignKey(
@@ -141,7 +144,9 @@ class Migration(TimestampedModel):
     dest_allocations = models.JSONField(default=dict, blank=True)
     project_id = models.CharField(max_length=255)
     user_id = models.CharField(max_length=255)
-    lease_expires_at = models.DateTimeField(db_index=True)
+    # When the lease last started; it ends PLACEMENT_MIGRATION_LEASE_SECONDS later, as that
+    # setting says now (lowering it applies to moves in flight).
+    lease_started_at = models.DateTimeField(db_index=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     # When the cleanup checked that a final migration's consumer holds nothing any more.
     cleaned_at = models.DateTimeField(null=True, blank=True)
@@ -159,6 +164,19 @@ class Migration(TimestampedModel):
     @property
     def in_flight(self):
         return self.status in self.IN_FLIGHT
+
+    @staticmethod
+    def lease():
+        return timedelta(seconds=settings.PLACEMENT_MIGRATION_LEASE_SECONDS)
+
+    @property
+    def lease_expires_at(self):
+        return self.lease_started_at + self.lease()
+
+    @classmethod
+    def lease_started_before(cls, now):
+        """The lookup of moves whose lease ended before ``now``."""
+        return {"lease_started_at__lt": now - cls.lease()}
 
 
 class LifecycleRecord(models.Model):

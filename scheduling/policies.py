@@ -21,6 +21,8 @@ MIGRATIONS = "placement:api:migrations"
 MIGRATIONS_ALL_PROJECTS = "placement:api:migrations:all_projects"
 SCHEDULER = "placement:api:scheduler"
 CAPACITY = "placement:api:capacity"
+# Served by this app (it moves servers) under the providers' /api/compute-nodes/.
+COMPUTE_NODES = "placement:api:compute_nodes"
 
 MOVES = {
     "migrate": "move a server to another host",
@@ -31,7 +33,7 @@ MOVES = {
 SETTLEMENTS = {
     "confirm": "keep the destination, free the source",
     "revert": "back to the source, free the destination",
-    "finish": "the move is done, awaiting confirm or revert",
+    "finish": "the move is done (a live migration completes), awaiting confirm or revert",
     "fail": "the move failed: revert",
 }
 
@@ -100,4 +102,9 @@ rules = [
         "POST /api/scheduler/explain/: the scheduler's funnel, claiming nothing.",
     ),
     rule(f"{CAPACITY}:list", ADMIN_OR_SERVICE, "GET /api/capacity/?flavor=: how many more fit."),
+    rule(
+        f"{COMPUTE_NODES}:drain",
+        ADMIN,
+        "POST /api/compute-nodes/{name}/drain/: disable a host and move every server off it.",
+    ),
 ]

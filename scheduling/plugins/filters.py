@@ -4,9 +4,11 @@ from .base import BaseFilter
 
 
 class HostEnabledFilter(BaseFilter):
-    """Refuses hosts an operator disabled and hosts whose report is stale."""
+    """Refuses hosts an operator disabled or forced down and hosts whose report is stale."""
 
     def check(self, host, spec):
+        if host.forced_down:
+            return "forced down by the operator"
         if not host.enabled:
             reason = f": {host.disabled_reason}" if host.disabled_reason else ""
             return f"disabled by the operator{reason}"

@@ -3,6 +3,7 @@ scheduler, capacity); the site's /api/ URLconf (placementsite/api_urls.py) inclu
 
 from placementsite.core.rest.views import AppRouter
 
+from .drain import HostDrainViewSet
 from .moves import MigrationViewSet, ServerMoveViewSet
 from .views import CapacityViewSet, FlavorViewSet, SchedulerViewSet, ServerViewSet
 
@@ -15,5 +16,7 @@ router.register("servers", ServerViewSet, basename="server")
 router.register("migrations", MigrationViewSet, basename="migration")
 router.register("scheduler", SchedulerViewSet, basename="scheduler")
 router.register("capacity", CapacityViewSet, basename="capacity")
+# /api/compute-nodes/{hostname}/drain/ (a detail action only; the host list is the providers').
+router.register("compute-nodes", HostDrainViewSet, basename="compute-node-drain")
 
 urlpatterns = router.urls

@@ -16,7 +16,6 @@ a new transaction that reads everything again.
 import contextlib
 import logging
 from dataclasses import dataclass
-from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -30,6 +29,7 @@ from allocations.services.allocations import (
     allocations_replace,
 )
 from placementsite.core.exceptions import ConcurrentUpdate, Conflict, InvalidRequest, NotFound
+from providers.selectors.compute_nodes import host_is_down
 from providers.services.compute_nodes import compute_node_disable
 
 from ..flavor_snapshots import flavor_snapshot, server_flavor
@@ -60,15 +60,18 @@ class InvalidMove(InvalidRequest):
     code = "migration.invalid"
 
 
+class SourceUp(Conflict):
+    """An evacuation from a host that is neither forced down nor stale: its servers may still
+    run there, and rebuilding them elsewhere would run them twice."""
+
+    code = "migration.source_up"
+
+
 class MoveRefusedOnSource(Conflict):
     """The source's own inventory refuses to hand the server's allocations to the move (a
     min/max/step rule, or a class no longer there): no destination can help."""
 
     code = "migration.source_refused"
-
-
-def lease_expiry(now=None):
-    return (now or timezone.now()) + timedelta(seconds=settings.PLACEMENT_MIGRATION_LEASE_SECONDS)
 
 
 def held_allocations(consumer_uuid):
@@ -119,6 +122,11 @@ def _check_movable(server, kind, flavor, target_host):
         raise InvalidMove(f"The target host {target_host} is the server's own host.")
     if Migration.objects.filter(server=server, status__in=Migration.IN_FLIGHT).exists():
         raise MoveInProgress(f"Server {server.uuid} has a move in progress.")
+    if kind == Migration.Kind.EVACUATE and not host_is_down(root_provider_id=source.root_id):
+        raise SourceUp(
+            f"Host {source.name} is up (neither forced down nor stale): evacuate only from a "
+            "host that is down; force it down first (forced_down) if it is."
+        )
 
 
 def _claimable(host):
@@ -143,6 +151,20 @@ def server_move(*, server, kind, flavor=None, target_host=None):
     _generation, held = held_allocations(server.uuid)
     if not held:
         raise NothingToMove(f"Server {server.uuid} holds no allocations to move.")
+    hints = dict(server.scheduler_hints or {})
+    # The boot's forced host is not the move's (as Nova resets forced destinations): the
+    # move's own target, if any, replaces it.
+    hints.pop("target_host", None)
+    if target_host:
+        hints["target_host"] = target_host
+    # Built before anything is recorded: an unknown target host is a 400 that leaves no trace.
+    spec = scheduling_spec(
+        flavor=flavor,
+        project_id=server.project_id,
+        user_id=server.user_id,
+        hints=hints,
+        availability_zone=server.availability_zone,
+    )
     migration = Migration.objects.create(
         server=server,
         server_uuid=server.uuid,
@@ -155,25 +177,9 @@ def server_move(*, server, kind, flavor=None, target_host=None):
         source_allocations=held,
         project_id=server.project_id,
         user_id=server.user_id,
-        lease_expires_at=lease_expiry(),
+        lease_started_at=timezone.now(),
     )
-    if kind == Kind.EVACUATE:
-        # The source is down: nothing else may be scheduled there until an operator says so.
-        with contextlib.suppress(NotFound):  # a host without a report has nothing to disable
-            compute_node_disable(
-                root_provider_id=source.id, reason=f"evacuated: server {server.uuid} moved off it"
-            )
     same_host_allowed = kind == Kind.RESIZE and settings.PLACEMENT_RESIZE_SAME_HOST
-    hints = dict(server.scheduler_hints or {})
-    if target_host:
-        hints["target_host"] = target_host
-    spec = scheduling_spec(
-        flavor=flavor,
-        project_id=server.project_id,
-        user_id=server.user_id,
-        hints=hints,
-        availability_zone=server.availability_zone,
-    )
     tries = max(1, settings.PLACEMENT_SCHEDULER_MAX_ATTEMPTS)
     selection = None
     try:
@@ -196,6 +202,8 @@ def server_move(*, server, kind, flavor=None, target_host=None):
                     logger.info("Move to %s failed (%s); next host", weighed.host.name, exc)
                     continue
                 migration.refresh_from_db()
+                if kind == Kind.EVACUATE:
+                    _disable_evacuated(source, server)
                 return migration
     except Conflict as exc:
         _mark_error(migration.pk, exc.detail)
@@ -203,6 +211,15 @@ def server_move(*, server, kind, flavor=None, target_host=None):
     detail = f"No valid host was found to {kind} server {server.uuid}."
     _mark_error(migration.pk, detail)
     raise NoValidHost(detail, explain=explain(spec, selection) if selection else None)
+
+
+def _disable_evacuated(source, server):
+    """Once a server left it, nothing else may be scheduled on the down source until an
+    operator says so. A failed evacuation leaves the host as it was."""
+    with contextlib.suppress(NotFound):  # a host without a report has nothing to disable
+        compute_node_disable(
+            root_provider_id=source.id, reason=f"evacuated: server {server.uuid} moved off it"
+        )
 
 
 def _mark_error(migration_pk, detail):
@@ -269,7 +286,7 @@ def _move_to(migration_pk, host, dest_allocations):
         migration.dest_id = host.id
         migration.source_allocations = held
         migration.dest_allocations = dest_allocations
-        migration.lease_expires_at = lease_expiry(now)
+        migration.lease_started_at = now
         migration.save()
         server.host_id = host.id
         server.allocations = dest_allocations
@@ -302,11 +319,18 @@ CONFIRM = Settlement("confirm", CONFIRMABLE, Migration.Status.CONFIRMED, revert=
 REVERT = Settlement("revert", REVERTIBLE, Migration.Status.REVERTED, revert=True)
 FAIL = Settlement("fail", FAILABLE, Migration.Status.ERROR, revert=True)
 ABANDON = Settlement("abandon", REVERTIBLE, Migration.Status.ERROR, revert=False)
+# A live migration's end: the guest runs on the destination, so the source is freed at once
+# (as Nova's post-live-migration), with nothing left to confirm or revert.
+COMPLETE = Settlement(
+    "finish", (Migration.Status.MIGRATING,), Migration.Status.COMPLETED, revert=False
+)
 
 
-def migration_finish(*, migration):
-    """The move is done and waits for a confirm or a revert (``migrating`` -> ``finished``);
-    the lease starts again."""
+def migration_finish(*, migration, generation=...):
+    """The move is done. A live migration frees its source and ends ``completed``; any other
+    waits for a confirm or a revert (``migrating`` -> ``finished``), its lease started again."""
+    if migration.kind == Migration.Kind.LIVE_MIGRATE:
+        return _settle(migration, COMPLETE, generation=generation)
     with transaction.atomic():
         locked = Migration.objects.select_for_update().get(pk=migration.pk)
         if locked.status != Migration.Status.MIGRATING:
@@ -316,7 +340,7 @@ def migration_finish(*, migration):
         now = timezone.now()
         locked.status = Migration.Status.FINISHED
         locked.finished_at = now
-        locked.lease_expires_at = lease_expiry(now)
+        locked.lease_started_at = now
         locked.save()
     return locked
 

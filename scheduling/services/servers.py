@@ -14,6 +14,7 @@ from placementsite.core.gc_pause import cyclic_gc_paused
 from ..extra_specs import translate_flavor
 from ..flavor_snapshots import flavor_snapshot
 from ..models import Server
+from ..selectors.names import check_names
 from ..selectors.scheduler import SchedulingSpec, explain, first_allocations, select_hosts
 from .claims import ClaimFailed, allocation_claim
 
@@ -45,6 +46,8 @@ class BootStats:
 def scheduling_spec(
     *, flavor, project_id, user_id, count=1, hints=None, availability_zone="", traits=()
 ):
+    """The request the scheduler reads; a target host or zone that does not exist is a 400."""
+    check_names(target_host=(hints or {}).get("target_host"), availability_zone=availability_zone)
     return SchedulingSpec(
         flavor=flavor,
         flavor_request=translate_flavor(flavor, traits=traits),

@@ -130,7 +130,11 @@ API_ENDPOINTS = {
         "/api/flavors/",
         {"name": "m1.new", "vcpus": 1, "ram": 512, "disk": 1},
     ),
-    "placement:api:flavors:update": ("PATCH", "/api/flavors/m1.spare/", {"vcpus": 1}),
+    "placement:api:flavors:update": (
+        "PATCH",
+        "/api/flavors/m1.spare/",
+        {"extra_specs": {"hw:mem_page_size": "large"}},
+    ),
     "placement:api:flavors:delete": ("DELETE", "/api/flavors/m1.spare/", None),
     "placement:api:flavors:access:list": ("GET", "/api/flavors/m1.private/access/", None),
     "placement:api:flavors:access:add": (
@@ -176,6 +180,12 @@ API_ENDPOINTS = {
         report(),
     ),
     "placement:api:compute_nodes:delete": ("DELETE", f"/api/compute-nodes/{HOST}/", None),
+    "placement:api:compute_nodes:force_down": (
+        "PATCH",
+        f"/api/compute-nodes/{HOST}/",
+        {"forced_down": True},
+    ),
+    "placement:api:compute_nodes:drain": ("POST", f"/api/compute-nodes/{HOST}/drain/", {}),
     "placement:api:resource_classes:list": ("GET", "/api/resource-classes/", None),
     "placement:api:resource_classes:show": ("GET", "/api/resource-classes/VCPU/", None),
     "placement:api:resource_classes:update": (
@@ -257,7 +267,10 @@ def test_refusing_the_rule_refuses_the_endpoint(ids, policy_file, rule):
 
 
 # Endpoints that check a second rule besides their own (adopting is a report too).
-ALSO_CHECKED = {"placement:api:compute_nodes:adopt": "placement:api:compute_nodes:update"}
+ALSO_CHECKED = {
+    "placement:api:compute_nodes:adopt": "placement:api:compute_nodes:update",
+    "placement:api:compute_nodes:force_down": "placement:api:compute_nodes:update",
+}
 
 
 @pytest.mark.parametrize("rule", sorted(ENDPOINTS))
@@ -289,5 +302,9 @@ def api_route_rules():
 
 
 def test_every_api_route_checks_a_rule_of_the_table():
-    # The adopt rule is checked by the compute-node update on ?adopt=true.
-    assert set(api_route_rules()) == set(API_ENDPOINTS) - {"placement:api:compute_nodes:adopt"}
+    # The adopt and force_down rules are checked by the compute-node update on ?adopt=true
+    # and on a forced_down field.
+    assert set(api_route_rules()) == set(API_ENDPOINTS) - {
+        "placement:api:compute_nodes:adopt",
+        "placement:api:compute_nodes:force_down",
+    }
