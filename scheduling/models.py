@@ -81,6 +81,50 @@ class Server(TimestampedModel):
         return f"{self.name} ({self.uuid})"
 
 
+class ServerGroup(TimestampedModel):
+    """Nova's server group: servers kept together (``affinity``) or apart (``anti-affinity``,
+    at most ``rules["max_server_per_host"]`` per host, default 1) by the scheduler's filters,
+    or preferably so (``soft-...``) by its weighers."""
+
+    class Policy(models.TextChoices):
+        AFFINITY = "affinity"
+        ANTI_AFFINITY = "anti-affinity"
+        SOFT_AFFINITY = "soft-affinity"
+        SOFT_ANTI_AFFINITY = "soft-anti-affinity"
+
+    uuid = models.UUIDField(unique=True, default=uuid.uuid4)
+    name = models.CharField(max_length=255)
+    policy = models.CharField(max_length=20, choices=Policy.choices)
+    rules = models.JSONField(default=dict, blank=True)
+    project_id = models.CharField(max_length=255)
+    user_id = models.CharField(max_length=255, blank=True, default="")
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["project_id"])]
+
+    def __str__(self):
+        return f"{self.name} ({self.policy})"
+
+    @property
+    def max_server_per_host(self):
+        return int(self.rules.get("max_server_per_host", 1))
+
+
+class ServerGroupMember(models.Model):
+    """A server in a group (one group per server, as Nova); gone with the server."""
+
+    group = models.ForeignKey(ServerGroup, on_delete=models.CASCADE, related_name="members")
+    server = models.OneToOneField(Server, on_delete=models.CASCADE, related_name="group_membership")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self):
+        return f"{self.server} in {self.group}"
+
+
 class AggregateMetadata(TimestampedModel):
     """What Nova's host aggregates add to Placement's bare aggregate uuids: a name, an
     availability zone and key/value metadata matched by flavor extra specs."""

@@ -35,8 +35,10 @@ from providers.services.compute_nodes import compute_node_disable
 from ..flavor_snapshots import flavor_snapshot, server_flavor
 from ..models import LifecycleRecord, Migration, Server
 from ..selectors.scheduler import explain, first_allocations, select_hosts
+from ..selectors.server_groups import server_group_of
 from .claims import CONCURRENT_RETRIES, ClaimFailed
-from .servers import SELECTION_ROUNDS, NoValidHost, scheduling_spec
+from .server_groups import GroupPolicyViolated, group_admit, group_locked
+from .servers import SELECTION_ROUNDS, NoValidHost, read_group_hosts, scheduling_spec
 
 logger = logging.getLogger("placement.scheduler")
 
@@ -158,12 +160,15 @@ def server_move(*, server, kind, flavor=None, target_host=None):
     if target_host:
         hints["target_host"] = target_host
     # Built before anything is recorded: an unknown target host is a 400 that leaves no trace.
+    group = server_group_of(server=server)
     spec = scheduling_spec(
         flavor=flavor,
         project_id=server.project_id,
         user_id=server.user_id,
         hints=hints,
         availability_zone=server.availability_zone,
+        group=group,
+        moving_server=server.uuid,
     )
     migration = Migration.objects.create(
         server=server,
@@ -182,29 +187,41 @@ def server_move(*, server, kind, flavor=None, target_host=None):
     same_host_allowed = kind == Kind.RESIZE and settings.PLACEMENT_RESIZE_SAME_HOST
     tries = max(1, settings.PLACEMENT_SCHEDULER_MAX_ATTEMPTS)
     selection = None
+    moved = False
     try:
-        for _round in range(SELECTION_ROUNDS):
-            selection = select_hosts(spec)
-            order = [
-                w
-                for w in selection.attempt_order()
-                if (same_host_allowed or w.host.uuid != str(source.uuid))
-                and (not target_host or target_host in (w.host.name, w.host.uuid))
-            ]
-            if not order:
-                break
-            for weighed in order[:tries]:
-                try:
-                    _with_fresh_transactions(
-                        lambda w=weighed: _move_to(migration.pk, w.host, _claimable(w.host))
-                    )
-                except ClaimFailed as exc:
-                    logger.info("Move to %s failed (%s); next host", weighed.host.name, exc)
-                    continue
-                migration.refresh_from_db()
-                if kind == Kind.EVACUATE:
-                    _disable_evacuated(source, server)
-                return migration
+        # A member of a server group moves under the group's lock, as boots into it place.
+        with group_locked(group) as locked:
+            spec.group = locked
+            for _round in range(SELECTION_ROUNDS):
+                read_group_hosts(spec)
+                selection = select_hosts(spec)
+                order = [
+                    w
+                    for w in selection.attempt_order()
+                    if (same_host_allowed or w.host.uuid != str(source.uuid))
+                    and (not target_host or target_host in (w.host.name, w.host.uuid))
+                ]
+                if not order:
+                    break
+                for weighed in order[:tries]:
+                    try:
+                        _with_fresh_transactions(
+                            lambda w=weighed: _move_to(
+                                migration.pk, w.host, _claimable(w.host), group=locked
+                            )
+                        )
+                    except ClaimFailed as exc:
+                        logger.info("Move to %s failed (%s); next host", weighed.host.name, exc)
+                        continue
+                    moved = True
+                    break
+                if moved:
+                    break
+        if moved:
+            migration.refresh_from_db()
+            if kind == Kind.EVACUATE:
+                _disable_evacuated(source, server)
+            return migration
     except Conflict as exc:
         _mark_error(migration.pk, exc.detail)
         raise
@@ -228,7 +245,7 @@ def _mark_error(migration_pk, detail):
     )
 
 
-def _move_to(migration_pk, host, dest_allocations):
+def _move_to(migration_pk, host, dest_allocations, group=None):
     """The move's one write: the migration consumer takes the server's source allocations,
     the server's consumer takes ``dest_allocations``. The destination refused: ClaimFailed
     (the next host is tried); the source refused: MoveRefusedOnSource. Handing the same
@@ -250,6 +267,10 @@ def _move_to(migration_pk, host, dest_allocations):
         generation, held = held_allocations(server.uuid)
         if not held:
             raise NothingToMove(f"Server {server.uuid} holds no allocations to move.")
+        try:
+            group_admit(group=group, host_uuid=host.uuid, server=server)
+        except GroupPolicyViolated as exc:
+            raise ClaimFailed(exc.detail) from None
         try:
             allocations_replace(
                 consumers=[

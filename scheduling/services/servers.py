@@ -16,7 +16,9 @@ from ..flavor_snapshots import flavor_snapshot
 from ..models import Server
 from ..selectors.names import check_names
 from ..selectors.scheduler import SchedulingSpec, explain, first_allocations, select_hosts
+from ..selectors.server_groups import member_host_counts
 from .claims import ClaimFailed, allocation_claim
+from .server_groups import group_admit, group_locked
 
 logger = logging.getLogger("placement.scheduler")
 
@@ -44,11 +46,21 @@ class BootStats:
 
 
 def scheduling_spec(
-    *, flavor, project_id, user_id, count=1, hints=None, availability_zone="", traits=()
+    *,
+    flavor,
+    project_id,
+    user_id,
+    count=1,
+    hints=None,
+    availability_zone="",
+    traits=(),
+    group=None,
+    moving_server=None,
 ):
-    """The request the scheduler reads; a target host or zone that does not exist is a 400."""
+    """The request the scheduler reads; a target host or zone that does not exist is a 400.
+    ``group``: the server group the instances join (or the moving server is in)."""
     check_names(target_host=(hints or {}).get("target_host"), availability_zone=availability_zone)
-    return SchedulingSpec(
+    spec = SchedulingSpec(
         flavor=flavor,
         flavor_request=translate_flavor(flavor, traits=traits),
         project_id=project_id,
@@ -56,7 +68,18 @@ def scheduling_spec(
         hints=dict(hints or {}),
         availability_zone=availability_zone or "",
         count=count,
+        group=group,
+        moving_server=moving_server,
     )
+    read_group_hosts(spec)
+    return spec
+
+
+def read_group_hosts(spec):
+    """Where the spec's group members run, read now: once per pass, so that each pass (and
+    each instance of a request) sees every member placed before it."""
+    if spec.group is not None:
+        spec.group_hosts = member_host_counts(group=spec.group, exclude_server=spec.moving_server)
 
 
 def _alternates(selection, claimed):
@@ -76,6 +99,7 @@ def _place_one(spec, name, stats):
     selection = None
     snapshot = flavor_snapshot(spec.flavor)
     for _round in range(SELECTION_ROUNDS):
+        read_group_hosts(spec)
         selection = select_hosts(spec)
         if selection.chosen is None:
             break
@@ -99,13 +123,21 @@ def _place_one(spec, name, stats):
                 scheduler_hints=spec.hints,
             )
             stats.hosts_tried += 1
+
+            def record_and_join(record=record, host=host):
+                # The group's hard policy is checked again here, in the claim's transaction
+                # and under the group's lock: whatever filters are configured, no claim
+                # breaks it.
+                record.save()
+                group_admit(group=spec.group, host_uuid=host.uuid, server=record, join=True)
+
             try:
                 stats.retries += allocation_claim(
                     consumer_uuid=server_uuid,
                     allocations=allocations,
                     project_id=spec.project_id,
                     user_id=spec.user_id,
-                    then=record.save,
+                    then=record_and_join,
                 )
             except ClaimFailed as exc:
                 stats.retries += exc.retries
@@ -129,11 +161,17 @@ def servers_create(
     count=1,
     hints=None,
     availability_zone="",
+    group=None,
     stats=None,
 ):
     """Place ``count`` instances of ``flavor``, claiming as it goes (instance 2 sees instance
     1's usage). If one cannot be placed, every one placed so far is released and NoValidHost
-    raised: nothing stays claimed."""
+    raised: nothing stays claimed.
+
+    With a server ``group``, the whole request runs in one transaction holding the group's
+    row lock: the passes see every member placed before (by this request or a concurrent one,
+    which waits), each claim checks the hard policy again, and the servers join the group
+    together or not at all."""
     stats = stats if stats is not None else BootStats()
     spec = scheduling_spec(
         flavor=flavor,
@@ -146,7 +184,8 @@ def servers_create(
     placed = []
     try:
         # Each pass allocates a host state per host: no collector walks while they live.
-        with cyclic_gc_paused():
+        with cyclic_gc_paused(), group_locked(group) as locked:
+            spec.group = locked
             for index in range(count):
                 spec.index = index
                 name_of = name if count == 1 else f"{name}-{index + 1}"

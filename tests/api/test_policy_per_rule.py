@@ -160,6 +160,14 @@ API_ENDPOINTS = {
     "placement:api:servers:live_migrate": ("POST", "/api/servers/{server}/live-migrate/", {}),
     "placement:api:servers:evacuate": ("POST", "/api/servers/{server}/evacuate/", {}),
     "placement:api:migrations:list": ("GET", "/api/migrations/", None),
+    "placement:api:server_groups:list": ("GET", "/api/server-groups/", None),
+    "placement:api:server_groups:show": ("GET", "/api/server-groups/{group}/", None),
+    "placement:api:server_groups:create": (
+        "POST",
+        "/api/server-groups/",
+        {"name": "g", "policy": "affinity", "project_id": "project-a"},
+    ),
+    "placement:api:server_groups:delete": ("DELETE", "/api/server-groups/{group}/", None),
     "placement:api:migrations:show": ("GET", "/api/migrations/{migration}/", None),
     "placement:api:migrations:confirm": ("POST", "/api/migrations/{migration}/confirm/", {}),
     "placement:api:migrations:revert": ("POST", "/api/migrations/{migration}/revert/", {}),
@@ -206,6 +214,7 @@ SCOPE_RULES = {
     "placement:api:servers:all_projects",
     "placement:api:migrations:all_projects",
     "placement:api:flavors:all_projects",
+    "placement:api:server_groups:all_projects",
 }
 # The shared base rules, named by the others (``rule:admin_or_service_api``).
 BASE_RULES = {r.name for r in policy.BASE_RULES}
@@ -241,7 +250,15 @@ def api_world(db):
     private = {"name": "m1.private", "vcpus": 1, "ram": 512, "disk": 1, "is_public": False}
     assert admin.post("/api/flavors/", private).status == 201
     assert admin.post("/api/flavors/m1.private/access/", {"project_id": "project-b"}).status == 201
-    return {"server": idle["id"], "migration": migration.json["migration"]["id"]}
+    group = admin.post(
+        "/api/server-groups/", {"name": "g", "policy": "affinity", "project_id": "project-a"}
+    )
+    assert group.status == 201, group
+    return {
+        "server": idle["id"],
+        "migration": migration.json["migration"]["id"],
+        "group": group.json["id"],
+    }
 
 
 @pytest.fixture
