@@ -6,6 +6,7 @@ from rest_framework import serializers
 from placementsite.core.rest.serializers import StrictFieldsMixin
 
 from ..extra_specs import InvalidExtraSpec, validate
+from ..flavor_snapshots import size_changes
 from ..models import Flavor, Server
 from ..selectors.flavors import FlavorViewer, flavor_lookup
 from ..selectors.server_groups import GroupViewer, server_group_lookup
@@ -40,9 +41,7 @@ class FlavorSerializer(serializers.ModelSerializer):
         if self.instance is not None:
             # As Nova: a flavor's sizes never change (servers were placed for them); extra
             # specs may, for new servers only (each server keeps a snapshot).
-            changed = [
-                f for f in FLAVOR_FIELDS if f in attrs and attrs[f] != getattr(self.instance, f)
-            ]
+            changed = size_changes(self.instance, attrs)
             if changed:
                 raise serializers.ValidationError(
                     {f: ["A flavor's sizes cannot change; create a new flavor."] for f in changed}

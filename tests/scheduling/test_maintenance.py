@@ -247,3 +247,18 @@ def test_lowering_the_lease_applies_to_moves_in_flight(api, settings):
     assert shown["lease_expires_at"] <= timezone.now().isoformat().replace("+00:00", "Z")
     migrations_cleanup()
     assert Migration.objects.get().status == "reverted"
+
+
+def test_the_admin_forces_a_host_down_through_the_service(client, api, reported_hosts):
+    from django.contrib.auth.models import User as DjangoUser
+
+    from providers.models import ComputeNode
+
+    client.force_login(DjangoUser.objects.create_superuser("root", "root@example.com", "pw"))
+    node = ComputeNode.objects.get(hostname="h1")
+    response = client.post(
+        f"/admin/providers/computenode/{node.pk}/change/",
+        {"enabled": "on", "disabled_reason": "", "forced_down": "on"},
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert api.get("/api/compute-nodes/h1/").json["forced_down"] is True
