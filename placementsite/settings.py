@@ -448,10 +448,13 @@ LOGGING = {
 PLACEMENT_SCHEDULER_FILTERS = os.environ.get(
     "PLACEMENT_SCHEDULER_FILTERS",
     "host_enabled,availability_zone,aggregate_extra_specs,same_host,different_host,"
-    "target_host,ignore_hosts",
+    "target_host,ignore_hosts,server_group_affinity,server_group_anti_affinity",
 )
 PLACEMENT_SCHEDULER_WEIGHERS = os.environ.get(
-    "PLACEMENT_SCHEDULER_WEIGHERS", "ram=1.0,cpu=1.0,disk=1.0"
+    "PLACEMENT_SCHEDULER_WEIGHERS",
+    # The soft group policies outweigh the three spreading weighers together (each at most 1
+    # once normalised), so that a soft policy is honoured whenever some host allows it.
+    "ram=1.0,cpu=1.0,disk=1.0,server_group_soft_affinity=10.0,server_group_soft_anti_affinity=10.0",
 )
 # A random pick among the best N hosts (Nova's host_subset_size), and how many hosts each
 # server keeps: the chosen one and max_attempts - 1 alternates.

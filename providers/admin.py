@@ -578,6 +578,7 @@ class ComputeNodeAdmin(ServiceAdmin):
         "provider",
         "enabled",
         "disabled_reason",
+        "forced_down",
         *REPORT_FIELDS,
         "reported_at",
         "synced_at",
@@ -587,12 +588,16 @@ class ComputeNodeAdmin(ServiceAdmin):
         "sync_attempts",
         "next_sync_at",
     ]
-    readonly_fields = [f for f in fields if f not in ("enabled", "disabled_reason")]
+    readonly_fields = [f for f in fields if f not in ("enabled", "disabled_reason", "forced_down")]
 
     def has_add_permission(self, request):
         return False
 
     def save_model(self, request, obj, form, change):
+        if "forced_down" in form.changed_data:
+            compute_node_services.compute_node_force_down(
+                hostname=obj.hostname, forced_down=obj.forced_down
+            )
         reason = "" if obj.enabled else obj.disabled_reason
         compute_node_services.compute_node_set_enabled(
             hostname=obj.hostname, enabled=obj.enabled, reason=reason

@@ -37,6 +37,7 @@ PROVIDER_TRAITS_DELETE = "placement:resource_providers:traits:delete"
 # /api/ (the viewsets name the prefix; the action gives the verb)
 COMPUTE_NODES = "placement:api:compute_nodes"
 COMPUTE_NODES_ADOPT = "placement:api:compute_nodes:adopt"
+COMPUTE_NODES_FORCE_DOWN = "placement:api:compute_nodes:force_down"
 API_RESOURCE_CLASSES = "placement:api:resource_classes"
 
 rules = [
@@ -76,6 +77,12 @@ rules = [
         ADMIN,
         "PUT /api/compute-nodes/{name}/?adopt=true: hand a provider the host sync did not "
         "create (one of the host's name) to the sync.",
+    ),
+    rule(
+        COMPUTE_NODES_FORCE_DOWN,
+        ADMIN,
+        "PATCH /api/compute-nodes/{name}/ with forced_down: mark a host down (or up again), as "
+        "Nova's forced_down; a forced-down host is never scheduled to and may be evacuated.",
     ),
     rule(f"{COMPUTE_NODES}:delete", ADMIN, "DELETE /api/compute-nodes/{name}/: forget a host."),
     rule(f"{API_RESOURCE_CLASSES}:list", ADMIN_OR_SERVICE, "GET /api/resource-classes/."),

@@ -8,7 +8,17 @@ from django.contrib import admin
 from placementsite.core.admin_base import ReadOnlyInline, ViewOnlyAdmin
 
 from .extra_specs import InvalidExtraSpec, validate
-from .models import AggregateMetadata, Flavor, FlavorAccess, LifecycleRecord, Migration, Server
+from .flavor_snapshots import size_changes
+from .models import (
+    AggregateMetadata,
+    Flavor,
+    FlavorAccess,
+    LifecycleRecord,
+    Migration,
+    Server,
+    ServerGroup,
+    ServerGroupMember,
+)
 from .services.servers import server_delete
 
 
@@ -29,6 +39,9 @@ class FlavorForm(forms.ModelForm):
 
     def clean(self):
         data = super().clean()
+        if self.instance.pk is not None:
+            for size in size_changes(self.instance, data):
+                self.add_error(size, "A flavor's sizes cannot change; create a new flavor.")
         amounts = ("vcpus", "ram", "disk", "ephemeral", "swap")
         if all(data.get(name) is not None for name in amounts):
             try:
@@ -76,6 +89,23 @@ class ServerAdmin(admin.ModelAdmin):
     def delete_queryset(self, request, queryset):
         for server in queryset:
             server_delete(server=server)
+
+
+class ServerGroupMemberInline(ReadOnlyInline):
+    model = ServerGroupMember
+    show_change_link = False
+    fields = ["server", "created_at"]
+    readonly_fields = fields
+
+
+@admin.register(ServerGroup)
+class ServerGroupAdmin(ViewOnlyAdmin):
+    """Server groups (made and deleted through /api/server-groups/), with their members."""
+
+    list_display = ["name", "uuid", "policy", "project_id", "created_at"]
+    list_filter = ["policy"]
+    search_fields = ["name", "=uuid", "project_id"]
+    inlines = [ServerGroupMemberInline]
 
 
 @admin.register(AggregateMetadata)

@@ -10,6 +10,12 @@ from .models import Flavor
 SIZES = ("vcpus", "ram", "disk", "ephemeral", "swap")
 
 
+def size_changes(flavor: Flavor, values: dict) -> list[str]:
+    """The sizes ``values`` would change on an existing ``flavor``: as Nova, none may (servers
+    were placed for them); every edge refuses them naming each."""
+    return [size for size in SIZES if size in values and values[size] != getattr(flavor, size)]
+
+
 def flavor_snapshot(flavor: Flavor) -> dict:
     """What a server keeps of ``flavor``."""
     return {

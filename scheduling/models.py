@@ -2,7 +2,9 @@
 scheduling side of aggregates (names, availability zones, metadata), as Nova keeps them."""
 
 import uuid
+from datetime import timedelta
 
+from django.conf import settings
 from django.db import models
 
 from providers.models import Aggregate, ResourceProvider, TimestampedModel
@@ -105,6 +107,50 @@ class Server(TimestampedModel):
         return f"{self.name} ({self.uuid})"
 
 
+class ServerGroup(TimestampedModel):
+    """Nova's server group: servers kept together (``affinity``) or apart (``anti-affinity``,
+    at most ``rules["max_server_per_host"]`` per host, default 1) by the scheduler's filters,
+    or preferably so (``soft-...``) by its weighers."""
+
+    class Policy(models.TextChoices):
+        AFFINITY = "affinity"
+        ANTI_AFFINITY = "anti-affinity"
+        SOFT_AFFINITY = "soft-affinity"
+        SOFT_ANTI_AFFINITY = "soft-anti-affinity"
+
+    uuid = models.UUIDField(unique=True, default=uuid.uuid4)
+    name = models.CharField(max_length=255)
+    policy = models.CharField(max_length=20, choices=Policy.choices)
+    rules = models.JSONField(default=dict, blank=True)
+    project_id = models.CharField(max_length=255)
+    user_id = models.CharField(max_length=255, blank=True, default="")
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["project_id"])]
+
+    def __str__(self):
+        return f"{self.name} ({self.policy})"
+
+    @property
+    def max_server_per_host(self):
+        return int(self.rules.get("max_server_per_host", 1))
+
+
+class ServerGroupMember(models.Model):
+    """A server in a group (one group per server, as Nova); gone with the server."""
+
+    group = models.ForeignKey(ServerGroup, on_delete=models.CASCADE, related_name="members")
+    server = models.OneToOneField(Server, on_delete=models.CASCADE, related_name="group_membership")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self):
+        return f"{self.server} in {self.group}"
+
+
 class AggregateMetadata(TimestampedModel):
     """What Nova's host aggregates add to Placement's bare aggregate uuids: a name, an
     availability zone and key/value metadata matched by flavor extra specs."""
@@ -135,12 +181,13 @@ class Migration(TimestampedModel):
         PRE_MIGRATING = "pre-migrating"
         MIGRATING = "migrating"
         FINISHED = "finished"
+        COMPLETED = "completed"  # a live migration done: the source freed, nothing to confirm
         CONFIRMED = "confirmed"
         REVERTED = "reverted"
         ERROR = "error"
 
     IN_FLIGHT = (Status.PRE_MIGRATING, Status.MIGRATING, Status.FINISHED)
-    FINAL = (Status.CONFIRMED, Status.REVERTED, Status.ERROR)
+    FINAL = (Status.CONFIRMED, Status.COMPLETED, Status.REVERTED, Status.ERROR)
 
     uuid = models.UUIDField(unique=True, default=uuid.uuid4)
     server = models.ForeignKey(
@@ -167,7 +214,9 @@ class Migration(TimestampedModel):
     dest_allocations = models.JSONField(default=dict, blank=True)
     project_id = models.CharField(max_length=255)
     user_id = models.CharField(max_length=255)
-    lease_expires_at = models.DateTimeField(db_index=True)
+    # When the lease last started; it ends PLACEMENT_MIGRATION_LEASE_SECONDS later, as that
+    # setting says now (lowering it applies to moves in flight).
+    lease_started_at = models.DateTimeField(db_index=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     # When the cleanup checked that a final migration's consumer holds nothing any more.
     cleaned_at = models.DateTimeField(null=True, blank=True)
@@ -185,6 +234,19 @@ class Migration(TimestampedModel):
     @property
     def in_flight(self):
         return self.status in self.IN_FLIGHT
+
+    @staticmethod
+    def lease():
+        return timedelta(seconds=settings.PLACEMENT_MIGRATION_LEASE_SECONDS)
+
+    @property
+    def lease_expires_at(self):
+        return self.lease_started_at + self.lease()
+
+    @classmethod
+    def lease_started_before(cls, now):
+        """The lookup of moves whose lease ended before ``now``."""
+        return {"lease_started_at__lt": now - cls.lease()}
 
 
 class LifecycleRecord(models.Model):

@@ -8,7 +8,12 @@ caller's own project's rows unless ``...:all_projects`` allows it every project'
 (``/api/flavors/{id}/access/``) or by callers ``placement:api:flavors:all_projects`` allows.
 """
 
-from placementsite.core.api.policy import ADMIN, ADMIN_OR_SERVICE, rule
+from placementsite.core.api.policy import (
+    ADMIN,
+    ADMIN_OR_PROJECT_READER_OR_SERVICE,
+    ADMIN_OR_SERVICE,
+    rule,
+)
 
 ALLOCATION_CANDIDATES_LIST = "placement:allocation_candidates:list"
 
@@ -21,6 +26,12 @@ MIGRATIONS = "placement:api:migrations"
 MIGRATIONS_ALL_PROJECTS = "placement:api:migrations:all_projects"
 SCHEDULER = "placement:api:scheduler"
 CAPACITY = "placement:api:capacity"
+SERVER_GROUPS = "placement:api:server_groups"
+SERVER_GROUPS_ALL_PROJECTS = "placement:api:server_groups:all_projects"
+# A project's members manage its own groups, as Nova's defaults; admins and services any.
+PROJECT_MEMBER = "rule:admin_or_service_api or (role:member and project_id:%(project_id)s)"
+# Served by this app (it moves servers) under the providers' /api/compute-nodes/.
+COMPUTE_NODES = "placement:api:compute_nodes"
 
 MOVES = {
     "migrate": "move a server to another host",
@@ -31,7 +42,7 @@ MOVES = {
 SETTLEMENTS = {
     "confirm": "keep the destination, free the source",
     "revert": "back to the source, free the destination",
-    "finish": "the move is done, awaiting confirm or revert",
+    "finish": "the move is done (a live migration completes), awaiting confirm or revert",
     "fail": "the move failed: revert",
 }
 
@@ -100,4 +111,34 @@ rules = [
         "POST /api/scheduler/explain/: the scheduler's funnel, claiming nothing.",
     ),
     rule(f"{CAPACITY}:list", ADMIN_OR_SERVICE, "GET /api/capacity/?flavor=: how many more fit."),
+    rule(
+        f"{SERVER_GROUPS}:list",
+        ADMIN_OR_PROJECT_READER_OR_SERVICE,
+        "GET /api/server-groups/: the caller's project's groups.",
+    ),
+    rule(
+        SERVER_GROUPS_ALL_PROJECTS,
+        ADMIN_OR_SERVICE,
+        "GET /api/server-groups/ lists every project's groups, and boots may join any of them.",
+    ),
+    rule(
+        f"{SERVER_GROUPS}:show",
+        ADMIN_OR_PROJECT_READER_OR_SERVICE,
+        "GET /api/server-groups/{id}/ (target: its project).",
+    ),
+    rule(
+        f"{SERVER_GROUPS}:create",
+        PROJECT_MEMBER,
+        "POST /api/server-groups/ (target: the project it is for).",
+    ),
+    rule(
+        f"{SERVER_GROUPS}:delete",
+        PROJECT_MEMBER,
+        "DELETE /api/server-groups/{id}/ (target: its project).",
+    ),
+    rule(
+        f"{COMPUTE_NODES}:drain",
+        ADMIN,
+        "POST /api/compute-nodes/{name}/drain/: disable a host and move every server off it.",
+    ),
 ]

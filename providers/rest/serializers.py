@@ -206,7 +206,8 @@ def _numa_node_errors(attrs):
 
 class ComputeNodeSerializer(StrictFieldsMixin, serializers.ModelSerializer):
     """A host as operators and the dashboard see it: report, sync state, flags. Only
-    ``enabled`` and ``disabled_reason`` are written (PATCH); any other field is a 400."""
+    ``enabled``, ``disabled_reason`` and ``forced_down`` (admins) are written (PATCH); any
+    other field is a 400."""
 
     provider = serializers.UUIDField(source="provider.uuid", read_only=True, allow_null=True)
     stale = serializers.SerializerMethodField()
@@ -218,6 +219,7 @@ class ComputeNodeSerializer(StrictFieldsMixin, serializers.ModelSerializer):
             "provider",
             "enabled",
             "disabled_reason",
+            "forced_down",
             "stale",
             *REPORT_FIELDS,
             "reported_at",
@@ -228,7 +230,9 @@ class ComputeNodeSerializer(StrictFieldsMixin, serializers.ModelSerializer):
             "sync_attempts",
             "next_sync_at",
         ]
-        read_only_fields = [f for f in fields if f not in ("enabled", "disabled_reason")]
+        read_only_fields = [
+            f for f in fields if f not in ("enabled", "disabled_reason", "forced_down")
+        ]
 
     def get_stale(self, node) -> bool:
         return is_stale(node.reported_at)

@@ -15,6 +15,7 @@ from ..selectors.device_units import host_device_units
 from ..selectors.resource_pools import pool_usage
 from ..services.compute_nodes import (
     compute_node_delete,
+    compute_node_force_down,
     compute_node_report,
     compute_node_set_enabled,
 )
@@ -36,7 +37,8 @@ from .serializers import (
 
 class ComputeNodeViewSet(ApiModelViewSet):
     """Hosts and their reports. ``PUT`` creates or replaces a host's report (idempotent);
-    ``PATCH`` sets ``enabled`` and ``disabled_reason`` (any other field is a 400);
+    ``PATCH`` sets ``enabled`` and ``disabled_reason``, and ``forced_down``
+    (``placement:api:compute_nodes:force_down``, admins) (any other field is a 400);
     ``DELETE`` decommissions the host: its record and its whole provider tree, refused with a
     409 ``compute_node.in_use`` while anything is allocated on the tree.
 
@@ -69,6 +71,17 @@ class ComputeNodeViewSet(ApiModelViewSet):
     def perform_update(self, serializer):
         data = serializer.validated_data
         node = serializer.instance
+        if "forced_down" in data:
+            if not policy.check(policies.COMPUTE_NODES_FORCE_DOWN, self.request.auth):
+                self.permission_denied(
+                    self.request,
+                    message=f"Policy does not allow {policies.COMPUTE_NODES_FORCE_DOWN} to be "
+                    "performed.",
+                )
+            node = compute_node_force_down(hostname=node.hostname, forced_down=data["forced_down"])
+            serializer.instance = node
+            if not {"enabled", "disabled_reason"} & set(data):
+                return
         enabled = data.get("enabled", node.enabled)
         reason = data.get("disabled_reason", "" if enabled else node.disabled_reason)
         serializer.instance = compute_node_set_enabled(

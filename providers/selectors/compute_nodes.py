@@ -85,8 +85,25 @@ def synced_q(*, signature: str) -> Q:
 
 
 def unavailable_q(*, now=None, prefix=""):
-    """Condition on a ComputeNode: disabled by an operator, or stale."""
-    return Q(**{f"{prefix}enabled": False}) | stale_q(now=now, prefix=prefix)
+    """Condition on a ComputeNode: disabled or forced down by an operator, or stale."""
+    return (
+        Q(**{f"{prefix}enabled": False})
+        | Q(**{f"{prefix}forced_down": True})
+        | stale_q(now=now, prefix=prefix)
+    )
+
+
+def host_is_down(*, root_provider_id, now=None) -> bool:
+    """Whether the host of this root provider is down: forced down by an operator, or stale.
+    A provider no host reports for (made through the Placement API) counts as up."""
+    node = (
+        ComputeNode.objects.filter(provider__root_id=root_provider_id)
+        .values("forced_down", "reported_at")
+        .first()
+    )
+    if node is None:
+        return False
+    return node["forced_down"] or is_stale(node["reported_at"], now=now)
 
 
 def unavailable_root_ids(*, now=None):
@@ -104,19 +121,20 @@ def unavailable_root_ids(*, now=None):
 
 
 def host_states(*, provider_ids, now=None):
-    """``{root provider id: {"hostname", "enabled", "disabled_reason", "stale"}}`` for these
-    providers' hosts."""
+    """``{root provider id: {"hostname", "enabled", "disabled_reason", "forced_down",
+    "stale"}}`` for these providers' hosts."""
     rows = ComputeNode.objects.filter(provider__root_id__in=list(provider_ids)).values_list(
-        "provider__root_id", "hostname", "enabled", "disabled_reason", "reported_at"
+        "provider__root_id", "hostname", "enabled", "disabled_reason", "forced_down", "reported_at"
     )
     return {
         root_id: {
             "hostname": hostname,
             "enabled": enabled,
             "disabled_reason": reason,
+            "forced_down": forced_down,
             "stale": is_stale(reported_at, now=now),
         }
-        for root_id, hostname, enabled, reason, reported_at in rows
+        for root_id, hostname, enabled, reason, forced_down, reported_at in rows
     }
 
 

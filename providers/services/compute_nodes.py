@@ -152,6 +152,15 @@ def compute_node_set_enabled(*, hostname: str, enabled: bool, reason: str = "") 
     return compute_node_disable(hostname=hostname, reason=reason)
 
 
+def compute_node_force_down(*, hostname: str, forced_down: bool) -> ComputeNode:
+    """Mark a host down (or up again) by an operator's word, as Nova's ``forced_down``."""
+    with transaction.atomic():
+        node = _node_for_update(hostname=hostname)
+        node.forced_down = forced_down
+        node.save(update_fields=["forced_down", "updated_at"])
+        return node
+
+
 def _node_for_update(*, hostname=None, root_provider_id=None):
     nodes = ComputeNode.objects.select_for_update()
     if hostname is not None:

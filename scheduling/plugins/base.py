@@ -34,6 +34,7 @@ class HostState:
     aggregate_metadata: list = field(default_factory=list)
     enabled: bool = True
     disabled_reason: str = ""
+    forced_down: bool = False
     stale: bool = False
     tree: object = field(default=None, repr=False)
 

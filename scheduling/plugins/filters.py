@@ -1,12 +1,16 @@
 """The built-in filters."""
 
+from ..models import ServerGroup
+from ..selectors.server_groups import group_refusal
 from .base import BaseFilter
 
 
 class HostEnabledFilter(BaseFilter):
-    """Refuses hosts an operator disabled and hosts whose report is stale."""
+    """Refuses hosts an operator disabled or forced down and hosts whose report is stale."""
 
     def check(self, host, spec):
+        if host.forced_down:
+            return "forced down by the operator"
         if not host.enabled:
             reason = f": {host.disabled_reason}" if host.disabled_reason else ""
             return f"disabled by the operator{reason}"
@@ -127,6 +131,33 @@ class ExtendedResourceFilter(BaseFilter):
         return None
 
 
+class _ServerGroupFilter(BaseFilter):
+    """A hard server-group policy: the members' hosts are read once per pass
+    (``spec.group_hosts``, instances of the same request included)."""
+
+    policy = None
+
+    def applies(self, spec):
+        group = getattr(spec, "group", None)
+        return group is not None and group.policy == self.policy
+
+    def check(self, host, spec):
+        return group_refusal(group=spec.group, host_uuid=host.uuid, counts=spec.group_hosts)
+
+
+class ServerGroupAffinityFilter(_ServerGroupFilter):
+    """Hint ``group`` of an ``affinity`` group: only the host its members run on."""
+
+    policy = ServerGroup.Policy.AFFINITY
+
+
+class ServerGroupAntiAffinityFilter(_ServerGroupFilter):
+    """Hint ``group`` of an ``anti-affinity`` group: no host already running
+    ``max_server_per_host`` of its members (1 by default)."""
+
+    policy = ServerGroup.Policy.ANTI_AFFINITY
+
+
 BUILTIN = {
     "host_enabled": HostEnabledFilter,
     "availability_zone": AvailabilityZoneFilter,
@@ -136,4 +167,6 @@ BUILTIN = {
     "target_host": TargetHostFilter,
     "ignore_hosts": IgnoreHostsFilter,
     "extended_resource": ExtendedResourceFilter,
+    "server_group_affinity": ServerGroupAffinityFilter,
+    "server_group_anti_affinity": ServerGroupAntiAffinityFilter,
 }

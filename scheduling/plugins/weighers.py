@@ -52,9 +52,38 @@ class DiskWeigher(ResourceWeigher):
         super().__init__()
 
 
+class _ServerGroupWeigher(BaseWeigher):
+    """A soft server-group policy: how many of the group's members the host runs, counted
+    for (``soft-affinity``) or against (``soft-anti-affinity``); 0 for every host otherwise."""
+
+    policy = None
+    sign = 1.0
+
+    def __init__(self, *args):
+        if args:
+            raise ValueError(f"takes no arguments, got {':'.join(args)}")
+
+    def weigh(self, host, spec):
+        group = getattr(spec, "group", None)
+        if group is None or group.policy != self.policy:
+            return 0.0
+        return self.sign * spec.group_hosts.get(host.uuid, 0)
+
+
+class ServerGroupSoftAffinityWeigher(_ServerGroupWeigher):
+    policy = "soft-affinity"
+
+
+class ServerGroupSoftAntiAffinityWeigher(_ServerGroupWeigher):
+    policy = "soft-anti-affinity"
+    sign = -1.0
+
+
 BUILTIN = {
     "ram": RAMWeigher,
     "cpu": CPUWeigher,
     "disk": DiskWeigher,
     "resource": ResourceWeigher,
+    "server_group_soft_affinity": ServerGroupSoftAffinityWeigher,
+    "server_group_soft_anti_affinity": ServerGroupSoftAntiAffinityWeigher,
 }

@@ -34,6 +34,7 @@ class MigrationSerializer(serializers.ModelSerializer):
     dest_host = serializers.CharField(source="dest.name", read_only=True, default=None)
     old_flavor = serializers.CharField(source="old_flavor.name", read_only=True)
     new_flavor = serializers.CharField(source="new_flavor.name", read_only=True)
+    lease_expires_at = serializers.DateTimeField(read_only=True)
 
     class Meta:
         model = Migration
@@ -225,7 +226,8 @@ class MigrationViewSet(
     @extend_schema(request=None, responses={200: MigrationSerializer})
     @action(detail=True, methods=["post"])
     def finish(self, request, pk=None):
-        """The move is done and waits for a confirm or a revert."""
+        """The move is done: a live migration frees its source and ends `completed`; any other
+        waits for a confirm or a revert."""
         return _migration_response(moves.migration_finish(migration=self.get_object()))
 
     @extend_schema(request=FailSerializer, responses={200: MigrationSerializer})

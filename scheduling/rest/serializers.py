@@ -7,8 +7,10 @@ from allocations.selectors.devices import devices_of_consumers
 from placementsite.core.rest.serializers import StrictFieldsMixin
 
 from ..extra_specs import InvalidExtraSpec, validate
+from ..flavor_snapshots import size_changes
 from ..models import Flavor, Server
 from ..selectors.flavors import FlavorViewer, flavor_lookup
+from ..selectors.server_groups import GroupViewer, server_group_lookup
 
 # Without a caller in the serializer's context (``flavor_viewer``), only public flavors.
 PUBLIC_ONLY = FlavorViewer(project_id=None)
@@ -40,9 +42,7 @@ class FlavorSerializer(serializers.ModelSerializer):
         if self.instance is not None:
             # As Nova: a flavor's sizes never change (servers were placed for them); extra
             # specs may, for new servers only (each server keeps a snapshot).
-            changed = [
-                f for f in FLAVOR_FIELDS if f in attrs and attrs[f] != getattr(self.instance, f)
-            ]
+            changed = size_changes(self.instance, attrs)
             if changed:
                 raise serializers.ValidationError(
                     {f: ["A flavor's sizes cannot change; create a new flavor."] for f in changed}
@@ -94,17 +94,21 @@ class HintsSerializer(StrictFieldsMixin, serializers.Serializer):
     ignore_hosts = serializers.ListField(
         child=serializers.CharField(max_length=255), required=False
     )
+    # A server group's uuid (/api/server-groups/): the instances join it, placed by its policy.
+    group = serializers.UUIDField(format="hex_verbose", required=False)
+
+    SINGLE = ("target_host", "group")
 
     def to_internal_value(self, data):
         # A single server or host may be given as a string, as Nova's hints allow.
         if isinstance(data, dict):
             data = {
-                key: [value] if key != "target_host" and isinstance(value, str) else value
+                key: [value] if key not in self.SINGLE and isinstance(value, str) else value
                 for key, value in data.items()
             }
         values = super().to_internal_value(data)
         return {
-            key: [str(v) for v in value] if isinstance(value, list) else value
+            key: [str(v) for v in value] if isinstance(value, list) else str(value)
             for key, value in values.items()
         }
 
@@ -145,6 +149,20 @@ class ServerRequestSerializer(serializers.Serializer):
     availability_zone = serializers.CharField(
         max_length=255, required=False, allow_blank=True, default=""
     )
+
+    def validate(self, attrs):
+        """``scheduler_hints.group`` names a group the caller may see (its project's, or any
+        with ``placement:api:server_groups:all_projects``); another is a 400 naming it."""
+        wanted = attrs["scheduler_hints"].get("group")
+        attrs["group"] = None
+        if wanted:
+            viewer = self.context.get("group_viewer", GroupViewer(project_id=None))
+            attrs["group"] = server_group_lookup(value=wanted, viewer=viewer)
+            if attrs["group"] is None:
+                raise serializers.ValidationError(
+                    {"scheduler_hints": {"group": [f"No server group {wanted}."]}}
+                )
+        return attrs
 
 
 class ServerListSerializer(serializers.ListSerializer):

@@ -3,7 +3,9 @@ scheduler, capacity); the site's /api/ URLconf (placementsite/api_urls.py) inclu
 
 from placementsite.core.rest.views import AppRouter
 
+from .drain import HostDrainViewSet
 from .moves import MigrationViewSet, ServerMoveViewSet
+from .server_groups import ServerGroupViewSet
 from .views import CapacityViewSet, FlavorViewSet, SchedulerViewSet, ServerViewSet
 
 router = AppRouter()
@@ -13,7 +15,10 @@ router.register("flavors", FlavorViewSet, basename="flavor")
 router.register("servers", ServerMoveViewSet, basename="server-move")
 router.register("servers", ServerViewSet, basename="server")
 router.register("migrations", MigrationViewSet, basename="migration")
+router.register("server-groups", ServerGroupViewSet, basename="server-group")
 router.register("scheduler", SchedulerViewSet, basename="scheduler")
 router.register("capacity", CapacityViewSet, basename="capacity")
+# /api/compute-nodes/{hostname}/drain/ (a detail action only; the host list is the providers').
+router.register("compute-nodes", HostDrainViewSet, basename="compute-node-drain")
 
 urlpatterns = router.urls

@@ -24,6 +24,7 @@ from ..models import Flavor, Server
 from ..selectors.capacity import flavor_capacity
 from ..selectors.flavors import FlavorViewer, flavor_lookup, flavor_projects, flavors_visible
 from ..selectors.scheduler import explain
+from ..selectors.server_groups import GroupViewer
 from ..services.flavors import flavor_access_add, flavor_access_remove
 from ..services.servers import (
     BootStats,
@@ -51,9 +52,23 @@ def flavor_viewer(request):
     )
 
 
+def group_viewer(request):
+    """The caller as server groups see it: its project's, or every one."""
+    context = request.auth
+    return GroupViewer(
+        project_id=context.project_id,
+        all_projects=policy.check(policies.SERVER_GROUPS_ALL_PROJECTS, context),
+    )
+
+
 def with_flavors(request):
-    """The context of a serializer naming a flavor: the caller may use only those it sees."""
-    return {"request": request, "flavor_viewer": flavor_viewer(request)}
+    """The context of a serializer naming a flavor (the caller may use only those it sees)
+    or a server group (likewise)."""
+    return {
+        "request": request,
+        "flavor_viewer": flavor_viewer(request),
+        "group_viewer": group_viewer(request),
+    }
 
 
 class FlavorViewSet(ApiModelViewSet):
@@ -184,6 +199,7 @@ class ServerViewSet(
                 availability_zone=data["availability_zone"],
                 request_key=key,
                 stats=stats,
+                group=data["group"],
             )
         except NoValidHost as exc:
             return no_valid_host_response(request, exc)
@@ -221,6 +237,7 @@ class SchedulerViewSet(ApiViewSet):
             count=data["count"],
             hints=data["scheduler_hints"],
             availability_zone=data["availability_zone"],
+            group=data["group"],
         )
         return Response({"flavor": data["flavor"].name, **explain(spec)})
 

@@ -203,4 +203,5 @@ def _add_availability(hosts):
         for root_id, state in compute_nodes.host_states(provider_ids=unavailable).items():
             hosts[root_id].enabled = state["enabled"]
             hosts[root_id].disabled_reason = state["disabled_reason"]
+            hosts[root_id].forced_down = state["forced_down"]
             hosts[root_id].stale = state["stale"]

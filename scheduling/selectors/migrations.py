@@ -37,7 +37,7 @@ def migrations_overview(*, now=None, history_action=None):
     in_flight_qs = Migration.objects.filter(status__in=Migration.IN_FLIGHT)
     in_flight = list(
         in_flight_qs.select_related("source", "dest", "old_flavor", "new_flavor").order_by(
-            "lease_expires_at", "id"
+            "lease_started_at", "id"
         )[:SHOWN]
     )
     for migration in in_flight:
@@ -54,7 +54,7 @@ def migrations_overview(*, now=None, history_action=None):
     return MigrationsOverview(
         in_flight=in_flight,
         in_flight_count=sum(counts.get(s, 0) for s in Migration.IN_FLIGHT),
-        expired_count=in_flight_qs.filter(lease_expires_at__lt=now).count(),
+        expired_count=in_flight_qs.filter(**Migration.lease_started_before(now)).count(),
         held=_held_per_host(),
         leftovers=Migration.objects.filter(status__in=Migration.FINAL, cleaned_at=None).count(),
         history=list(history[:SHOWN]),

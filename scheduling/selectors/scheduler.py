@@ -9,6 +9,7 @@ states in memory.
 
 import logging
 import random
+from collections import Counter
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -43,6 +44,11 @@ class SchedulingSpec:
     availability_zone: str = ""
     count: int = 1
     index: int = 0  # which instance of the request is being placed
+    # The server group the instances join (scheduling.models.ServerGroup), its members' hosts
+    # as the pass read them ({host uuid: count}), and the server a move leaves out of them.
+    group: object = None
+    group_hosts: Counter = field(default_factory=Counter)
+    moving_server: object = None
     _hosts_of: dict = field(default_factory=dict, repr=False)
 
     @property

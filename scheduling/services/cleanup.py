@@ -142,7 +142,9 @@ def _clean_batch(result, *, after, size, origin, now):
 
 def _expired(result, *, action, origin, now):
     """Moves past their lease, and moves whose server was deleted meanwhile (freed at once)."""
-    expired = Migration.objects.filter(status__in=Migration.IN_FLIGHT, lease_expires_at__lt=now)
+    expired = Migration.objects.filter(
+        status__in=Migration.IN_FLIGHT, **Migration.lease_started_before(now)
+    )
     if action == "report":
         # Reported once per lease: a lease renewed after the report is reported again.
         expired = expired.exclude(expiry_reported_at__gte=now - _lease())
@@ -187,8 +189,12 @@ def _act_on_expired(migration, what, record, now):
 def _expired_what(migration, action):
     if migration.server_id is None:
         return "abandon"
-    if action == "confirm" and migration.status == Migration.Status.PRE_MIGRATING:
+    if action != "report" and migration.status == Migration.Status.PRE_MIGRATING:
         return "revert"  # nothing moved yet: there is nothing to confirm
+    if migration.kind == Migration.Kind.LIVE_MIGRATE:
+        # The guest may already run on the destination: neither putting its allocations back
+        # on the source nor freeing it is safe without the operator.
+        return "report"
     return action
 
 

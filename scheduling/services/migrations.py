@@ -16,7 +16,6 @@ a new transaction that reads everything again.
 import contextlib
 import logging
 from dataclasses import dataclass
-from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -30,14 +29,17 @@ from allocations.services.allocations import (
     allocations_replace,
 )
 from placementsite.core.exceptions import ConcurrentUpdate, Conflict, InvalidRequest, NotFound
+from providers.selectors.compute_nodes import host_is_down
 from providers.services.compute_nodes import compute_node_disable
 
 from ..flavor_snapshots import flavor_snapshot, server_flavor
 from ..models import LifecycleRecord, Migration, Server
 from ..selectors.host_states import availability_zone_of
 from ..selectors.scheduler import explain, first_allocations, select_hosts
+from ..selectors.server_groups import server_group_of
 from .claims import CONCURRENT_RETRIES, ClaimFailed
-from .servers import SELECTION_ROUNDS, NoValidHost, scheduling_spec
+from .server_groups import GroupPolicyViolated, group_admit, group_locked
+from .servers import SELECTION_ROUNDS, NoValidHost, read_group_hosts, scheduling_spec
 
 logger = logging.getLogger("placement.scheduler")
 
@@ -61,15 +63,18 @@ class InvalidMove(InvalidRequest):
     code = "migration.invalid"
 
 
+class SourceUp(Conflict):
+    """An evacuation from a host that is neither forced down nor stale: its servers may still
+    run there, and rebuilding them elsewhere would run them twice."""
+
+    code = "migration.source_up"
+
+
 class MoveRefusedOnSource(Conflict):
     """The source's own inventory refuses to hand the server's allocations to the move (a
     min/max/step rule, or a class no longer there): no destination can help."""
 
     code = "migration.source_refused"
-
-
-def lease_expiry(now=None):
-    return (now or timezone.now()) + timedelta(seconds=settings.PLACEMENT_MIGRATION_LEASE_SECONDS)
 
 
 def held_allocations(consumer_uuid):
@@ -120,6 +125,11 @@ def _check_movable(server, kind, flavor, target_host):
         raise InvalidMove(f"The target host {target_host} is the server's own host.")
     if Migration.objects.filter(server=server, status__in=Migration.IN_FLIGHT).exists():
         raise MoveInProgress(f"Server {server.uuid} has a move in progress.")
+    if kind == Migration.Kind.EVACUATE and not host_is_down(root_provider_id=source.root_id):
+        raise SourceUp(
+            f"Host {source.name} is up (neither forced down nor stale): evacuate only from a "
+            "host that is down; force it down first (forced_down) if it is."
+        )
 
 
 def _claimable(host):
@@ -144,6 +154,23 @@ def server_move(*, server, kind, flavor=None, target_host=None):
     _generation, held = held_allocations(server.uuid)
     if not held:
         raise NothingToMove(f"Server {server.uuid} holds no allocations to move.")
+    hints = dict(server.scheduler_hints or {})
+    # The boot's forced host is not the move's (as Nova resets forced destinations): the
+    # move's own target, if any, replaces it.
+    hints.pop("target_host", None)
+    if target_host:
+        hints["target_host"] = target_host
+    # Built before anything is recorded: an unknown target host is a 400 that leaves no trace.
+    group = server_group_of(server=server)
+    spec = scheduling_spec(
+        flavor=flavor,
+        project_id=server.project_id,
+        user_id=server.user_id,
+        hints=hints,
+        availability_zone=server.requested_availability_zone,
+        group=group,
+        moving_server=server.uuid,
+    )
     migration = Migration.objects.create(
         server=server,
         server_uuid=server.uuid,
@@ -156,48 +183,46 @@ def server_move(*, server, kind, flavor=None, target_host=None):
         source_allocations=held,
         project_id=server.project_id,
         user_id=server.user_id,
-        lease_expires_at=lease_expiry(),
+        lease_started_at=timezone.now(),
     )
-    if kind == Kind.EVACUATE:
-        # The source is down: nothing else may be scheduled there until an operator says so.
-        with contextlib.suppress(NotFound):  # a host without a report has nothing to disable
-            compute_node_disable(
-                root_provider_id=source.id, reason=f"evacuated: server {server.uuid} moved off it"
-            )
     same_host_allowed = kind == Kind.RESIZE and settings.PLACEMENT_RESIZE_SAME_HOST
-    hints = dict(server.scheduler_hints or {})
-    if target_host:
-        hints["target_host"] = target_host
-    spec = scheduling_spec(
-        flavor=flavor,
-        project_id=server.project_id,
-        user_id=server.user_id,
-        hints=hints,
-        availability_zone=server.requested_availability_zone,
-    )
     tries = max(1, settings.PLACEMENT_SCHEDULER_MAX_ATTEMPTS)
     selection = None
+    moved = False
     try:
-        for _round in range(SELECTION_ROUNDS):
-            selection = select_hosts(spec)
-            order = [
-                w
-                for w in selection.attempt_order()
-                if (same_host_allowed or w.host.uuid != str(source.uuid))
-                and (not target_host or target_host in (w.host.name, w.host.uuid))
-            ]
-            if not order:
-                break
-            for weighed in order[:tries]:
-                try:
-                    _with_fresh_transactions(
-                        lambda w=weighed: _move_to(migration.pk, w.host, _claimable(w.host))
-                    )
-                except ClaimFailed as exc:
-                    logger.info("Move to %s failed (%s); next host", weighed.host.name, exc)
-                    continue
-                migration.refresh_from_db()
-                return migration
+        # A member of a server group moves under the group's lock, as boots into it place.
+        with group_locked(group) as locked:
+            spec.group = locked
+            for _round in range(SELECTION_ROUNDS):
+                read_group_hosts(spec)
+                selection = select_hosts(spec)
+                order = [
+                    w
+                    for w in selection.attempt_order()
+                    if (same_host_allowed or w.host.uuid != str(source.uuid))
+                    and (not target_host or target_host in (w.host.name, w.host.uuid))
+                ]
+                if not order:
+                    break
+                for weighed in order[:tries]:
+                    try:
+                        _with_fresh_transactions(
+                            lambda w=weighed: _move_to(
+                                migration.pk, w.host, _claimable(w.host), group=locked
+                            )
+                        )
+                    except ClaimFailed as exc:
+                        logger.info("Move to %s failed (%s); next host", weighed.host.name, exc)
+                        continue
+                    moved = True
+                    break
+                if moved:
+                    break
+        if moved:
+            migration.refresh_from_db()
+            if kind == Kind.EVACUATE:
+                _disable_evacuated(source, server)
+            return migration
     except Conflict as exc:
         _mark_error(migration.pk, exc.detail)
         raise
@@ -206,13 +231,22 @@ def server_move(*, server, kind, flavor=None, target_host=None):
     raise NoValidHost(detail, explain=explain(spec, selection) if selection else None)
 
 
+def _disable_evacuated(source, server):
+    """Once a server left it, nothing else may be scheduled on the down source until an
+    operator says so. A failed evacuation leaves the host as it was."""
+    with contextlib.suppress(NotFound):  # a host without a report has nothing to disable
+        compute_node_disable(
+            root_provider_id=source.id, reason=f"evacuated: server {server.uuid} moved off it"
+        )
+
+
 def _mark_error(migration_pk, detail):
     Migration.objects.filter(pk=migration_pk, status=Migration.Status.PRE_MIGRATING).update(
         status=Migration.Status.ERROR, error=detail, updated_at=timezone.now()
     )
 
 
-def _move_to(migration_pk, host, dest_allocations):
+def _move_to(migration_pk, host, dest_allocations, group=None):
     """The move's one write: the migration consumer takes the server's source allocations,
     the server's consumer takes ``dest_allocations``. The destination refused: ClaimFailed
     (the next host is tried); the source refused: MoveRefusedOnSource. Handing the same
@@ -234,6 +268,10 @@ def _move_to(migration_pk, host, dest_allocations):
         generation, held = held_allocations(server.uuid)
         if not held:
             raise NothingToMove(f"Server {server.uuid} holds no allocations to move.")
+        try:
+            group_admit(group=group, host_uuid=host.uuid, server=server)
+        except GroupPolicyViolated as exc:
+            raise ClaimFailed(exc.detail) from None
         try:
             allocations_replace(
                 consumers=[
@@ -272,7 +310,7 @@ def _move_to(migration_pk, host, dest_allocations):
         migration.dest_id = host.id
         migration.source_allocations = held
         migration.dest_allocations = dest_allocations
-        migration.lease_expires_at = lease_expiry(now)
+        migration.lease_started_at = now
         migration.save()
         server.host_id = host.id
         server.allocations = dest_allocations
@@ -313,11 +351,18 @@ CONFIRM = Settlement("confirm", CONFIRMABLE, Migration.Status.CONFIRMED, revert=
 REVERT = Settlement("revert", REVERTIBLE, Migration.Status.REVERTED, revert=True)
 FAIL = Settlement("fail", FAILABLE, Migration.Status.ERROR, revert=True)
 ABANDON = Settlement("abandon", REVERTIBLE, Migration.Status.ERROR, revert=False)
+# A live migration's end: the guest runs on the destination, so the source is freed at once
+# (as Nova's post-live-migration), with nothing left to confirm or revert.
+COMPLETE = Settlement(
+    "finish", (Migration.Status.MIGRATING,), Migration.Status.COMPLETED, revert=False
+)
 
 
-def migration_finish(*, migration):
-    """The move is done and waits for a confirm or a revert (``migrating`` -> ``finished``);
-    the lease starts again."""
+def migration_finish(*, migration, generation=...):
+    """The move is done. A live migration frees its source and ends ``completed``; any other
+    waits for a confirm or a revert (``migrating`` -> ``finished``), its lease started again."""
+    if migration.kind == Migration.Kind.LIVE_MIGRATE:
+        return _settle(migration, COMPLETE, generation=generation)
     with transaction.atomic():
         locked = Migration.objects.select_for_update().get(pk=migration.pk)
         if locked.status != Migration.Status.MIGRATING:
@@ -327,7 +372,7 @@ def migration_finish(*, migration):
         now = timezone.now()
         locked.status = Migration.Status.FINISHED
         locked.finished_at = now
-        locked.lease_expires_at = lease_expiry(now)
+        locked.lease_started_at = now
         locked.save()
     return locked
 

@@ -16,8 +16,11 @@ from placementsite.core.gc_pause import cyclic_gc_paused
 from ..extra_specs import translate_flavor
 from ..flavor_snapshots import flavor_snapshot
 from ..models import BootRequest, Server
+from ..selectors.names import check_names
 from ..selectors.scheduler import SchedulingSpec, explain, first_allocations, select_hosts
+from ..selectors.server_groups import member_host_counts
 from .claims import ClaimFailed, allocation_claim
+from .server_groups import group_admit, group_locked
 
 logger = logging.getLogger("placement.scheduler")
 
@@ -47,9 +50,21 @@ class BootStats:
 
 
 def scheduling_spec(
-    *, flavor, project_id, user_id, count=1, hints=None, availability_zone="", traits=()
+    *,
+    flavor,
+    project_id,
+    user_id,
+    count=1,
+    hints=None,
+    availability_zone="",
+    traits=(),
+    group=None,
+    moving_server=None,
 ):
-    return SchedulingSpec(
+    """The request the scheduler reads; a target host or zone that does not exist is a 400.
+    ``group``: the server group the instances join (or the moving server is in)."""
+    check_names(target_host=(hints or {}).get("target_host"), availability_zone=availability_zone)
+    spec = SchedulingSpec(
         flavor=flavor,
         flavor_request=translate_flavor(flavor, traits=traits),
         project_id=project_id,
@@ -57,7 +72,18 @@ def scheduling_spec(
         hints=dict(hints or {}),
         availability_zone=availability_zone or "",
         count=count,
+        group=group,
+        moving_server=moving_server,
     )
+    read_group_hosts(spec)
+    return spec
+
+
+def read_group_hosts(spec):
+    """Where the spec's group members run, read now: once per pass, so that each pass (and
+    each instance of a request) sees every member placed before it."""
+    if spec.group is not None:
+        spec.group_hosts = member_host_counts(group=spec.group, exclude_server=spec.moving_server)
 
 
 def _alternates(selection, claimed):
@@ -97,6 +123,7 @@ def _place_one(spec, name, stats, boot_request=None):
     selection = None
     snapshot = flavor_snapshot(spec.flavor)
     for _round in range(SELECTION_ROUNDS):
+        read_group_hosts(spec)
         selection = select_hosts(spec)
         if selection.chosen is None:
             break
@@ -124,13 +151,21 @@ def _place_one(spec, name, stats, boot_request=None):
                 boot_request=boot_request,
             )
             stats.hosts_tried += 1
+
+            def record_and_join(record=record, host=host):
+                # The group's hard policy is checked again here, in the claim's transaction
+                # and under the group's lock: whatever filters are configured, no claim
+                # breaks it.
+                record.save()
+                group_admit(group=spec.group, host_uuid=host.uuid, server=record, join=True)
+
             try:
                 stats.retries += allocation_claim(
                     consumer_uuid=server_uuid,
                     allocations=allocations,
                     project_id=spec.project_id,
                     user_id=spec.user_id,
-                    then=record.save,
+                    then=record_and_join,
                 )
             except ClaimFailed as exc:
                 stats.retries += exc.retries
@@ -154,6 +189,7 @@ def servers_create(
     count=1,
     hints=None,
     availability_zone="",
+    group=None,
     request_key=None,
     stats=None,
 ):
@@ -161,7 +197,11 @@ def servers_create(
     1's usage), all in one transaction: the servers appear together when it commits, or never
     (NoValidHost for one of them, an error, the process or the database going away). With a
     ``request_key`` (the client's ``Idempotency-Key``), a create the project already made with
-    that key answers its servers again (``stats.replayed``) instead of booting anew."""
+    that key answers its servers again (``stats.replayed``) instead of booting anew.
+
+    With a server ``group``, the transaction also holds the group's row lock: the passes see
+    every member placed before (by this request or a concurrent one, which waits), each claim
+    checks the hard policy again, and the servers join the group together or not at all."""
     stats = stats if stats is not None else BootStats()
     spec = scheduling_spec(
         flavor=flavor,
@@ -183,6 +223,7 @@ def servers_create(
                 count=count,
                 hints=hints or {},
                 availability_zone=availability_zone or "",
+                group=str(group.uuid) if group is not None else "",
             )
             boot_request, earlier = _boot_request(
                 project_id=project_id, key=request_key, fingerprint=asked
@@ -190,10 +231,12 @@ def servers_create(
             if earlier is not None:
                 stats.replayed = True
                 return earlier
-        for index in range(count):
-            spec.index = index
-            name_of = name if count == 1 else f"{name}-{index + 1}"
-            placed.append(_place_one(spec, name_of, stats, boot_request))
+        with group_locked(group) as locked:
+            spec.group = locked
+            for index in range(count):
+                spec.index = index
+                name_of = name if count == 1 else f"{name}-{index + 1}"
+                placed.append(_place_one(spec, name_of, stats, boot_request))
     return placed
 
 

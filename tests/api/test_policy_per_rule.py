@@ -130,7 +130,11 @@ API_ENDPOINTS = {
         "/api/flavors/",
         {"name": "m1.new", "vcpus": 1, "ram": 512, "disk": 1},
     ),
-    "placement:api:flavors:update": ("PATCH", "/api/flavors/m1.spare/", {"vcpus": 1}),
+    "placement:api:flavors:update": (
+        "PATCH",
+        "/api/flavors/m1.spare/",
+        {"extra_specs": {"hw:mem_page_size": "large"}},
+    ),
     "placement:api:flavors:delete": ("DELETE", "/api/flavors/m1.spare/", None),
     "placement:api:flavors:access:list": ("GET", "/api/flavors/m1.private/access/", None),
     "placement:api:flavors:access:add": (
@@ -156,6 +160,14 @@ API_ENDPOINTS = {
     "placement:api:servers:live_migrate": ("POST", "/api/servers/{server}/live-migrate/", {}),
     "placement:api:servers:evacuate": ("POST", "/api/servers/{server}/evacuate/", {}),
     "placement:api:migrations:list": ("GET", "/api/migrations/", None),
+    "placement:api:server_groups:list": ("GET", "/api/server-groups/", None),
+    "placement:api:server_groups:show": ("GET", "/api/server-groups/{group}/", None),
+    "placement:api:server_groups:create": (
+        "POST",
+        "/api/server-groups/",
+        {"name": "g", "policy": "affinity", "project_id": "project-a"},
+    ),
+    "placement:api:server_groups:delete": ("DELETE", "/api/server-groups/{group}/", None),
     "placement:api:migrations:show": ("GET", "/api/migrations/{migration}/", None),
     "placement:api:migrations:confirm": ("POST", "/api/migrations/{migration}/confirm/", {}),
     "placement:api:migrations:revert": ("POST", "/api/migrations/{migration}/revert/", {}),
@@ -176,6 +188,12 @@ API_ENDPOINTS = {
         report(),
     ),
     "placement:api:compute_nodes:delete": ("DELETE", f"/api/compute-nodes/{HOST}/", None),
+    "placement:api:compute_nodes:force_down": (
+        "PATCH",
+        f"/api/compute-nodes/{HOST}/",
+        {"forced_down": True},
+    ),
+    "placement:api:compute_nodes:drain": ("POST", f"/api/compute-nodes/{HOST}/drain/", {}),
     "placement:api:resource_classes:list": ("GET", "/api/resource-classes/", None),
     "placement:api:resource_classes:show": ("GET", "/api/resource-classes/VCPU/", None),
     "placement:api:resource_classes:update": (
@@ -196,6 +214,7 @@ SCOPE_RULES = {
     "placement:api:servers:all_projects",
     "placement:api:migrations:all_projects",
     "placement:api:flavors:all_projects",
+    "placement:api:server_groups:all_projects",
 }
 # The shared base rules, named by the others (``rule:admin_or_service_api``).
 BASE_RULES = {r.name for r in policy.BASE_RULES}
@@ -231,7 +250,15 @@ def api_world(db):
     private = {"name": "m1.private", "vcpus": 1, "ram": 512, "disk": 1, "is_public": False}
     assert admin.post("/api/flavors/", private).status == 201
     assert admin.post("/api/flavors/m1.private/access/", {"project_id": "project-b"}).status == 201
-    return {"server": idle["id"], "migration": migration.json["migration"]["id"]}
+    group = admin.post(
+        "/api/server-groups/", {"name": "g", "policy": "affinity", "project_id": "project-a"}
+    )
+    assert group.status == 201, group
+    return {
+        "server": idle["id"],
+        "migration": migration.json["migration"]["id"],
+        "group": group.json["id"],
+    }
 
 
 @pytest.fixture
@@ -257,7 +284,10 @@ def test_refusing_the_rule_refuses_the_endpoint(ids, policy_file, rule):
 
 
 # Endpoints that check a second rule besides their own (adopting is a report too).
-ALSO_CHECKED = {"placement:api:compute_nodes:adopt": "placement:api:compute_nodes:update"}
+ALSO_CHECKED = {
+    "placement:api:compute_nodes:adopt": "placement:api:compute_nodes:update",
+    "placement:api:compute_nodes:force_down": "placement:api:compute_nodes:update",
+}
 
 
 @pytest.mark.parametrize("rule", sorted(ENDPOINTS))
@@ -289,5 +319,9 @@ def api_route_rules():
 
 
 def test_every_api_route_checks_a_rule_of_the_table():
-    # The adopt rule is checked by the compute-node update on ?adopt=true.
-    assert set(api_route_rules()) == set(API_ENDPOINTS) - {"placement:api:compute_nodes:adopt"}
+    # The adopt and force_down rules are checked by the compute-node update on ?adopt=true
+    # and on a forced_down field.
+    assert set(api_route_rules()) == set(API_ENDPOINTS) - {
+        "placement:api:compute_nodes:adopt",
+        "placement:api:compute_nodes:force_down",
+    }

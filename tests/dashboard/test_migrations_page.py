@@ -54,7 +54,7 @@ def test_moves_in_flight_and_what_they_hold(api, operator):
 def test_expired_moves_and_the_history(api, operator, settings):
     setup_hosts(api)
     (uuid,) = _moves(api, 1)
-    Migration.objects.update(lease_expires_at="2000-01-01T00:00:00Z")
+    Migration.objects.update(lease_started_at="2000-01-01T00:00:00Z")
     settings.PLACEMENT_MIGRATION_EXPIRED_ACTION = "revert"
     migrations_cleanup()
     html = operator.get(URL).content.decode()
@@ -70,7 +70,7 @@ def test_expired_moves_and_the_history(api, operator, settings):
 def test_expired_move_is_flagged(api, operator):
     setup_hosts(api)
     _moves(api, 1)
-    Migration.objects.update(lease_expires_at="2000-01-01T00:00:00Z")
+    Migration.objects.update(lease_started_at="2000-01-01T00:00:00Z")
     html = operator.get(URL).content.decode()
     assert "1 past its lease" in html
     assert 'class="chip warn">expired' in html

@@ -48,8 +48,27 @@ def test_host_states_answer_for_a_child_through_its_root():
     root, child = _host("h1", child=True, enabled=False)
     states = host_states(provider_ids=[root.id])
     assert states == {
-        root.id: {"hostname": "h1", "enabled": False, "disabled_reason": "", "stale": False}
+        root.id: {
+            "hostname": "h1",
+            "enabled": False,
+            "disabled_reason": "",
+            "forced_down": False,
+            "stale": False,
+        }
     }
+
+
+def test_forced_down_hosts_are_unavailable_and_down():
+    from providers.selectors.compute_nodes import host_is_down
+
+    down, _ = _host("down")
+    up, _ = _host("up")
+    ComputeNode.objects.filter(hostname="down").update(forced_down=True)
+    hand_made = make_provider("hand-made")
+    assert set(unavailable_root_ids()) == {down.id}
+    assert host_is_down(root_provider_id=down.id)
+    assert not host_is_down(root_provider_id=up.id)
+    assert not host_is_down(root_provider_id=hand_made.id)
 
 
 def test_standard_classes_carry_a_unit_type_and_description():

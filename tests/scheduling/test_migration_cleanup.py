@@ -75,7 +75,7 @@ def test_settled_migrations_are_checked_and_marked_clean(api, moving):
 
 def test_an_expired_move_is_reported_once_by_default(api, moving):
     _server, migration, source, dest = moving
-    Migration.objects.update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    Migration.objects.update(lease_started_at="2000-01-01T00:00:00Z")
     out = _command()
     assert f"Expired migration {migration['id']}: report" in out
     (record,) = _records("expired")
@@ -93,7 +93,7 @@ def test_an_expired_move_is_reported_once_by_default(api, moving):
 def test_an_expired_move_is_settled_on_request(api, moving, settings, action, status, usage):
     server, migration, source, dest = moving
     settings.PLACEMENT_MIGRATION_EXPIRED_ACTION = action
-    Migration.objects.update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    Migration.objects.update(lease_started_at="2000-01-01T00:00:00Z")
     result = migrations_cleanup()
     assert result.expired == [(Migration.objects.get().uuid, action)]
     assert Migration.objects.get().status == status

@@ -27,6 +27,10 @@ def world(api):
 
 
 def _start(api, server, kind):
+    if kind == "evacuate":
+        # Only a host that is down is evacuated.
+        source = ResourceProvider.objects.get(uuid=server["host_uuid"])
+        ComputeNode.objects.create(hostname="cn-source", provider=source, forced_down=True)
     if kind == "resize":
         return api.post(f"/api/servers/{server['id']}/resize/", {"flavor": "m1.medium"})
     return api.post(f"/api/servers/{server['id']}/{kind}/", {})
@@ -176,7 +180,7 @@ def test_resize_to_the_same_flavor_is_a_400(api, world):
 def test_evacuate_marks_the_source_down(api, world):
     server, source, _dest = world
     node = ComputeNode.objects.create(
-        hostname="cn-source", provider=ResourceProvider.objects.get(uuid=source)
+        hostname="cn-source", provider=ResourceProvider.objects.get(uuid=source), forced_down=True
     )
     assert api.post(f"/api/servers/{server['id']}/evacuate/", {}).status == 201
     node.refresh_from_db()
@@ -190,7 +194,7 @@ def test_evacuate_marks_the_source_down(api, world):
         ("migrate/", [], 400),
         ("resize/", {}, 400),
         ("resize/", {"flavor": "nope"}, 400),
-        ("migrate/", {"host": 5}, 409),
+        ("migrate/", {"host": 5}, 400),  # no host named 5
     ],
 )
 def test_bad_move_requests(api, world, path, body, status):

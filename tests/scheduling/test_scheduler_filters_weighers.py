@@ -109,10 +109,15 @@ def test_availability_zone_by_zone_name_or_aggregate_uuid(api, flavor):
     make_host(api, "inside", aggregates=[zone])
     for az in ("az1", zone, "rack-1"):
         assert _host_of(boot(api, "f", availability_zone=az)) == "inside"
-    response = boot(api, "f", availability_zone="az-nowhere")
+    _aggregate(name="empty", availability_zone="az-empty")
+    response = boot(api, "f", availability_zone="az-empty")
     assert response.status == 409
     step = next(s for s in response.error["explain"]["filters"] if s["name"] == "availability_zone")
-    assert {d["reason"] for d in step["dropped"]} == {"is not in availability zone az-nowhere"}
+    assert {d["reason"] for d in step["dropped"]} == {"is not in availability zone az-empty"}
+    # A zone no aggregate has is a 400 naming it, not a pass that cannot succeed.
+    response = boot(api, "f", availability_zone="az-nowhere")
+    assert response.status == 400
+    assert "az-nowhere" in response.error["detail"]
 
 
 def test_aggregate_extra_specs_match_metadata(api):

@@ -64,3 +64,35 @@ def test_admin_delete_of_a_server_frees_its_allocations(admin_client, api):
     assert response.status_code == 302
     assert not Server.objects.exists()
     assert not Allocation.objects.exists()
+
+
+def test_admin_refuses_to_change_a_flavors_sizes_but_edits_its_extra_specs(admin_client, api):
+    flavor = make_flavor(api, "f", vcpus=2, ram=1024, disk=10)
+    url = f"/admin/scheduling/flavor/{flavor['id']}/change/"
+    response = admin_client.post(url, _flavor_form(vcpus=8, extra_specs="{}", is_public="on"))
+    assert response.status_code == 200
+    assert "sizes cannot change" in response.content.decode()
+    assert Flavor.objects.get().vcpus == 2
+    response = admin_client.post(
+        url, _flavor_form(extra_specs='{"hw:mem_page_size": "large"}', is_public="on")
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert Flavor.objects.get().extra_specs == {"hw:mem_page_size": "large"}
+
+
+def test_admin_shows_server_groups_and_their_members(admin_client, api):
+    make_host(api, "cn1")
+    make_flavor(api, "f")
+    group = api.post("/api/server-groups/", {"name": "web", "policy": "affinity"}).json
+    server = boot(api, "f", scheduler_hints={"group": group["id"]}).json["servers"][0]
+    listing = admin_client.get("/admin/scheduling/servergroup/").content.decode()
+    assert "web" in listing
+    page = admin_client.get(f"/admin/scheduling/servergroup/{_group_pk(group)}/change/")
+    assert page.status_code == 200
+    assert server["id"] in page.content.decode() or server["name"] in page.content.decode()
+
+
+def _group_pk(group):
+    from scheduling.models import ServerGroup
+
+    return ServerGroup.objects.get(uuid=group["id"]).pk

@@ -74,7 +74,13 @@ def test_explain_claims_nothing_and_shows_each_step(api, flavor):
     assert [s["name"] for s in funnel["filters"]][0] == "host_enabled"
     assert all(s["passed"] == 2 for s in funnel["filters"])
     assert [w["host"] for w in funnel["weighed"]] == ["a", "b"]  # more RAM free
-    assert set(funnel["weighed"][0]["weights"]) == {"ram", "cpu", "disk"}
+    assert set(funnel["weighed"][0]["weights"]) == {
+        "ram",
+        "cpu",
+        "disk",
+        "server_group_soft_affinity",
+        "server_group_soft_anti_affinity",
+    }
     assert funnel["chosen"]["host_uuid"] == a
     assert funnel["chosen"]["allocations"] == {a: {"VCPU": 2, "MEMORY_MB": 2048, "DISK_GB": 10}}
     assert Allocation.objects.count() == 0 and Server.objects.count() == 0

@@ -69,7 +69,7 @@ def seed_finished_migrations(count, *, hosts=50):
                 source_allocations={str(source.uuid): HELD},
                 project_id="bench",
                 user_id="bench",
-                lease_expires_at="2100-01-01T00:00:00Z",
+                lease_started_at="2100-01-01T00:00:00Z",
             )
         )
     Migration.objects.bulk_create(migrations, batch_size=2000)

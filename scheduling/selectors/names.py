@@ -1,0 +1,39 @@
+"""Names a scheduling request gives (a target host, an availability zone): each must exist, or
+the request is a 400 naming it, never a 409 no_valid_host after a pass that could not succeed."""
+
+from django.db.models import F, Q
+
+from placementsite.core import uuids
+from placementsite.core.exceptions import InvalidRequest
+from providers.models import Aggregate, ResourceProvider
+
+from ..models import AggregateMetadata
+
+
+class UnknownName(InvalidRequest):
+    code = "scheduler.unknown_name"
+
+
+def host_exists(name: str) -> bool:
+    """A host (a root provider) of this name or uuid."""
+    match = Q(name=name)
+    parsed = uuids.parse(name)
+    if parsed is not None:
+        match |= Q(uuid=parsed)
+    return ResourceProvider.objects.filter(match, root_id=F("id")).exists()
+
+
+def zone_exists(zone: str) -> bool:
+    """An availability zone: an aggregate's uuid, or a name or zone in aggregate metadata."""
+    parsed = uuids.parse(zone)
+    if parsed is not None and Aggregate.objects.filter(uuid=parsed).exists():
+        return True
+    return AggregateMetadata.objects.filter(Q(availability_zone=zone) | Q(name=zone)).exists()
+
+
+def check_names(*, target_host: str | None = None, availability_zone: str = "") -> None:
+    """Raise UnknownName for a target host or an availability zone that does not exist."""
+    if target_host and not host_exists(target_host):
+        raise UnknownName(f"No host {target_host}.")
+    if availability_zone and not zone_exists(availability_zone):
+        raise UnknownName(f"No availability zone {availability_zone}.")

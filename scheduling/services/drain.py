@@ -1,0 +1,77 @@
+"""Draining a host: every server moved off it by the scheduler, the host left disabled.
+
+Each server's move is its own transaction (a move is the unit that succeeds or fails); the
+host is disabled first, so nothing new lands on it while its servers leave, and stays
+disabled whatever happened, with the reason the operator gave.
+"""
+
+import logging
+from dataclasses import dataclass, field
+
+from placementsite.core.exceptions import Conflict, InvalidRequest
+from providers.models import ComputeNode
+from providers.services.compute_nodes import compute_node_disable
+
+from ..extra_specs import translate_flavor
+from ..flavor_snapshots import server_flavor
+from ..models import Migration, Server
+from .migrations import server_move
+
+logger = logging.getLogger("placement.scheduler")
+
+# What a live migration can carry: CPUs, memory and disk. A server holding anything else
+# (a VGPU, a VF, a device) is cold-migrated, as Nova cannot live-migrate most of them.
+LIVE_MOVABLE = {"VCPU", "PCPU", "MEMORY_MB", "DISK_GB"}
+
+
+@dataclass
+class DrainResult:
+    hostname: str
+    disabled_reason: str
+    servers: list = field(default_factory=list)  # one dict per server, in boot order
+
+    @property
+    def moved(self):
+        return sum(1 for entry in self.servers if entry["result"] == "moving")
+
+    @property
+    def failed(self):
+        return len(self.servers) - self.moved
+
+
+def _kind_for(server):
+    flavor = server_flavor(server)
+    live = set(translate_flavor(flavor).resources) <= LIVE_MOVABLE and not any(
+        key.startswith(("pci_passthrough:", "accel:")) for key in flavor.extra_specs
+    )
+    return Migration.Kind.LIVE_MIGRATE if live else Migration.Kind.MIGRATE
+
+
+def host_drain(*, node: ComputeNode, reason: str = "") -> DrainResult:
+    """Disable ``node`` with ``reason`` and move every server off it (live where the server
+    allows, cold otherwise); each server's outcome is reported, none stops the others."""
+    reason = reason or "drained"
+    compute_node_disable(hostname=node.hostname, reason=reason)
+    result = DrainResult(hostname=node.hostname, disabled_reason=reason)
+    servers = Server.objects.none()
+    if node.provider_id is not None:
+        servers = Server.objects.select_related("flavor", "host").filter(
+            host__root_id=node.provider.root_id
+        )
+    for server in servers.order_by("created_at", "id"):
+        kind = _kind_for(server)
+        entry = {"server": str(server.uuid), "name": server.name, "kind": kind}
+        try:
+            migration = server_move(server=server, kind=kind)
+        except (Conflict, InvalidRequest) as exc:
+            entry.update(result="failed", code=exc.code, detail=exc.detail)
+            logger.info("Drain of %s: %s not moved: %s", node.hostname, server.uuid, exc.detail)
+        else:
+            entry.update(
+                result="moving",
+                migration=str(migration.uuid),
+                status=migration.status,
+                dest=migration.dest.name if migration.dest else None,
+            )
+        result.servers.append(entry)
+    return result
