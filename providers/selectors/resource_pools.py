@@ -16,7 +16,13 @@ from django.utils import timezone
 
 from placementsite.core import uuids
 
-from ..models import ComputeNode, ResourcePool, ResourceProviderAggregate
+from ..models import (
+    SHARING_TRAIT,
+    ComputeNode,
+    ResourcePool,
+    ResourceProvider,
+    ResourceProviderAggregate,
+)
 from ..usage import usage_by_provider_and_class
 
 
@@ -122,3 +128,16 @@ def pools_of_providers(*, uuids) -> list[dict]:
         "name", "provider__uuid", "kind"
     )
     return [{"name": n, "uuid": str(u), "kind": k} for n, u, k in sorted(rows)]
+
+
+def sharing_provider_uuids(*, uuids) -> set[str]:
+    """The sharing providers (trait ``MISC_SHARES_VIA_AGGREGATE``: pools, and any other
+    provider sharing through an aggregate) among ``uuids``."""
+    if not uuids:
+        return set()
+    return {
+        str(u)
+        for u in ResourceProvider.objects.filter(
+            uuid__in=list(uuids), traits__name=SHARING_TRAIT
+        ).values_list("uuid", flat=True)
+    }

@@ -23,7 +23,13 @@ from django.utils import timezone
 from placementsite.core.exceptions import InvalidRequest
 
 from ..host_reports import DesiredTree, apply_defaults, contribution_checked
-from ..models import Aggregate, ResourcePool, ResourceProvider, ResourceProviderAggregate
+from ..models import (
+    SHARING_TRAIT,
+    Aggregate,
+    ResourcePool,
+    ResourceProvider,
+    ResourceProviderAggregate,
+)
 from ..plugins import HostTree, PluginLoadError
 from ..plugins.pools import PoolReport, pool_plugin, pool_plugin_signature
 from ..selectors.compute_nodes import needs_sync
@@ -39,8 +45,6 @@ from .host_sync import (
 )
 
 logger = logging.getLogger("placement.pools")
-
-SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
 
 
 def pool_desired_tree(pool: ResourcePool) -> DesiredTree:
