@@ -3,6 +3,13 @@ revert, failure).
 
 While a server moves, Placement's pattern holds: the migration's own consumer (type MIGRATION)
 holds what the server held on the source, and the server's consumer holds the destination.
+But for a pool both hosts share (a sharing provider, ``MISC_SHARES_VIA_AGGREGATE``, that the
+source allocations and the destination's both take from): Nova's pattern would count it twice
+during the move; here the server keeps its pool allocation through the move (the destination
+claim's amount, which is the same for a migration) and the migration consumer holds only what
+a resize shrinking it gives up, so that a revert can always take it back. Confirm leaves the
+pool as the destination claim has it, revert puts the source amounts back: each exactly as
+before. Pools not shared by both sides are held like host resources.
 The move and every settlement are each one ``POST /allocations``-style write of both consumers
 (``allocations_replace``), with both consumer generations checked, in a transaction that first
 locks the server row and then the migration row (always in this order, then the allocation
@@ -30,6 +37,7 @@ from allocations.services.allocations import (
     allocations_replace,
 )
 from placementsite.core.exceptions import ConcurrentUpdate, Conflict, InvalidRequest, NotFound
+from providers.selectors.resource_pools import sharing_provider_uuids
 from providers.services.compute_nodes import compute_node_disable
 
 from ..models import LifecycleRecord, Migration, Server
@@ -100,6 +108,31 @@ def _with_fresh_transactions(step):
                 raise
             retries += 1
             logger.info("Migration step hit a concurrent update, retrying (%d)", retries)
+
+
+def shared_pools(source_allocations, dest_allocations):
+    """The sharing providers (pools) both sides of a move take from: the server keeps them."""
+    both = set(source_allocations or {}) & set(dest_allocations or {})
+    return sharing_provider_uuids(uuids=both)
+
+
+def migration_holdings(held, dest_allocations):
+    """What the migration consumer holds during a move: the server's source allocations, but
+    on a pool both sides share only what the destination's amount does not cover (a resize
+    that shrinks it), since the server keeps its pool allocation."""
+    pools = shared_pools(held, dest_allocations)
+    holdings = {}
+    for provider_uuid, resources in held.items():
+        if provider_uuid in pools:
+            kept = dest_allocations[provider_uuid]
+            resources = {
+                name: amount - kept.get(name, 0)
+                for name, amount in resources.items()
+                if amount > kept.get(name, 0)
+            }
+        if resources:
+            holdings[provider_uuid] = resources
+    return holdings
 
 
 # --- starting a move --------------------------------------------------------------------------
@@ -233,7 +266,7 @@ def _move_to(migration_pk, host, dest_allocations):
                 consumers=[
                     ConsumerAllocations(
                         consumer_uuid=str(migration.uuid),
-                        allocations=held,
+                        allocations=migration_holdings(held, dest_allocations),
                         project_id=server.project_id,
                         user_id=server.user_id,
                         generation=None,
@@ -385,7 +418,11 @@ def _settle_once(migration_pk, settlement, *, generation, record, error):
         if settlement.revert and moved:
             # What the migration consumer holds now is what goes back; if something freed it
             # already, the recorded source allocations are claimed again (capacity checked).
-            restored = held or migration.source_allocations
+            restored = dict(held or migration.source_allocations)
+            # The pools the server kept through the move go back to their source amounts
+            # (what the migration consumer held of them is freed in the same write).
+            for pool in shared_pools(migration.source_allocations, migration.dest_allocations):
+                restored[pool] = migration.source_allocations[pool]
             server_generation, _server_held = held_allocations(server.uuid)
             consumers.append(
                 ConsumerAllocations(
