@@ -24,6 +24,7 @@ from placementsite import selectors as service_health
 from providers import capacity
 from providers.selectors import dashboard as provider_reads
 from providers.selectors import fit
+from providers.selectors.resource_pools import pool_members_by_host
 from scheduling.selectors import candidates_preview
 from scheduling.selectors import dashboard as flavor_reads
 
@@ -240,7 +241,13 @@ def provider_detail(request, uuid):
     detail = allocation_reads.provider_detail(uuid)
     if detail is None:
         raise Http404("No such resource provider.")
-    return _render(request, "provider_detail.html", "providers", {"detail": detail})
+    provider = detail.provider
+    pools = (
+        pool_members_by_host(root_ids=[provider.id]).get(provider.id, [])
+        if provider.parent_id is None and request.user.has_perm("providers.view_resourcepool")
+        else []
+    )
+    return _render(request, "provider_detail.html", "providers", {"detail": detail, "pools": pools})
 
 
 # --- consumers and projects -----------------------------------------------------------------
