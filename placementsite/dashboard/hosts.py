@@ -6,14 +6,11 @@ selector the classes over capacity; the page puts the two together.
 
 from dataclasses import replace
 
-from django.shortcuts import render
-from django.urls import reverse
-
 from allocations.selectors.dashboard import over_capacity
 from providers.selectors.compute_nodes import stale_after
 from providers.selectors.dashboard import host_list_page
 
-from .views import PROVIDERS, staff_required
+from .views import PROVIDERS, render_page, staff_required
 
 STATES = [
     ("", "all"),
@@ -40,8 +37,6 @@ def host_list(request):
         for row in page.object_list
     ]
     context = {
-        "section": "hosts",
-        "admin": reverse("admin:index"),
         "page": page,
         "rows": rows,
         "q": q,
@@ -49,4 +44,4 @@ def host_list(request):
         "states": STATES,
         "stale_minutes": int(stale_after().total_seconds() // 60),
     }
-    return render(request, "dashboard/host_list.html", context)
+    return render_page(request, "host_list.html", "hosts", context)

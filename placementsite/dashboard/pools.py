@@ -5,14 +5,11 @@ The providers selector gives the pools with their members and changes, the alloc
 selector their capacity and usage; the page puts the two together.
 """
 
-from django.shortcuts import render
-from django.urls import reverse
-
 from allocations.selectors.usage import inventory_usages_by_provider
 from providers.selectors.dashboard import pool_rows
 from providers.selectors.resource_pools import pool_stale_after
 
-from .views import PROVIDERS, staff_required
+from .views import PROVIDERS, render_page, staff_required
 
 
 @staff_required("providers.view_resourcepool", *PROVIDERS, "allocations.view_allocation")
@@ -21,10 +18,8 @@ def pool_list(request):
     rows = pool_rows(q=q)
     usages = inventory_usages_by_provider([r.pool.provider_id for r in rows if r.pool.provider_id])
     context = {
-        "section": "pools",
-        "admin": reverse("admin:index"),
         "rows": [(row, usages.get(row.pool.provider_id, [])) for row in rows],
         "q": q,
         "stale_minutes": int(pool_stale_after().total_seconds() // 60),
     }
-    return render(request, "dashboard/pool_list.html", context)
+    return render_page(request, "pool_list.html", "pools", context)

@@ -109,6 +109,10 @@ def _render(request, template, section, context):
     return render(request, f"dashboard/{template}", context)
 
 
+# The pages kept in modules of their own (hosts, pools) render through the same frame.
+render_page = _render
+
+
 def _page_number(request):
     return request.GET.get("page") or 1
 

@@ -11,7 +11,7 @@ aggregate.
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 
 from placementsite.core import uuids
@@ -109,14 +109,20 @@ def pool_usage(*, provider_ids) -> dict[int, dict[str, int]]:
 
 
 def pool_members_by_host(*, root_ids) -> dict[int, list[str]]:
-    """``{host root provider id: [pool names]}``: the pools each host is a member of."""
-    pools = dict(ResourcePool.objects.exclude(provider=None).values_list("aggregate_uuid", "name"))
-    rows = ResourceProviderAggregate.objects.filter(
-        resource_provider_id__in=list(root_ids), aggregate__uuid__in=list(pools)
-    ).values_list("resource_provider_id", "aggregate__uuid")
+    """``{host root provider id: [pool names]}``: the pools each host is a member of (one
+    query)."""
+    pool_name = ResourcePool.objects.filter(aggregate_uuid=OuterRef("aggregate__uuid")).values(
+        "name"
+    )[:1]
+    rows = (
+        ResourceProviderAggregate.objects.filter(resource_provider_id__in=list(root_ids))
+        .annotate(pool=Subquery(pool_name))
+        .filter(pool__isnull=False)
+        .values_list("resource_provider_id", "pool")
+    )
     found = {}
-    for provider_id, aggregate in rows:
-        found.setdefault(provider_id, []).append(pools[aggregate])
+    for provider_id, name in rows:
+        found.setdefault(provider_id, []).append(name)
     return {k: sorted(v) for k, v in found.items()}
 
 

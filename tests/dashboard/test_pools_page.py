@@ -49,10 +49,12 @@ def test_the_pools_page_shows_capacity_usage_members_and_changes(pooled, staff):
     response = staff.get("/dashboard/pools/")
     assert response.status_code == 200
     ceph1 = section(response, "ceph1")
-    assert "DISK_GB" in ceph1 and ">1,200<" in ceph1 and ">300<" in ceph1 and ">900<" in ceph1
+    assert (
+        "DISK_GB" in ceph1 and ">1.2 TB<" in ceph1 and ">300 GB<" in ceph1 and ">900 GB<" in ceph1
+    )
     assert ">s1<" in ceph1 and ">s2<" in ceph1 and ">s3<" not in ceph1
     assert "1000 → 1200" in ceph1
-    assert "badge ok" in ceph1
+    assert "tag-ok" in ceph1
     net1 = section(response, "net1")
     assert "Not synced yet." in net1 and "No host yet." in net1
 
