@@ -147,3 +147,13 @@ def sharing_provider_uuids(*, uuids) -> set[str]:
             uuid__in=list(uuids), traits__name=SHARING_TRAIT
         ).values_list("uuid", flat=True)
     }
+
+
+def provider_aggregate_uuids(*, uuid) -> list[str]:
+    """The aggregates a provider (by uuid) is a member of."""
+    return [
+        str(a)
+        for a in ResourceProviderAggregate.objects.filter(resource_provider__uuid=uuid)
+        .order_by("aggregate__uuid")
+        .values_list("aggregate__uuid", flat=True)
+    ]

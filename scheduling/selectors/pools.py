@@ -7,8 +7,14 @@ Placement does; the scheduler's own pass, like its filters, is what leaves them 
 """
 
 from dataclasses import dataclass, replace
+from uuid import UUID
 
-from providers.selectors.resource_pools import pools_of_providers, unavailable_pools
+from providers.selectors.resource_pools import (
+    pools_of_providers,
+    provider_aggregate_uuids,
+    sharing_provider_uuids,
+    unavailable_pools,
+)
 
 from .. import queries
 from .host_states import candidate_root
@@ -53,3 +59,32 @@ def pools_taken(allocations):
     """``[{"name", "uuid", "kind"}]`` of the pools an allocation request
     (``{provider uuid: {class: amount}}``) takes from."""
     return pools_of_providers(uuids=list(allocations or {}))
+
+
+def spec_within_pools(spec, held):
+    """For a move of a server holding ``held`` (``{provider uuid: {class: amount}}``):
+    ``(spec, kept)`` where ``spec`` asks only for hosts sharing the server's pools (their
+    aggregates), without the classes the server holds on them, and ``kept`` is what the
+    server keeps on each pool (``{pool uuid: {class: the flavor's amount}}``), to be added to
+    the destination's allocations. None when the server holds no pool (or the request would
+    ask nothing else)."""
+    pools = sharing_provider_uuids(uuids=list(held))
+    request = spec.flavor_request.candidate_request
+    group = request.groups.get("")
+    if not pools or group is None:
+        return None
+    resources = dict(group.resources)
+    kept, member_of = {}, list(group.member_of)
+    for pool in sorted(pools):
+        amounts = {name: resources.pop(name) for name in sorted(held[pool]) if name in resources}
+        aggregates = provider_aggregate_uuids(uuid=pool)
+        if not amounts or not aggregates:
+            resources.update(amounts)
+            continue
+        kept[pool] = amounts
+        member_of.append(frozenset(UUID(a) for a in aggregates))
+    if not kept or not resources:
+        return None
+    groups = {**request.groups, "": replace(group, resources=resources, member_of=tuple(member_of))}
+    flavor_request = replace(spec.flavor_request, candidate_request=replace(request, groups=groups))
+    return replace(spec, flavor_request=flavor_request, _hosts_of={}), kept

@@ -41,6 +41,7 @@ from providers.selectors.resource_pools import sharing_provider_uuids
 from providers.services.compute_nodes import compute_node_disable
 
 from ..models import LifecycleRecord, Migration, Server
+from ..selectors.pools import spec_within_pools
 from ..selectors.scheduler import explain, first_allocations, select_hosts
 from .claims import CONCURRENT_RETRIES, ClaimFailed
 from .servers import SELECTION_ROUNDS, NoValidHost, scheduling_spec
@@ -204,27 +205,36 @@ def server_move(*, server, kind, flavor=None, target_host=None):
     )
     tries = max(1, settings.PLACEMENT_SCHEDULER_MAX_ATTEMPTS)
     selection = None
+    # First the hosts that share the server's pools, asked without the pool's amounts (the
+    # server keeps its pool allocation: the move takes nothing more of it), then any host.
+    passes = [(spec, {})]
+    within = spec_within_pools(spec, held)
+    if within is not None:
+        passes.insert(0, within)
     try:
-        for _round in range(SELECTION_ROUNDS):
-            selection = select_hosts(spec)
-            order = [
-                w
-                for w in selection.attempt_order()
-                if (same_host_allowed or w.host.uuid != str(source.uuid))
-                and (not target_host or target_host in (w.host.name, w.host.uuid))
-            ]
-            if not order:
-                break
-            for weighed in order[:tries]:
-                try:
-                    _with_fresh_transactions(
-                        lambda w=weighed: _move_to(migration.pk, w.host, _claimable(w.host))
-                    )
-                except ClaimFailed as exc:
-                    logger.info("Move to %s failed (%s); next host", weighed.host.name, exc)
-                    continue
-                migration.refresh_from_db()
-                return migration
+        for pass_spec, kept in passes:
+            for _round in range(SELECTION_ROUNDS):
+                selection = select_hosts(pass_spec)
+                order = [
+                    w
+                    for w in selection.attempt_order()
+                    if (same_host_allowed or w.host.uuid != str(source.uuid))
+                    and (not target_host or target_host in (w.host.name, w.host.uuid))
+                ]
+                if not order:
+                    break
+                for weighed in order[:tries]:
+                    try:
+                        _with_fresh_transactions(
+                            lambda w=weighed, kept=kept: _move_to(
+                                migration.pk, w.host, {**_claimable(w.host), **kept}
+                            )
+                        )
+                    except ClaimFailed as exc:
+                        logger.info("Move to %s failed (%s); next host", weighed.host.name, exc)
+                        continue
+                    migration.refresh_from_db()
+                    return migration
     except Conflict as exc:
         _mark_error(migration.pk, exc.detail)
         raise

@@ -72,13 +72,29 @@ def test_a_move_within_a_pool_holds_it_once_through_confirm_and_revert(api, one_
     assert resources_of(api, second["id"])[one_pool] == {"DISK_GB": 100}
 
 
-def test_a_move_within_a_full_pool_takes_nothing_more(api, one_pool):
-    servers = [boot_one(api, "p.f", name=f"vm{i}") for i in range(9)]
-    assert pool_used(api, one_pool) == 900
+@pytest.mark.parametrize("verb", ["confirm", "revert"])
+def test_a_move_within_a_full_pool_takes_nothing_more(api, one_pool, verb):
+    servers = [boot_one(api, "p.f", name=f"vm{i}") for i in range(10)]
+    assert pool_used(api, one_pool) == 1000
+    assert api.get("/api/capacity/?flavor=p.f").json["total"] == 0
     moving = migrate(api, servers[0])
-    assert pool_used(api, one_pool) == 900
-    settle(api, moving, "confirm")
-    assert pool_used(api, one_pool) == 900
+    assert pool_used(api, one_pool) == 1000
+    assert resources_of(api, servers[0]["id"])[one_pool] == {"DISK_GB": 100}
+    settle(api, moving, verb)
+    assert pool_used(api, one_pool) == 1000
+
+
+def test_a_move_prefers_a_host_of_the_servers_pool(api, one_pool):
+    server = boot_one(api, "p.f")
+    put_host(api, "local1", vcpus=64, memory_mb=262144)  # local disk, the most room of all
+    sync_all()
+    for _ in range(3):
+        moving = migrate(api, server)
+        assert moving["dest"] in ("s1", "s2") or moving["dest"] in {
+            provider(api, "s1")["uuid"],
+            provider(api, "s2")["uuid"],
+        }, moving
+        settle(api, moving, "revert")
 
 
 @pytest.mark.parametrize(("disk", "during", "confirmed"), [(200, 200, 200), (50, 100, 50)])
