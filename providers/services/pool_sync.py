@@ -18,6 +18,7 @@ aggregate does not hold exactly its members (a host joined, left, or got its pro
 import logging
 from datetime import datetime
 
+from django.db.models import F
 from django.utils import timezone
 
 from placementsite.core.exceptions import InvalidRequest
@@ -120,17 +121,27 @@ def pool_members_converge(pool: ResourcePool, provider_id: int) -> int:
     wanted = pool_member_root_ids(pool) | {provider_id}
     current = pool_aggregate_member_ids(pool)
     joining, leaving = wanted - current, current - wanted
-    providers = ResourceProvider.objects.select_for_update().filter(id__in=joining | leaving)
-    for provider in providers.order_by("id"):
-        if provider.id in joining:
-            ResourceProviderAggregate.objects.create(
-                resource_provider=provider, aggregate_id=aggregate_id
-            )
-        else:
-            ResourceProviderAggregate.objects.filter(
-                resource_provider=provider, aggregate_id=aggregate_id
-            ).delete()
-        bump_generation(provider)
+    changed = joining | leaving
+    if not changed:
+        return 0
+    # Locked in id order (already, by _lock_members), then written in bulk: the rows are
+    # ours until the commit, so a plain increment is the compare-and-swap.
+    list(
+        ResourceProvider.objects.select_for_update()
+        .filter(id__in=changed)
+        .order_by("id")
+        .values_list("id", flat=True)
+    )
+    ResourceProviderAggregate.objects.bulk_create(
+        [
+            ResourceProviderAggregate(resource_provider_id=pk, aggregate_id=aggregate_id)
+            for pk in sorted(joining)
+        ]
+    )
+    ResourceProviderAggregate.objects.filter(
+        aggregate_id=aggregate_id, resource_provider_id__in=leaving
+    ).delete()
+    ResourceProvider.objects.filter(id__in=changed).update(generation=F("generation") + 1)
     return len(joining) + len(leaving)
 
 
