@@ -26,7 +26,6 @@ from placementsite.core.exceptions import InvalidRequest
 from ..host_reports import DesiredTree, apply_defaults, contribution_checked
 from ..models import (
     SHARING_TRAIT,
-    Aggregate,
     ResourcePool,
     ResourceProvider,
     ResourceProviderAggregate,
@@ -198,14 +197,19 @@ def resource_pool_sync(*, pool_id, force=False, due_only=True, now=None):
     )
     if not force and not needs(pool):
         return None
-    names = KnownClassesAndTraits([])
+    try:
+        names = KnownClassesAndTraits([pool_plugin(pool.kind)])  # its classes' metadata
+    except PluginLoadError:  # the sync records the plugin's error
+        names = KnownClassesAndTraits([])
     return record_sync(
         subject=subject, pk=pool_id, signature=signature, force=force, names=names, now=now
     )
 
 
 def pool_aggregate_forget(pool: ResourcePool) -> None:
-    """Take the pool's aggregate off every provider (a pool deleted). Needs a transaction."""
+    """Take the pool's aggregate off every provider (a pool deleted). The aggregate itself
+    stays, as Placement's aggregates do (another app may describe it). Needs a
+    transaction."""
     links = ResourceProviderAggregate.objects.filter(aggregate__uuid=pool.aggregate_uuid)
     providers = ResourceProvider.objects.select_for_update().filter(
         id__in=links.values("resource_provider_id")
@@ -213,4 +217,3 @@ def pool_aggregate_forget(pool: ResourcePool) -> None:
     for provider in providers.order_by("id"):
         links.filter(resource_provider=provider).delete()
         bump_generation(provider)
-    Aggregate.objects.filter(uuid=pool.aggregate_uuid).delete()

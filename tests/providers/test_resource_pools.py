@@ -246,3 +246,32 @@ def test_stale_pools_are_flagged(api, settings):
     body = api.get("/api/resource-pools/").json
     assert body["results"][0]["stale"] is True
     assert api.get("/api/resource-pools/?stale=true").json["count"] == 1
+
+
+def test_a_pool_plugin_named_by_dotted_path_reads_the_backends_stats(api):
+    body = {
+        "kind": "tests.providers.plugin_fixtures:CephPoolPlugin",
+        "stats": {"max_avail": 3 * 1024**4},
+        "members": [],
+    }
+    put_pool(api, "ceph2", body)
+    assert "ok" in sync_all()["ceph2"]
+    pool = provider(api, "ceph2")
+    assert inventories(api, pool["uuid"])["DISK_GB"]["total"] == 3072
+
+
+def test_a_raising_pool_plugin_keeps_what_it_gave_last_time(api):
+    kind = "tests.providers.plugin_fixtures:BrokenPoolPlugin"
+    put_pool(api, "flaky", {"kind": kind, "inventories": {"DISK_GB": {"total": 100}}})
+    sync_all()
+    put_pool(
+        api,
+        "flaky",
+        {"kind": kind, "inventories": {"DISK_GB": {"total": 200}}, "stats": {"broken": True}},
+    )
+    assert "partial" in sync_all()["flaky"]
+    pool = provider(api, "flaky")
+    assert inventories(api, pool["uuid"])["DISK_GB"]["total"] == 100
+    body = api.get("/api/resource-pools/flaky/").json
+    assert body["sync_status"] == "partial"
+    assert "backend unreachable" in body["plugin_errors"][kind]
