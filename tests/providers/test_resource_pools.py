@@ -275,3 +275,31 @@ def test_a_raising_pool_plugin_keeps_what_it_gave_last_time(api):
     body = api.get("/api/resource-pools/flaky/").json
     assert body["sync_status"] == "partial"
     assert "backend unreachable" in body["plugin_errors"][kind]
+
+
+def test_the_pool_list_reads_a_fixed_number_of_queries(api):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def counted():
+        with CaptureQueriesContext(connection) as queries:
+            response = api.get("/api/resource-pools/")
+        assert response.status == 200
+        return len(queries), response.json["count"]
+
+    put_pool(api, "p0", ceph(members=[]))
+    sync_all()
+    allocate(api, str(uuid.uuid4()), {provider(api, "p0")["uuid"]: {"DISK_GB": 10}})
+    one = counted()
+    for index in range(1, 6):
+        put_pool(api, f"p{index}", ceph(members=[]))
+    sync_all()
+    for index in range(1, 6):
+        pool = provider(api, f"p{index}")["uuid"]
+        allocate(api, str(uuid.uuid4()), {pool: {"DISK_GB": 10}})
+    six = counted()
+    assert (one[1], six[1]) == (1, 6)
+    assert six[0] == one[0]
+    assert all(
+        p["usage"] == {"DISK_GB": 10} for p in api.get("/api/resource-pools/").json["results"]
+    )
