@@ -31,6 +31,7 @@ from .models import (
     Inventory,
     InventoryChange,
     ResourceClass,
+    ResourcePool,
     ResourceProvider,
     ResourceProviderAggregate,
     ResourceProviderTrait,
@@ -39,6 +40,7 @@ from .models import (
 from .services import compute_nodes as compute_node_services
 from .services import inventories as inventory_services
 from .services import resource_classes as resource_class_services
+from .services import resource_pools as resource_pool_services
 from .services import resource_providers as provider_services
 from .services import traits as trait_services
 from .services.aggregates import provider_aggregates_set
@@ -605,6 +607,49 @@ class ComputeNodeAdmin(ServiceAdmin):
 
     def delete_via_service(self, obj):
         compute_node_services.compute_node_delete(hostname=obj.hostname)
+
+
+@admin.register(ResourcePool)
+class ResourcePoolAdmin(ServiceAdmin):
+    """Pools are written by their reports and the sync; an operator enables or disables one
+    (saying why), or deletes it (refused while anything is allocated on its provider)."""
+
+    list_display = ["name", "kind", "enabled", "reported_at", "synced_at", "sync_status"]
+    list_filter = ["enabled", "sync_status", "kind"]
+    search_fields = ["name"]
+    list_editable = ["enabled"]
+    fields = [
+        "name",
+        "kind",
+        "provider",
+        "aggregate_uuid",
+        "enabled",
+        "disabled_reason",
+        "inventories",
+        "members",
+        "traits",
+        "stats",
+        "reported_at",
+        "synced_at",
+        "sync_status",
+        "sync_error",
+        "plugin_errors",
+        "sync_attempts",
+        "next_sync_at",
+    ]
+    readonly_fields = [f for f in fields if f not in ("enabled", "disabled_reason")]
+
+    def has_add_permission(self, request):
+        return False
+
+    def save_model(self, request, obj, form, change):
+        reason = "" if obj.enabled else obj.disabled_reason
+        resource_pool_services.resource_pool_set_enabled(
+            name=obj.name, enabled=obj.enabled, reason=reason
+        )
+
+    def delete_via_service(self, obj):
+        resource_pool_services.resource_pool_delete(name=obj.name)
 
 
 @admin.register(InventoryChange)

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import hosts, migrations, scheduling_views, views
+from . import hosts, migrations, pools, scheduling_views, views
 
 app_name = "dashboard"
 
@@ -19,6 +19,7 @@ urlpatterns = [
     path("aggregates/<uuid:uuid>/", views.aggregate_detail, name="aggregate"),
     path("try/", views.try_request, name="try"),
     path("hosts/", hosts.host_list, name="hosts"),
+    path("pools/", pools.pool_list, name="pools"),
     path("search/", views.search, name="search"),
     path("migrations/", migrations.migration_list, name="migrations"),
     path("flavors/", scheduling_views.flavor_list, name="flavors"),

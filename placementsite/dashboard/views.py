@@ -21,6 +21,7 @@ from placementsite import selectors as service_health
 from providers import capacity
 from providers.selectors import dashboard as provider_reads
 from providers.selectors import fit
+from providers.selectors.resource_pools import pool_members_by_host
 from scheduling.selectors import candidates_preview
 from scheduling.selectors import dashboard as flavor_reads
 
@@ -63,6 +64,10 @@ PROJECT_SHARES = (*USAGE, "allocations.view_project")
 
 # The rendering path every page shares (kept here under the names the page modules import).
 _render = render_page
+
+
+# The pages kept in modules of their own (hosts, pools) render through the same frame.
+render_page = _render
 
 
 def _page_number(request):
@@ -199,7 +204,13 @@ def provider_detail(request, uuid):
     detail = allocation_reads.provider_detail(uuid)
     if detail is None:
         raise Http404("No such resource provider.")
-    return _render(request, "provider_detail.html", "providers", {"detail": detail})
+    provider = detail.provider
+    pools = (
+        pool_members_by_host(root_ids=[provider.id]).get(provider.id, [])
+        if provider.parent_id is None and request.user.has_perm("providers.view_resourcepool")
+        else []
+    )
+    return _render(request, "provider_detail.html", "providers", {"detail": detail, "pools": pools})
 
 
 # --- consumers and projects -----------------------------------------------------------------

@@ -22,6 +22,7 @@ from prometheus_client.core import REGISTRY
 
 from allocations import metrics as allocations_metrics
 from placementsite.core.api import metrics as api_metrics  # noqa: F401  (registers its series)
+from providers import metrics as providers_metrics
 from scheduling import metrics as scheduling_metrics
 
 TASK_RUNS = Counter("placement_celery_task_runs", "Celery task runs finished", ["task", "state"])
@@ -35,7 +36,7 @@ TASK_DURATION = Histogram(
 
 # What each app contributes: its series register themselves when its module is imported, its
 # scrape-time collectors are registered here (and on the multiprocess registry per scrape).
-APP_METRICS = (allocations_metrics, scheduling_metrics)
+APP_METRICS = (providers_metrics, allocations_metrics, scheduling_metrics)
 COLLECTORS = tuple(collector for module in APP_METRICS for collector in module.COLLECTORS)
 for _collector in COLLECTORS:
     REGISTRY.register(_collector)

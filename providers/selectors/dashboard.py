@@ -21,13 +21,16 @@ from ..models import (
     Aggregate,
     ComputeNode,
     Inventory,
+    InventoryChange,
     ResourceClass,
+    ResourcePool,
     ResourceProvider,
     ResourceProviderAggregate,
     ResourceProviderTrait,
     Trait,
 )
 from .compute_nodes import host_rows, is_stale
+from .resource_pools import pool_is_stale, pool_members_by_host
 
 HOSTS_PER_PAGE = 50
 TREE_ROOT = "root"
@@ -296,14 +299,81 @@ class HostRow:
     stale: bool  # silent for longer than PLACEMENT_HOST_STALE_SECONDS
     in_sync: bool  # its providers show its last report
     over: list = ()  # "VCPU: 40 used of 32" per class over capacity (filled in with usage)
+    pools: list = ()  # names of the resource pools the host is a member of
 
 
 def host_list_page(*, q="", state="", page_number=1, per_page=HOSTS_PER_PAGE):
     """A page of :class:`HostRow`: the hosts :func:`host_rows` gives for ``q`` and ``state``."""
     page = Paginator(host_rows(q=q, state=state), per_page).get_page(page_number)
     now = timezone.now()
+    pools = pool_members_by_host(
+        root_ids=[host.provider_id for host in page.object_list if host.provider_id]
+    )
     page.object_list = [
-        HostRow(node=host, stale=is_stale(host.reported_at, now=now), in_sync=host.in_sync)
+        HostRow(
+            node=host,
+            stale=is_stale(host.reported_at, now=now),
+            in_sync=host.in_sync,
+            pools=pools.get(host.provider_id, []),
+        )
         for host in page.object_list
     ]
     return page
+
+
+# --- resource pools -----------------------------------------------------------------------------
+
+POOL_CHANGES_SHOWN = 10
+
+
+@dataclass
+class PoolRow:
+    """A pool as the Pools page shows it: its record, staleness, the hosts its aggregate
+    holds and the last changes the sync made to its inventories."""
+
+    pool: object  # ResourcePool
+    stale: bool
+    members: list  # [(name, uuid)] of the member hosts' root providers
+    changes: list  # [InventoryChange], newest first
+
+
+def pool_rows(*, q=""):
+    """Every pool (a cloud has few) with its members and recent changes: four queries."""
+    pools = list(ResourcePool.objects.select_related("provider").order_by("name"))
+    if q:
+        pools = [p for p in pools if q.lower() in p.name.lower()]
+    by_aggregate = {p.aggregate_uuid: p for p in pools}
+    members = {p.pk: [] for p in pools}
+    links = (
+        ResourceProviderAggregate.objects.filter(aggregate__uuid__in=list(by_aggregate))
+        .order_by("resource_provider__name")
+        .values_list(
+            "aggregate__uuid",
+            "resource_provider_id",
+            "resource_provider__name",
+            "resource_provider__uuid",
+        )
+    )
+    for aggregate, provider_id, name, uuid in links:
+        pool = by_aggregate[aggregate]
+        if provider_id != pool.provider_id:
+            members[pool.pk].append((name, uuid))
+    changes = {p.pk: [] for p in pools}
+    recent = (
+        InventoryChange.objects.filter(resource_pool__in=pools)
+        .select_related("resource_class")
+        .order_by("-changed_at", "-id")
+    )
+    for change in recent[: POOL_CHANGES_SHOWN * max(len(pools), 1)]:
+        if len(changes[change.resource_pool_id]) < POOL_CHANGES_SHOWN:
+            changes[change.resource_pool_id].append(change)
+    now = timezone.now()
+    return [
+        PoolRow(
+            pool=p,
+            stale=pool_is_stale(p.reported_at, now=now),
+            members=members[p.pk],
+            changes=changes[p.pk],
+        )
+        for p in pools
+    ]

@@ -11,12 +11,18 @@ aggregate.
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 
 from placementsite.core import uuids
 
-from ..models import ComputeNode, ResourcePool, ResourceProviderAggregate
+from ..models import (
+    SHARING_TRAIT,
+    ComputeNode,
+    ResourcePool,
+    ResourceProvider,
+    ResourceProviderAggregate,
+)
 from ..usage import usage_by_provider_and_class
 
 
@@ -103,14 +109,20 @@ def pool_usage(*, provider_ids) -> dict[int, dict[str, int]]:
 
 
 def pool_members_by_host(*, root_ids) -> dict[int, list[str]]:
-    """``{host root provider id: [pool names]}``: the pools each host is a member of."""
-    pools = dict(ResourcePool.objects.exclude(provider=None).values_list("aggregate_uuid", "name"))
-    rows = ResourceProviderAggregate.objects.filter(
-        resource_provider_id__in=list(root_ids), aggregate__uuid__in=list(pools)
-    ).values_list("resource_provider_id", "aggregate__uuid")
+    """``{host root provider id: [pool names]}``: the pools each host is a member of (one
+    query)."""
+    pool_name = ResourcePool.objects.filter(aggregate_uuid=OuterRef("aggregate__uuid")).values(
+        "name"
+    )[:1]
+    rows = (
+        ResourceProviderAggregate.objects.filter(resource_provider_id__in=list(root_ids))
+        .annotate(pool=Subquery(pool_name))
+        .filter(pool__isnull=False)
+        .values_list("resource_provider_id", "pool")
+    )
     found = {}
-    for provider_id, aggregate in rows:
-        found.setdefault(provider_id, []).append(pools[aggregate])
+    for provider_id, name in rows:
+        found.setdefault(provider_id, []).append(name)
     return {k: sorted(v) for k, v in found.items()}
 
 
@@ -122,3 +134,26 @@ def pools_of_providers(*, uuids) -> list[dict]:
         "name", "provider__uuid", "kind"
     )
     return [{"name": n, "uuid": str(u), "kind": k} for n, u, k in sorted(rows)]
+
+
+def sharing_provider_uuids(*, uuids) -> set[str]:
+    """The sharing providers (trait ``MISC_SHARES_VIA_AGGREGATE``: pools, and any other
+    provider sharing through an aggregate) among ``uuids``."""
+    if not uuids:
+        return set()
+    return {
+        str(u)
+        for u in ResourceProvider.objects.filter(
+            uuid__in=list(uuids), traits__name=SHARING_TRAIT
+        ).values_list("uuid", flat=True)
+    }
+
+
+def provider_aggregate_uuids(*, uuid) -> list[str]:
+    """The aggregates a provider (by uuid) is a member of."""
+    return [
+        str(a)
+        for a in ResourceProviderAggregate.objects.filter(resource_provider__uuid=uuid)
+        .order_by("aggregate__uuid")
+        .values_list("aggregate__uuid", flat=True)
+    ]

@@ -19,6 +19,11 @@ A host blocked, failed or partial is retried by the next runs with a growing del
 run, then ``PLACEMENT_SYNC_RETRY_SECONDS`` doubling up to ``PLACEMENT_SYNC_RETRY_MAX_SECONDS``
 (``next_sync_at``); a new report is tried at once. What the sync wrote last is kept on the host
 (``synced_state``): an inventory value that differs from it was set by an operator and is kept.
+
+The machinery is not the host's alone: :func:`record_sync` syncs any record with a report and
+sync state (``providers.models.SyncedReport``) described by a :class:`SyncSubject`; resource
+pools use it too (``providers.services.pool_sync``), with their own desired tree and an
+aggregate written in the same transaction.
 """
 
 import logging

@@ -18,12 +18,18 @@ aggregate does not hold exactly its members (a host joined, left, or got its pro
 import logging
 from datetime import datetime
 
+from django.db.models import F
 from django.utils import timezone
 
 from placementsite.core.exceptions import InvalidRequest
 
 from ..host_reports import DesiredTree, apply_defaults, contribution_checked
-from ..models import Aggregate, ResourcePool, ResourceProvider, ResourceProviderAggregate
+from ..models import (
+    SHARING_TRAIT,
+    ResourcePool,
+    ResourceProvider,
+    ResourceProviderAggregate,
+)
 from ..plugins import HostTree, PluginLoadError
 from ..plugins.pools import PoolReport, pool_plugin, pool_plugin_signature
 from ..selectors.compute_nodes import needs_sync
@@ -39,8 +45,6 @@ from .host_sync import (
 )
 
 logger = logging.getLogger("placement.pools")
-
-SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
 
 
 def pool_desired_tree(pool: ResourcePool) -> DesiredTree:
@@ -116,17 +120,27 @@ def pool_members_converge(pool: ResourcePool, provider_id: int) -> int:
     wanted = pool_member_root_ids(pool) | {provider_id}
     current = pool_aggregate_member_ids(pool)
     joining, leaving = wanted - current, current - wanted
-    providers = ResourceProvider.objects.select_for_update().filter(id__in=joining | leaving)
-    for provider in providers.order_by("id"):
-        if provider.id in joining:
-            ResourceProviderAggregate.objects.create(
-                resource_provider=provider, aggregate_id=aggregate_id
-            )
-        else:
-            ResourceProviderAggregate.objects.filter(
-                resource_provider=provider, aggregate_id=aggregate_id
-            ).delete()
-        bump_generation(provider)
+    changed = joining | leaving
+    if not changed:
+        return 0
+    # Locked in id order (already, by _lock_members), then written in bulk: the rows are
+    # ours until the commit, so a plain increment is the compare-and-swap.
+    list(
+        ResourceProvider.objects.select_for_update()
+        .filter(id__in=changed)
+        .order_by("id")
+        .values_list("id", flat=True)
+    )
+    ResourceProviderAggregate.objects.bulk_create(
+        [
+            ResourceProviderAggregate(resource_provider_id=pk, aggregate_id=aggregate_id)
+            for pk in sorted(joining)
+        ]
+    )
+    ResourceProviderAggregate.objects.filter(
+        aggregate_id=aggregate_id, resource_provider_id__in=leaving
+    ).delete()
+    ResourceProvider.objects.filter(id__in=changed).update(generation=F("generation") + 1)
     return len(joining) + len(leaving)
 
 
@@ -183,14 +197,19 @@ def resource_pool_sync(*, pool_id, force=False, due_only=True, now=None):
     )
     if not force and not needs(pool):
         return None
-    names = KnownClassesAndTraits([])
+    try:
+        names = KnownClassesAndTraits([pool_plugin(pool.kind)])  # its classes' metadata
+    except PluginLoadError:  # the sync records the plugin's error
+        names = KnownClassesAndTraits([])
     return record_sync(
         subject=subject, pk=pool_id, signature=signature, force=force, names=names, now=now
     )
 
 
 def pool_aggregate_forget(pool: ResourcePool) -> None:
-    """Take the pool's aggregate off every provider (a pool deleted). Needs a transaction."""
+    """Take the pool's aggregate off every provider (a pool deleted). The aggregate itself
+    stays, as Placement's aggregates do (another app may describe it). Needs a
+    transaction."""
     links = ResourceProviderAggregate.objects.filter(aggregate__uuid=pool.aggregate_uuid)
     providers = ResourceProvider.objects.select_for_update().filter(
         id__in=links.values("resource_provider_id")
@@ -198,4 +217,3 @@ def pool_aggregate_forget(pool: ResourcePool) -> None:
     for provider in providers.order_by("id"):
         links.filter(resource_provider=provider).delete()
         bump_generation(provider)
-    Aggregate.objects.filter(uuid=pool.aggregate_uuid).delete()

@@ -12,7 +12,8 @@ counts instances per host:
 * per host the least over groups, and never more than each class's free units over the tree
   divided by what one instance asks of it in all groups;
 * the total is the sum over hosts, bounded per class by the free units of every provider
-  counted (a sharing provider serves several hosts but its units only once).
+  counted (a sharing provider serves several hosts but its units only once: a resource
+  pool's units are counted once, and a stale or disabled pool's not at all).
 
 With one group (a flavor without granular extra specs) the count is exact; with several groups
 asking the same class it is an upper bound (``group_policy=isolate`` is not modelled).
@@ -26,6 +27,7 @@ from providers.capacity import usable_units
 from providers.request_groups import UnknownResourceClass, UnknownTrait, resolve_groups
 from providers.selectors import compute_nodes
 from providers.selectors import resource_providers as rp_selectors
+from providers.selectors.resource_pools import unavailable_pool_provider_ids
 
 from .. import queries
 from ..extra_specs import translate_flavor
@@ -86,6 +88,7 @@ def flavor_capacity(*, flavor, aggregate=None):
         raise InvalidRequest(
             f"Flavor {flavor.name} asks for {exc}", code="scheduler.invalid_flavor"
         ) from None
+    no_pools = unavailable_pool_provider_ids()
     anchors = defaultdict(set)
     for sharing_id, root_id in queries.sharing_anchors():
         anchors[sharing_id].add(root_id)
@@ -107,6 +110,8 @@ def flavor_capacity(*, flavor, aggregate=None):
         root_of = {}
         amounts = rg.resources
         for provider_id, root_id, class_id, total, reserved, ratio, used in _rows(rg, not suffix):
+            if provider_id in no_pools:  # a stale or disabled pool gives nothing
+                continue
             root_of[provider_id] = root_id
             units = usable_units(total, reserved, ratio) - used
             takes[(provider_id, class_id)] = units // amounts[class_id]

@@ -29,16 +29,8 @@ def host_states(found):
     they belong to.
     """
     by_host = {}
-    root_of, sharing = found.root_of, found.sharing
     for candidate in found.candidates:
-        allocations = candidate[0]
-        if not sharing:  # every provider is of the one tree the candidate was built for
-            root = root_of[allocations[0][0][0]]
-        else:
-            providers = {p for (p, _c), _a in allocations}
-            roots = {root_of[p] for p in providers if p not in sharing}
-            root = min(roots or {root_of[p] for p in providers})
-        by_host.setdefault(root, []).append(candidate)
+        by_host.setdefault(candidate_root(found, candidate), []).append(candidate)
     if not by_host:
         return []
     tree = PassTrees(found, by_host)
@@ -49,6 +41,17 @@ def host_states(found):
     _add_aggregates(hosts)
     _add_availability(hosts)
     return sorted(hosts.values(), key=lambda h: h.name)
+
+
+def candidate_root(found, candidate):
+    """The root id of the host a candidate lands on (see :func:`host_states`)."""
+    allocations = candidate[0]
+    root_of, sharing = found.root_of, found.sharing
+    if not sharing:  # every provider is of the one tree the candidate was built for
+        return root_of[allocations[0][0][0]]
+    providers = {p for (p, _c), _a in allocations}
+    roots = {root_of[p] for p in providers if p not in sharing}
+    return min(roots or {root_of[p] for p in providers})
 
 
 class PassTrees:

@@ -25,6 +25,8 @@ from .. import candidates as engine
 from ..models import Server
 from ..plugins import HostState, configured_filters, configured_weighers, normalise
 from .host_states import host_states
+from .pools import STEP_NAME as POOLS_STEP
+from .pools import pools_taken, without_unavailable_pools
 
 logger = logging.getLogger("placement.scheduler")
 
@@ -190,9 +192,14 @@ def select_hosts(spec):
     """One scheduling pass: candidates, host states, filters, weighers and the pick (a random
     one among the best ``PLACEMENT_SCHEDULER_HOST_SUBSET_SIZE``)."""
     with cyclic_gc_paused():
-        hosts = host_states(candidates_for(spec))
-        candidate_hosts = len(hosts)
+        found, pools_dropped = without_unavailable_pools(candidates_for(spec))
+        hosts = host_states(found)
+        candidate_hosts = len(hosts) + len(pools_dropped)
         hosts, steps = _filter(hosts, spec)
+        if pools_dropped:  # before the filters: hosts whose only pools are stale or disabled
+            steps.insert(
+                0, FilterStep(POOLS_STEP, candidate_hosts - len(pools_dropped), pools_dropped)
+            )
         weighed = _weigh(hosts, spec)
     selection = Selection(candidate_hosts=candidate_hosts, filters=steps, weighed=weighed)
     if weighed:
@@ -272,6 +279,7 @@ def explain(spec, selection=None):
             {
                 **_host_ref(selection.chosen.host),
                 "allocations": first_allocations(selection.chosen.host),
+                "pools": pools_taken(first_allocations(selection.chosen.host)),
             }
             if selection.chosen
             else None

@@ -3,6 +3,13 @@ revert, failure).
 
 While a server moves, Placement's pattern holds: the migration's own consumer (type MIGRATION)
 holds what the server held on the source, and the server's consumer holds the destination.
+But for a pool both hosts share (a sharing provider, ``MISC_SHARES_VIA_AGGREGATE``, that the
+source allocations and the destination's both take from): Nova's pattern would count it twice
+during the move; here the server keeps its pool allocation through the move (the destination
+claim's amount, which is the same for a migration) and the migration consumer holds only what
+a resize shrinking it gives up, so that a revert can always take it back. Confirm leaves the
+pool as the destination claim has it, revert puts the source amounts back: each exactly as
+before. Pools not shared by both sides are held like host resources.
 The move and every settlement are each one ``POST /allocations``-style write of both consumers
 (``allocations_replace``), with both consumer generations checked, in a transaction that first
 locks the server row and then the migration row (always in this order, then the allocation
@@ -30,11 +37,13 @@ from allocations.services.allocations import (
 )
 from placementsite.core.exceptions import ConcurrentUpdate, Conflict, InvalidRequest, NotFound
 from providers.selectors.compute_nodes import host_is_down
+from providers.selectors.resource_pools import sharing_provider_uuids
 from providers.services.compute_nodes import compute_node_disable
 
 from ..flavor_snapshots import flavor_snapshot, server_flavor
 from ..models import LifecycleRecord, Migration, Server
 from ..selectors.host_states import availability_zone_of
+from ..selectors.pools import spec_within_pools
 from ..selectors.scheduler import explain, first_allocations, select_hosts
 from ..selectors.server_groups import server_group_of
 from .claims import CONCURRENT_RETRIES, ClaimFailed
@@ -107,6 +116,31 @@ def _with_fresh_transactions(step):
                 raise
             retries += 1
             logger.info("Migration step hit a concurrent update, retrying (%d)", retries)
+
+
+def shared_pools(source_allocations, dest_allocations):
+    """The sharing providers (pools) both sides of a move take from: the server keeps them."""
+    both = set(source_allocations or {}) & set(dest_allocations or {})
+    return sharing_provider_uuids(uuids=both)
+
+
+def migration_holdings(held, dest_allocations):
+    """What the migration consumer holds during a move: the server's source allocations, but
+    on a pool both sides share only what the destination's amount does not cover (a resize
+    that shrinks it), since the server keeps its pool allocation."""
+    pools = shared_pools(held, dest_allocations)
+    holdings = {}
+    for provider_uuid, resources in held.items():
+        if provider_uuid in pools:
+            kept = dest_allocations[provider_uuid]
+            resources = {
+                name: amount - kept.get(name, 0)
+                for name, amount in resources.items()
+                if amount > kept.get(name, 0)
+            }
+        if resources:
+            holdings[provider_uuid] = resources
+    return holdings
 
 
 # --- starting a move --------------------------------------------------------------------------
@@ -187,37 +221,21 @@ def server_move(*, server, kind, flavor=None, target_host=None):
     )
     same_host_allowed = kind == Kind.RESIZE and settings.PLACEMENT_RESIZE_SAME_HOST
     tries = max(1, settings.PLACEMENT_SCHEDULER_MAX_ATTEMPTS)
+    # First the hosts that share the server's pools, asked without the pool's amounts (the
+    # server keeps its pool allocation: the move takes nothing more of it), then any host.
+    passes = [(spec, {})]
+    within = spec_within_pools(spec, held)
+    if within is not None:
+        passes.insert(0, within)
+
+    def accepts(host):
+        return (same_host_allowed or host.uuid != str(source.uuid)) and (
+            not target_host or target_host in (host.name, host.uuid)
+        )
+
     selection = None
-    moved = False
     try:
-        # A member of a server group moves under the group's lock, as boots into it place.
-        with group_locked(group) as locked:
-            spec.group = locked
-            for _round in range(SELECTION_ROUNDS):
-                read_group_hosts(spec)
-                selection = select_hosts(spec)
-                order = [
-                    w
-                    for w in selection.attempt_order()
-                    if (same_host_allowed or w.host.uuid != str(source.uuid))
-                    and (not target_host or target_host in (w.host.name, w.host.uuid))
-                ]
-                if not order:
-                    break
-                for weighed in order[:tries]:
-                    try:
-                        _with_fresh_transactions(
-                            lambda w=weighed: _move_to(
-                                migration.pk, w.host, _claimable(w.host), group=locked
-                            )
-                        )
-                    except ClaimFailed as exc:
-                        logger.info("Move to %s failed (%s); next host", weighed.host.name, exc)
-                        continue
-                    moved = True
-                    break
-                if moved:
-                    break
+        moved, selection = _move_to_first_fit(migration, passes, group, accepts, tries)
         if moved:
             migration.refresh_from_db()
             if kind == Kind.EVACUATE:
@@ -229,6 +247,40 @@ def server_move(*, server, kind, flavor=None, target_host=None):
     detail = f"No valid host was found to {kind} server {server.uuid}."
     _mark_error(migration.pk, detail)
     raise NoValidHost(detail, explain=explain(spec, selection) if selection else None)
+
+
+def _move_to_first_fit(migration, passes, group, accepts, tries):
+    """Schedule each pass (a spec and the amounts the server keeps) and move to the first
+    host ``accepts`` whose claim succeeds. A member of a server group moves under the group's
+    lock, as boots into it place. Returns whether it moved and the last selection."""
+    selection = None
+    with group_locked(group) as locked:
+        for pass_spec, kept in passes:
+            pass_spec.group = locked
+            for _round in range(SELECTION_ROUNDS):
+                read_group_hosts(pass_spec)
+                selection = select_hosts(pass_spec)
+                order = [w for w in selection.attempt_order() if accepts(w.host)]
+                if not order:
+                    break
+                if _claim_first(migration, order[:tries], kept, locked):
+                    return True, selection
+    return False, selection
+
+
+def _claim_first(migration, weighed_hosts, kept, group):
+    for weighed in weighed_hosts:
+        try:
+            _with_fresh_transactions(
+                lambda w=weighed: _move_to(
+                    migration.pk, w.host, {**_claimable(w.host), **kept}, group=group
+                )
+            )
+        except ClaimFailed as exc:
+            logger.info("Move to %s failed (%s); next host", weighed.host.name, exc)
+            continue
+        return True
+    return False
 
 
 def _disable_evacuated(source, server):
@@ -277,7 +329,7 @@ def _move_to(migration_pk, host, dest_allocations, group=None):
                 consumers=[
                     ConsumerAllocations(
                         consumer_uuid=str(migration.uuid),
-                        allocations=held,
+                        allocations=migration_holdings(held, dest_allocations),
                         project_id=server.project_id,
                         user_id=server.user_id,
                         generation=None,
@@ -450,7 +502,11 @@ def _settle_once(migration_pk, settlement, *, generation, record, error):
         if settlement.revert and moved:
             # What the migration consumer holds now is what goes back; if something freed it
             # already, the recorded source allocations are claimed again (capacity checked).
-            restored = held or migration.source_allocations
+            restored = dict(held or migration.source_allocations)
+            # The pools the server kept through the move go back to their source amounts
+            # (what the migration consumer held of them is freed in the same write).
+            for pool in shared_pools(migration.source_allocations, migration.dest_allocations):
+                restored[pool] = migration.source_allocations[pool]
             server_generation, _server_held = held_allocations(server.uuid)
             consumers.append(
                 ConsumerAllocations(

@@ -26,6 +26,8 @@ RP = "11111111-1111-4111-8111-111111111111"
 CONSUMER = "22222222-2222-4222-8222-222222222222"
 PROJECT = "project-a"
 HOST = "policy-host"
+POOL = "policy-pool"
+POOL_BODY = {"kind": "shared_storage", "inventories": {"DISK_GB": {"total": 100}}}
 SERVER_BODY = {"name": "new", "flavor": "m1.small", "project_id": PROJECT, "user_id": "user-a"}
 
 # rule -> (method, path, body); a path's {server} and {migration} are ids made by api_world
@@ -194,6 +196,10 @@ API_ENDPOINTS = {
         {"forced_down": True},
     ),
     "placement:api:compute_nodes:drain": ("POST", f"/api/compute-nodes/{HOST}/drain/", {}),
+    "placement:api:resource_pools:list": ("GET", "/api/resource-pools/", None),
+    "placement:api:resource_pools:show": ("GET", f"/api/resource-pools/{POOL}/", None),
+    "placement:api:resource_pools:update": ("PUT", f"/api/resource-pools/{POOL}/", POOL_BODY),
+    "placement:api:resource_pools:delete": ("DELETE", f"/api/resource-pools/{POOL}/", None),
     "placement:api:resource_classes:list": ("GET", "/api/resource-classes/", None),
     "placement:api:resource_classes:show": ("GET", "/api/resource-classes/VCPU/", None),
     "placement:api:resource_classes:update": (
@@ -245,6 +251,7 @@ def api_world(db):
     migration = admin.post(f"/api/servers/{moving['id']}/migrate/", {})
     assert migration.status == 201, migration
     assert admin.put(f"/api/compute-nodes/{HOST}/", report()).status == 201
+    assert admin.put(f"/api/resource-pools/{POOL}/", POOL_BODY).status == 201
     resource_class("CUSTOM_API")
     assert admin.post("/resource_providers", {"name": "made-by-hand"}).status == 200
     private = {"name": "m1.private", "vcpus": 1, "ram": 512, "disk": 1, "is_public": False}

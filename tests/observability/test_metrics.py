@@ -215,3 +215,30 @@ def test_multiprocess_mode_sums_the_series_of_every_worker(tmp_path):
     )
     assert "placement_allocation_candidates_seconds_count 2.0" in scrape.stdout
     assert "placement_allocation_candidates_returned_sum 6.0" in scrape.stdout
+
+
+def test_capacity_usage_and_state_per_resource_pool(api, settings):
+    from tests.providers.pools import ceph, provider, put_pool, sync_all
+
+    settings.PLACEMENT_SYNC_ON_REPORT = False
+    put_pool(api, "ceph1", ceph(total=1000, members=[]))
+    put_pool(
+        api,
+        "net1",
+        {"kind": "ip_pool", "inventories": {"IPV4_ADDRESS": {"total": 254}}, "members": []},
+    )
+    sync_all()
+    pool = provider(api, "ceph1")["uuid"]
+    assert api.put(f"/allocations/{new_uuid()}", body({pool: {"DISK_GB": 300}})).status == 204
+    api.request("PATCH", "/api/resource-pools/net1/", {"enabled": False})
+    response = scrape(api)
+    ceph1 = {"pool": "ceph1", "kind": "shared_storage", "resource_class": "DISK_GB"}
+    assert value(response, "placement_pool_capacity", **ceph1) == 1000
+    assert value(response, "placement_pool_used", **ceph1) == 300
+    assert value(response, "placement_pool_free", **ceph1) == 700
+    net1 = {"pool": "net1", "kind": "ip_pool"}
+    assert value(response, "placement_pool_free", resource_class="IPV4_ADDRESS", **net1) == 254
+    assert value(response, "placement_pool_enabled", **net1) == 0
+    assert value(response, "placement_pool_enabled", pool="ceph1", kind="shared_storage") == 1
+    assert value(response, "placement_pool_sync_ok", pool="ceph1", kind="shared_storage") == 1
+    assert value(response, "placement_pool_stale", pool="ceph1", kind="shared_storage") == 0

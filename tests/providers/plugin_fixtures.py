@@ -1,6 +1,7 @@
 """A resource plugin for tests, loaded by dotted path as an operator could name one."""
 
 from providers.plugins import InventorySpec, ResourcePlugin
+from providers.plugins.pools import PoolPlugin
 
 
 class ExplodingPlugin(ResourcePlugin):
@@ -51,3 +52,20 @@ class LongNamePlugin(ResourcePlugin):
             child = tree.child(name)
             child.source = "stats"  # the report field it comes from
             child.inventories["DISK_GB"] = InventorySpec(1)
+
+
+class CephPoolPlugin(PoolPlugin):
+    """A pool plugin reading a Ceph pool's own stats: DISK_GB from ``max_avail`` bytes."""
+
+    resource_classes = ("DISK_GB",)
+
+    def contribute(self, report, tree):
+        total = report.stats["max_avail"] // 1024**3
+        tree.root.inventories["DISK_GB"] = InventorySpec(total)
+
+
+class BrokenPoolPlugin(PoolPlugin):
+    def contribute(self, report, tree):
+        if report.stats.get("broken"):
+            raise RuntimeError("backend unreachable")
+        super().contribute(report, tree)

@@ -42,6 +42,13 @@ def test_local_report_from_a_json_file(tmp_path):
 
 
 @pytest.mark.django_db
+def test_a_host_on_shared_storage_names_its_pool(settings):
+    settings.PLACEMENT_SYNC_ON_REPORT = False
+    _run("--local", "--hostname", "pooled", "--disk-pool", "ceph1")
+    assert ComputeNode.objects.get(hostname="pooled").disk_pool == "ceph1"
+
+
+@pytest.mark.django_db
 def test_invalid_report_stores_nothing(tmp_path):
     path = tmp_path / "host.json"
     path.write_text(json.dumps(report(vcpus=-1)))

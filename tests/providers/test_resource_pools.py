@@ -246,3 +246,60 @@ def test_stale_pools_are_flagged(api, settings):
     body = api.get("/api/resource-pools/").json
     assert body["results"][0]["stale"] is True
     assert api.get("/api/resource-pools/?stale=true").json["count"] == 1
+
+
+def test_a_pool_plugin_named_by_dotted_path_reads_the_backends_stats(api):
+    body = {
+        "kind": "tests.providers.plugin_fixtures:CephPoolPlugin",
+        "stats": {"max_avail": 3 * 1024**4},
+        "members": [],
+    }
+    put_pool(api, "ceph2", body)
+    assert "ok" in sync_all()["ceph2"]
+    pool = provider(api, "ceph2")
+    assert inventories(api, pool["uuid"])["DISK_GB"]["total"] == 3072
+
+
+def test_a_raising_pool_plugin_keeps_what_it_gave_last_time(api):
+    kind = "tests.providers.plugin_fixtures:BrokenPoolPlugin"
+    put_pool(api, "flaky", {"kind": kind, "inventories": {"DISK_GB": {"total": 100}}})
+    sync_all()
+    put_pool(
+        api,
+        "flaky",
+        {"kind": kind, "inventories": {"DISK_GB": {"total": 200}}, "stats": {"broken": True}},
+    )
+    assert "partial" in sync_all()["flaky"]
+    pool = provider(api, "flaky")
+    assert inventories(api, pool["uuid"])["DISK_GB"]["total"] == 100
+    body = api.get("/api/resource-pools/flaky/").json
+    assert body["sync_status"] == "partial"
+    assert "backend unreachable" in body["plugin_errors"][kind]
+
+
+def test_the_pool_list_reads_a_fixed_number_of_queries(api):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def counted():
+        with CaptureQueriesContext(connection) as queries:
+            response = api.get("/api/resource-pools/")
+        assert response.status == 200
+        return len(queries), response.json["count"]
+
+    put_pool(api, "p0", ceph(members=[]))
+    sync_all()
+    allocate(api, str(uuid.uuid4()), {provider(api, "p0")["uuid"]: {"DISK_GB": 10}})
+    one = counted()
+    for index in range(1, 6):
+        put_pool(api, f"p{index}", ceph(members=[]))
+    sync_all()
+    for index in range(1, 6):
+        pool = provider(api, f"p{index}")["uuid"]
+        allocate(api, str(uuid.uuid4()), {pool: {"DISK_GB": 10}})
+    six = counted()
+    assert (one[1], six[1]) == (1, 6)
+    assert six[0] == one[0]
+    assert all(
+        p["usage"] == {"DISK_GB": 10} for p in api.get("/api/resource-pools/").json["results"]
+    )

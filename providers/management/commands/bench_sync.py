@@ -1,6 +1,7 @@
-"""Time the host sync on N hosts: all new, 1% changed, nothing changed.
+"""Time the host sync on N hosts: all new, 1% changed, nothing changed; then the pool sync of
+P pools sharing them: first sync, 1% of the hosts moved between pools, nothing changed.
 
-    python manage.py bench_sync --hosts 1000
+    python manage.py bench_sync --hosts 1000 [--pools 10]
 
 A scratch database (``<NAME>_bench_sync``) is created next to the configured
 one and dropped at the end (``--keep`` keeps it). Every host reports two NUMA
@@ -19,6 +20,8 @@ from django.db import connection
 from providers.models import ComputeNode, Inventory, ResourceProvider
 from providers.services.compute_nodes import compute_node_report
 from providers.services.host_sync import compute_nodes_sync
+from providers.services.pool_sync import resource_pools_sync
+from providers.services.resource_pools import resource_pool_report
 
 
 def host_report(index, rng, vcpus=None):
@@ -60,8 +63,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--hosts", type=int, default=1000)
         parser.add_argument("--keep", action="store_true", help="keep the scratch database")
+        parser.add_argument(
+            "--pools", type=int, default=10, help="resource pools sharing the hosts (0: none)"
+        )
 
-    def handle(self, *args, hosts, keep, **options):
+    def handle(self, *args, hosts, keep, pools, **options):
         # The sync alone is timed: no report asks a worker for it.
         settings.PLACEMENT_SYNC_ON_REPORT = False
         old_name = connection.settings_dict["NAME"]
@@ -69,6 +75,8 @@ class Command(BaseCommand):
         connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
         try:
             self.run(hosts)
+            if pools:
+                self.run_pools(hosts, pools)
         finally:
             if not keep:
                 connection.creation.destroy_test_db(old_name, verbosity=0)
@@ -111,3 +119,40 @@ class Command(BaseCommand):
         self.stdout.write(f"  {len(outcomes)} hosts synced")
         statuses = set(ComputeNode.objects.values_list("sync_status", flat=True))
         self.stdout.write(f"host statuses: {', '.join(sorted(statuses))}")
+
+    def run_pools(self, count, pools):
+        """``pools`` shared-storage pools, each naming an equal share of the hosts as members:
+        the first sync (providers, inventories, aggregates of every member), a run where 1%
+        of the hosts moved to another pool, and a run where nothing changed."""
+        names = sorted(ComputeNode.objects.values_list("hostname", flat=True))
+        share = {f"bench-pool-{p:03d}": names[p::pools] for p in range(pools)}
+
+        def report_pools():
+            for name, members in share.items():
+                resource_pool_report(
+                    name=name,
+                    report={
+                        "kind": "shared_storage",
+                        "inventories": {"DISK_GB": {"total": 100000}},
+                        "members": members,
+                    },
+                )
+
+        self._timed(f"report {pools} pools", report_pools)
+        outcomes, _ = self._timed(
+            f"first sync of {pools} pools ({count} member hosts)", resource_pools_sync
+        )
+        self.stdout.write(f"  {len(outcomes)} pools synced")
+        moved = names[: max(1, count // 100)]
+        first, second = sorted(share)[:2]
+        share[first] = [h for h in share[first] if h not in moved]
+        share[second] = sorted({*share[second], *moved})
+        report_pools()
+        outcomes, _ = self._timed(
+            f"pool sync with {len(moved)} hosts moved (1%)", resource_pools_sync
+        )
+        self.stdout.write(f"  {len(outcomes)} pools synced")
+        outcomes, _ = self._timed(
+            f"pool sync with nothing changed ({pools} pools)", resource_pools_sync
+        )
+        self.stdout.write(f"  {len(outcomes)} pools synced")

@@ -105,9 +105,23 @@ class Command(BaseCommand):
         parser.add_argument("--local", action="store_true", help="write through the service")
         parser.add_argument("--from-json", help="a report as a JSON file instead of this machine")
         parser.add_argument("--disk-path", default="/", help="the path whose disk is local_gb")
+        parser.add_argument(
+            "--disk-pool",
+            help="the shared-storage resource pool this host's disks are on (no local DISK_GB)",
+        )
 
     def handle(
-        self, *args, hostname, url, token_file, token, local, from_json, disk_path, **options
+        self,
+        *args,
+        hostname,
+        url,
+        token_file,
+        token,
+        local,
+        from_json,
+        disk_path,
+        disk_pool=None,
+        **options,
     ):
         if token is not None:
             raise CommandError(
@@ -124,6 +138,8 @@ class Command(BaseCommand):
                 raise CommandError(f"Cannot read {from_json}: {exc}") from None
         else:
             report = read_this_host(disk_path)
+        if disk_pool:
+            report["disk_pool"] = disk_pool
         if local:
             node = self._local(hostname, report)
         else:

@@ -1,0 +1,90 @@
+"""Resource pools in a scheduling pass: candidates taking from a pool that is stale or
+disabled are left out (a host that has no other candidate is dropped, the pool named as the
+reason), and the pools a chosen candidate takes from are named in explain.
+
+The engine (and ``GET /allocation_candidates``) still sees every sharing provider, as
+Placement does; the scheduler's own pass, like its filters, is what leaves them out.
+"""
+
+from dataclasses import dataclass, replace
+from uuid import UUID
+
+from providers.selectors.resource_pools import (
+    pools_of_providers,
+    provider_aggregate_uuids,
+    sharing_provider_uuids,
+    unavailable_pools,
+)
+
+from .. import queries
+from .host_states import candidate_root
+
+STEP_NAME = "resource_pools"
+
+
+@dataclass(frozen=True)
+class HostRef:
+    """A host dropped before its host state was built: what explain shows of it."""
+
+    name: str
+    uuid: str
+
+
+def without_unavailable_pools(found):
+    """``(found, dropped)``: the engine's answer without the candidates that take from an
+    unavailable pool, and ``[(HostRef, reason)]`` of the hosts left with no candidate."""
+    if not found.sharing:
+        return found, []
+    unavailable = unavailable_pools(provider_ids=found.sharing)
+    if not unavailable:
+        return found, []
+    kept, reasons = [], {}
+    for candidate in found.candidates:
+        bad = {p for (p, _c), _a in candidate[0]} & unavailable.keys()
+        if bad:
+            root = candidate_root(found, candidate)
+            reasons.setdefault(root, set()).update(unavailable[p] for p in bad)
+        else:
+            kept.append(candidate)
+    kept_roots = {candidate_root(found, candidate) for candidate in kept}
+    gone = [root for root in reasons if root not in kept_roots]
+    dropped = [
+        (HostRef(name, str(uuid)), "; ".join(sorted(reasons[pk])))
+        for pk, uuid, name in (queries.provider_names(gone) if gone else [])
+    ]
+    return replace(found, candidates=kept), sorted(dropped, key=lambda d: d[0].name)
+
+
+def pools_taken(allocations):
+    """``[{"name", "uuid", "kind"}]`` of the pools an allocation request
+    (``{provider uuid: {class: amount}}``) takes from."""
+    return pools_of_providers(uuids=list(allocations or {}))
+
+
+def spec_within_pools(spec, held):
+    """For a move of a server holding ``held`` (``{provider uuid: {class: amount}}``):
+    ``(spec, kept)`` where ``spec`` asks only for hosts sharing the server's pools (their
+    aggregates), without the classes the server holds on them, and ``kept`` is what the
+    server keeps on each pool (``{pool uuid: {class: the flavor's amount}}``), to be added to
+    the destination's allocations. None when the server holds no pool (or the request would
+    ask nothing else)."""
+    pools = sharing_provider_uuids(uuids=list(held))
+    request = spec.flavor_request.candidate_request
+    group = request.groups.get("")
+    if not pools or group is None:
+        return None
+    resources = dict(group.resources)
+    kept, member_of = {}, list(group.member_of)
+    for pool in sorted(pools):
+        amounts = {name: resources.pop(name) for name in sorted(held[pool]) if name in resources}
+        aggregates = provider_aggregate_uuids(uuid=pool)
+        if not amounts or not aggregates:
+            resources.update(amounts)
+            continue
+        kept[pool] = amounts
+        member_of.append(frozenset(UUID(a) for a in aggregates))
+    if not kept or not resources:
+        return None
+    groups = {**request.groups, "": replace(group, resources=resources, member_of=tuple(member_of))}
+    flavor_request = replace(spec.flavor_request, candidate_request=replace(request, groups=groups))
+    return replace(spec, flavor_request=flavor_request, _hosts_of={}), kept
