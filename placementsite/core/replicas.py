@@ -51,11 +51,18 @@ READS_ROUTED = Counter(
 
 # The fence and the lag in one round trip to the replica. A server not in recovery (a
 # promoted replica, or the primary itself behind another name) has nothing to replay.
+#
+# "Past the fence" allows a gap of less than 24 bytes: the primary's flushed position can sit
+# at a page boundary while the last record ended up to 23 bytes before it (a record header
+# never straddles a page: the rest of the page is padding). No commit record is that small, so
+# every transaction committed before the fence is replayed. The same slack says "caught up"
+# for the lag, which is otherwise the age of the last transaction replayed.
 _REPLICA_STATE_SQL = """
 SELECT pg_is_in_recovery(),
-       COALESCE(pg_last_wal_replay_lsn() >= %s::pg_lsn, NOT pg_is_in_recovery()),
+       COALESCE(pg_wal_lsn_diff(%s::pg_lsn, pg_last_wal_replay_lsn()) < 24,
+                NOT pg_is_in_recovery()),
        CASE WHEN NOT pg_is_in_recovery() THEN 0
-            WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0
+            WHEN pg_wal_lsn_diff(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn()) < 24 THEN 0
             ELSE COALESCE(
                 1000 * EXTRACT(EPOCH FROM clock_timestamp() - pg_last_xact_replay_timestamp()), 0)
        END,
