@@ -178,7 +178,7 @@ class StreamingReplica:
                 raise RuntimeError(f"the replica did not start: {self.log()[-2000:]}")
             time.sleep(0.2)
 
-    def wait_caught_up(self, timeout=30):
+    def wait_caught_up(self, timeout=120):
         """Until the replica has replayed everything the primary has flushed so far."""
         target = self._primary_query("SELECT pg_current_wal_flush_lsn()::text")[0]
         deadline = time.monotonic() + timeout

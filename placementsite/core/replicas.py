@@ -18,7 +18,9 @@ shared by every API server and a client identity (Nova's services all share one)
 threshold alone lets a read 10 ms after a write see the state before it. The fence costs one
 round trip to the primary and one to the replica per request (fractions of a millisecond); a
 replica that has not replayed up to it yet (a write committed within the last milliseconds)
-sends the request to the primary, so under a heavy write load some reads stay there.
+is asked again every millisecond for up to ``PLACEMENT_REPLICA_FENCE_WAIT_MS`` (default 5:
+replay on a healthy replica is that close behind), then the request goes to the primary; so
+under a heavy write load some reads stay there, and a request may wait a few milliseconds.
 
 Within a request the decision is taken once, at its first read, so that its reads see one
 database. Anything inside a transaction on the primary (locking reads, reads before a write)
@@ -41,6 +43,8 @@ logger = logging.getLogger("placement.db")
 PRIMARY = "default"
 # A replica that could not be reached is not asked again for this long.
 DOWN_RETRY_SECONDS = 5.0
+# How often a replica behind the fence is asked again within PLACEMENT_REPLICA_FENCE_WAIT_MS.
+FENCE_POLL_SECONDS = 0.001
 
 READS_ROUTED = Counter(
     "placement_db_read_requests",
@@ -78,6 +82,10 @@ def replica_aliases():
 
 def max_lag_ms():
     return getattr(settings, "PLACEMENT_REPLICA_MAX_LAG_MS", 500)
+
+
+def fence_wait_ms():
+    return getattr(settings, "PLACEMENT_REPLICA_FENCE_WAIT_MS", 5)
 
 
 class _Routing:
@@ -212,19 +220,24 @@ def _choose_replica():
         return PRIMARY, "primary position unknown"  # the request's own reads will say more
     reason = "replicas down"
     for alias in candidates:
-        try:
-            state = replica_state(alias, fence)
-        except DatabaseError as exc:
-            _mark_down(alias, exc)
-            continue
-        _mark_up(alias)
-        if state["lag_ms"] > max_lag_ms():
-            reason = "replica lagging"
-            continue
-        if not state["past_fence"]:
+        deadline = time.monotonic() + fence_wait_ms() / 1000
+        while True:
+            try:
+                state = replica_state(alias, fence)
+            except DatabaseError as exc:
+                _mark_down(alias, exc)
+                break
+            _mark_up(alias)
+            if state["lag_ms"] > max_lag_ms():
+                reason = "replica lagging"
+                break
+            if state["past_fence"]:
+                return alias, "replica current"
             reason = "replica behind the fence"
-            continue
-        return alias, "replica current"
+            # Replaying a few milliseconds behind: worth a short wait rather than the primary.
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(FENCE_POLL_SECONDS)
     return PRIMARY, reason
 
 
