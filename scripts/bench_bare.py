@@ -116,6 +116,32 @@ class InProcess:
         assert response.status_code == 200
 
 
+def claim_sql(in_process, provider_uuid):
+    """The SQL of one ``PUT /allocations/{new consumer}`` (one provider, VCPU and MEMORY_MB),
+    as it ran in process, and the consumer it created."""
+    import json
+    import uuid
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    consumer = str(uuid.uuid4())
+    body = {
+        "allocations": {provider_uuid: {"resources": {"VCPU": 1, "MEMORY_MB": 512}}},
+        "project_id": "bench",
+        "user_id": "bench",
+        "consumer_generation": None,
+        "consumer_type": "INSTANCE",
+    }
+    with CaptureQueriesContext(connection) as captured:
+        response = in_process.client.put(
+            f"/allocations/{consumer}", json.dumps(body), content_type="application/json"
+        )
+    assert response.status_code == 204, response.content[:300]
+    in_process.client.delete(f"/allocations/{consumer}")
+    return [q["sql"] for q in captured.captured_queries]
+
+
 class Bare:
     def __init__(self, url):
         import psycopg2
@@ -134,6 +160,29 @@ class Bare:
                 if cursor.description:
                     cursor.fetchall()
         orjson.dumps(answer)
+
+    def claim(self, statements):
+        """The claim's statements in one transaction, rolled back (the consumer they create
+        was deleted: its rows are written and undone each time)."""
+        self.connection.autocommit = False
+        try:
+            with self.connection.cursor() as cursor:
+                for sql in statements:
+                    if sql.strip().upper().startswith(("SAVEPOINT", "RELEASE")):
+                        continue
+                    cursor.execute(sql)
+                    if cursor.description:
+                        cursor.fetchall()
+        finally:
+            self.connection.rollback()
+            self.connection.autocommit = True
+
+    def slowest(self, statements, repeat):
+        """``(median ms, sql)`` of the statement that takes longest."""
+        timings = []
+        for sql in statements:
+            timings.append((median_ms(lambda sql=sql: self.sql_only([sql]), repeat), sql))
+        return max(timings)
 
     def sql_only(self, statements):
         with self.connection.cursor() as cursor:
@@ -195,6 +244,7 @@ def main(argv=None):
     parser.add_argument("--wide", type=int, default=0)
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--port", type=int, default=8128)
+    parser.add_argument("--slowest", action="store_true", help="log each query's slowest SQL")
     args = parser.parse_args(argv)
     url = os.environ.get("DATABASE_URL", "")
     if not url.startswith("postgres"):
@@ -218,9 +268,22 @@ def main(argv=None):
             rows.append(
                 (label, count, len(statements), sql_ms, encode_ms, bare_ms, process_ms, full_ms)
             )
+            if args.slowest:
+                ms, sql = bare.slowest(statements, args.repeat)
+                log(f"{label}: slowest statement {ms:.1f} ms: {' '.join(sql.split())[:300]}")
             log(f"{label}: full {full_ms:.1f} ms, bare {bare_ms:.1f} ms")
     finally:
         server.stop()
+    if args.compute:
+        from providers.models import ResourceProvider
+
+        host = str(ResourceProvider.objects.get(name="compute-00001").uuid)
+        statements = claim_sql(in_process, host)
+        claim_ms = median_ms(lambda: bare.claim(statements), args.repeat * 3)
+        print(
+            f"PUT /allocations (new consumer, 1 provider, 2 classes): {len(statements)} "
+            f"statements, {claim_ms:.2f} ms of SQL replayed in a rolled-back transaction"
+        )
     header = (
         "| query | candidates | statements | SQL | orjson | bare | in-process | full HTTP "
         "| full/bare |"

@@ -144,6 +144,7 @@ def run_load(server, args):
                 "project_id": "bench",
                 "user_id": "bench",
                 "consumer_generation": generation,
+                "consumer_type": "INSTANCE",
             }
             status, _ = server.call(
                 "PUT", f"/allocations/{consumer}", body=body, connection=connection
