@@ -106,6 +106,7 @@ class InProcess:
         from django.db import connection
         from django.test.utils import CaptureQueriesContext
 
+        connection.queries_log.clear()  # bounded: a full log would make the capture empty
         with CaptureQueriesContext(connection) as captured:
             response = self.client.get(path)
         assert response.status_code == 200, response.content[:300]
@@ -114,32 +115,6 @@ class InProcess:
     def request(self, path):
         response = self.client.get(path)
         assert response.status_code == 200
-
-
-def claim_sql(in_process, provider_uuid):
-    """The SQL of one ``PUT /allocations/{new consumer}`` (one provider, VCPU and MEMORY_MB),
-    as it ran in process, and the consumer it created."""
-    import json
-    import uuid
-
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
-    consumer = str(uuid.uuid4())
-    body = {
-        "allocations": {provider_uuid: {"resources": {"VCPU": 1, "MEMORY_MB": 512}}},
-        "project_id": "bench",
-        "user_id": "bench",
-        "consumer_generation": None,
-        "consumer_type": "INSTANCE",
-    }
-    with CaptureQueriesContext(connection) as captured:
-        response = in_process.client.put(
-            f"/allocations/{consumer}", json.dumps(body), content_type="application/json"
-        )
-    assert response.status_code == 204, response.content[:300]
-    in_process.client.delete(f"/allocations/{consumer}")
-    return [q["sql"] for q in captured.captured_queries]
 
 
 class Bare:
@@ -160,22 +135,6 @@ class Bare:
                 if cursor.description:
                     cursor.fetchall()
         orjson.dumps(answer)
-
-    def claim(self, statements):
-        """The claim's statements in one transaction, rolled back (the consumer they create
-        was deleted: its rows are written and undone each time)."""
-        self.connection.autocommit = False
-        try:
-            with self.connection.cursor() as cursor:
-                for sql in statements:
-                    if sql.strip().upper().startswith(("SAVEPOINT", "RELEASE")):
-                        continue
-                    cursor.execute(sql)
-                    if cursor.description:
-                        cursor.fetchall()
-        finally:
-            self.connection.rollback()
-            self.connection.autocommit = True
 
     def slowest(self, statements, repeat):
         """``(median ms, sql)`` of the statement that takes longest."""
@@ -274,16 +233,6 @@ def main(argv=None):
             log(f"{label}: full {full_ms:.1f} ms, bare {bare_ms:.1f} ms")
     finally:
         server.stop()
-    if args.compute:
-        from providers.models import ResourceProvider
-
-        host = str(ResourceProvider.objects.get(name="compute-00001").uuid)
-        statements = claim_sql(in_process, host)
-        claim_ms = median_ms(lambda: bare.claim(statements), args.repeat * 3)
-        print(
-            f"PUT /allocations (new consumer, 1 provider, 2 classes): {len(statements)} "
-            f"statements, {claim_ms:.2f} ms of SQL replayed in a rolled-back transaction"
-        )
     header = (
         "| query | candidates | statements | SQL | orjson | bare | in-process | full HTTP "
         "| full/bare |"
