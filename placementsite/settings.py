@@ -205,6 +205,8 @@ PLACEMENT_READ_REPLICAS = [alias for alias in DATABASES if alias != "default"]
 DATABASE_ROUTERS = ["placementsite.core.replicas.ReplicaRouter"]
 # A replica further behind than this (replaying the primary's WAL) is not read from.
 PLACEMENT_REPLICA_MAX_LAG_MS = env_number("PLACEMENT_REPLICA_MAX_LAG_MS", 500)
+# How long a read waits for a replica to replay up to the primary's position at its start.
+PLACEMENT_REPLICA_FENCE_WAIT_MS = env_number("PLACEMENT_REPLICA_FENCE_WAIT_MS", 5)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -78,6 +78,16 @@ provision_replication() {
             "the replica tests will be skipped (set wal_level=replica, max_wal_senders>=2, restart)" >&2
         return 1
     fi
+    # A replica starts streaming where its base backup ended: keep the WAL written meanwhile
+    # (other databases of the cluster keep writing), rather than a replication slot that a
+    # killed test run would leave behind, holding WAL forever.
+    local keep
+    keep="$(psql -h 127.0.0.1 -U postgres -d postgres -Atqc \
+        "select setting::bigint >= 256 from pg_settings where name = 'wal_keep_size'")"
+    if [ "$keep" != t ]; then
+        psql -h 127.0.0.1 -U postgres -d postgres -qc "alter system set wal_keep_size = '1GB'" \
+            -c 'select pg_reload_conf()' >/dev/null || return 1
+    fi
     local hba
     hba="$(psql -h 127.0.0.1 -U postgres -d postgres -Atqc 'show hba_file')" || return 1
     grep -Eq '^[[:space:]]*host[[:space:]]+replication[[:space:]]+all[[:space:]]+127\.0\.0\.1/32' "$hba" \

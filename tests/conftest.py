@@ -281,5 +281,14 @@ def _replica_for_the_run(request):
     from tests import replica
 
     standby = request.getfixturevalue("streaming_replica")
-    with replica.configured_replica("replica1", HOST="127.0.0.1", PORT=standby.port):
-        yield standby
+    # The servers and workers tests start read through it too.
+    saved = os.environ.get("DATABASE_REPLICA_URLS")
+    os.environ["DATABASE_REPLICA_URLS"] = standby.url(connection.settings_dict["NAME"])
+    try:
+        with replica.configured_replica("replica1", HOST="127.0.0.1", PORT=standby.port):
+            yield standby
+    finally:
+        if saved is None:
+            os.environ.pop("DATABASE_REPLICA_URLS", None)
+        else:
+            os.environ["DATABASE_REPLICA_URLS"] = saved

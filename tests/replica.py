@@ -178,7 +178,7 @@ class StreamingReplica:
                 raise RuntimeError(f"the replica did not start: {self.log()[-2000:]}")
             time.sleep(0.2)
 
-    def wait_caught_up(self, timeout=30):
+    def wait_caught_up(self, timeout=120):
         """Until the replica has replayed everything the primary has flushed so far."""
         target = self._primary_query("SELECT pg_current_wal_flush_lsn()::text")[0]
         deadline = time.monotonic() + timeout
@@ -257,11 +257,12 @@ def unavailable_reason(primary):
                 "SELECT current_setting('wal_level'), current_setting('max_wal_senders')::int,"
                 " (SELECT count(*) FROM pg_stat_replication),"
                 " (SELECT rolreplication OR rolsuper FROM pg_roles WHERE rolname = current_user),"
+                " (SELECT setting::bigint FROM pg_settings WHERE name = 'wal_keep_size'),"
                 " EXISTS (SELECT 1 FROM pg_hba_file_rules WHERE type = 'host'"
                 "   AND 'replication' = ANY(database) AND error IS NULL"
                 "   AND (address IS NULL OR address IN ('127.0.0.1', 'all', 'samehost')))"
             )
-            wal_level, senders, used, may_replicate, hba = cursor.fetchone()
+            wal_level, senders, used, may_replicate, keep_mb, hba = cursor.fetchone()
     finally:
         connection.close()
     if wal_level == "minimal":
@@ -270,6 +271,11 @@ def unavailable_reason(primary):
         return f"the primary has no free wal sender (max_wal_senders={senders})"
     if not may_replicate:
         return f"user {primary['user']} may not replicate (ALTER ROLE ... REPLICATION)"
+    if keep_mb < 256:
+        return (
+            f"the primary keeps {keep_mb} MB of WAL (wal_keep_size): a replica could not start"
+            " streaming after its base backup on a busy cluster (scripts/_provision.sh sets 1GB)"
+        )
     if not hba:
         return (
             "pg_hba.conf has no replication entry for 127.0.0.1 (scripts/_provision.sh"

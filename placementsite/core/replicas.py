@@ -18,7 +18,9 @@ shared by every API server and a client identity (Nova's services all share one)
 threshold alone lets a read 10 ms after a write see the state before it. The fence costs one
 round trip to the primary and one to the replica per request (fractions of a millisecond); a
 replica that has not replayed up to it yet (a write committed within the last milliseconds)
-sends the request to the primary, so under a heavy write load some reads stay there.
+is asked again every millisecond for up to ``PLACEMENT_REPLICA_FENCE_WAIT_MS`` (default 5:
+replay on a healthy replica is that close behind), then the request goes to the primary; so
+under a heavy write load some reads stay there, and a request may wait a few milliseconds.
 
 Within a request the decision is taken once, at its first read, so that its reads see one
 database. Anything inside a transaction on the primary (locking reads, reads before a write)
@@ -41,6 +43,8 @@ logger = logging.getLogger("placement.db")
 PRIMARY = "default"
 # A replica that could not be reached is not asked again for this long.
 DOWN_RETRY_SECONDS = 5.0
+# How often a replica behind the fence is asked again within PLACEMENT_REPLICA_FENCE_WAIT_MS.
+FENCE_POLL_SECONDS = 0.001
 
 READS_ROUTED = Counter(
     "placement_db_read_requests",
@@ -51,11 +55,18 @@ READS_ROUTED = Counter(
 
 # The fence and the lag in one round trip to the replica. A server not in recovery (a
 # promoted replica, or the primary itself behind another name) has nothing to replay.
+#
+# "Past the fence" allows a gap of less than 24 bytes: the primary's flushed position can sit
+# at a page boundary while the last record ended up to 23 bytes before it (a record header
+# never straddles a page: the rest of the page is padding). No commit record is that small, so
+# every transaction committed before the fence is replayed. The same slack says "caught up"
+# for the lag, which is otherwise the age of the last transaction replayed.
 _REPLICA_STATE_SQL = """
 SELECT pg_is_in_recovery(),
-       COALESCE(pg_last_wal_replay_lsn() >= %s::pg_lsn, NOT pg_is_in_recovery()),
+       COALESCE(pg_wal_lsn_diff(%s::pg_lsn, pg_last_wal_replay_lsn()) < 24,
+                NOT pg_is_in_recovery()),
        CASE WHEN NOT pg_is_in_recovery() THEN 0
-            WHEN pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0
+            WHEN pg_wal_lsn_diff(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn()) < 24 THEN 0
             ELSE COALESCE(
                 1000 * EXTRACT(EPOCH FROM clock_timestamp() - pg_last_xact_replay_timestamp()), 0)
        END,
@@ -71,6 +82,10 @@ def replica_aliases():
 
 def max_lag_ms():
     return getattr(settings, "PLACEMENT_REPLICA_MAX_LAG_MS", 500)
+
+
+def fence_wait_ms():
+    return getattr(settings, "PLACEMENT_REPLICA_FENCE_WAIT_MS", 5)
 
 
 class _Routing:
@@ -205,19 +220,24 @@ def _choose_replica():
         return PRIMARY, "primary position unknown"  # the request's own reads will say more
     reason = "replicas down"
     for alias in candidates:
-        try:
-            state = replica_state(alias, fence)
-        except DatabaseError as exc:
-            _mark_down(alias, exc)
-            continue
-        _mark_up(alias)
-        if state["lag_ms"] > max_lag_ms():
-            reason = "replica lagging"
-            continue
-        if not state["past_fence"]:
+        deadline = time.monotonic() + fence_wait_ms() / 1000
+        while True:
+            try:
+                state = replica_state(alias, fence)
+            except DatabaseError as exc:
+                _mark_down(alias, exc)
+                break
+            _mark_up(alias)
+            if state["lag_ms"] > max_lag_ms():
+                reason = "replica lagging"
+                break
+            if state["past_fence"]:
+                return alias, "replica current"
             reason = "replica behind the fence"
-            continue
-        return alias, "replica current"
+            # Replaying a few milliseconds behind: worth a short wait rather than the primary.
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(FENCE_POLL_SECONDS)
     return PRIMARY, reason
 
 
