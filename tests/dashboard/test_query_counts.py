@@ -14,8 +14,9 @@ AGG = uuid.UUID("cccccccc-0000-4000-8000-000000000003")
 # their groups' permissions (2).
 BUDGET = {
     # Every page also reads the resource classes' units once (1).
-    # + usage share by project (1), periodic tasks and heartbeats (2), cloud history (1)
-    "overview": 24,
+    # + usage share by project (1), periodic tasks, heartbeats and beat's start (3),
+    # cloud history (1)
+    "overview": 25,
     "providers": 14,  # + inventories and usage of whole trees for hosts with children (2)
     "provider": 16,  # + the tree's totals (2), the history's samples and changes (2)
     "consumers": 10,  # + the consumer types of the filter (1), the hosts of the page (1)
