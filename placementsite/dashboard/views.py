@@ -24,6 +24,7 @@ from scheduling.selectors import candidates_preview
 from scheduling.selectors import dashboard as flavor_reads
 
 from . import exports
+from .actions import host_context
 from .forms import (
     CandidateOptionsForm,
     ConsumerFilterForm,
@@ -216,7 +217,11 @@ def provider_detail(request, uuid):
         request,
         "provider_detail.html",
         "providers",
-        {"detail": detail, "aggregate_names": _aggregate_names(request, detail.aggregates)},
+        {
+            "detail": detail,
+            "aggregate_names": _aggregate_names(request, detail.aggregates),
+            **host_context(request, detail.provider),
+        },
     )
 
 

@@ -82,3 +82,8 @@ def _held_per_host():
         )
         entry.resources.append((row["resource_class__name"], row["used"]))
     return list(hosts.values())
+
+
+def migration_by_uuid(uuid):
+    """The migration ``uuid`` with its server, or None."""
+    return Migration.objects.select_related("server").filter(uuid=uuid).first()

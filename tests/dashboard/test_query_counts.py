@@ -18,7 +18,7 @@ BUDGET = {
     # cloud history (1)
     "overview": 25,
     "providers": 14,  # + inventories and usage of whole trees for hosts with children (2)
-    "provider": 16,  # + the tree's totals (2), the history's samples and changes (2)
+    "provider": 17,  # + the tree's totals (2), the history's samples and changes (2), its host (1)
     "consumers": 10,  # + the consumer types of the filter (1), the hosts of the page (1)
     "consumer": 7,
     "projects": 8,
