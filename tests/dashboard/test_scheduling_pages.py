@@ -1,6 +1,8 @@
 """The scheduler's dashboard pages: flavors, Schedule (explain and create) and "fits N more"
 on the overview."""
 
+import re
+
 import pytest
 from django.contrib.auth.models import Permission
 
@@ -150,3 +152,24 @@ def test_explain_form_carries_no_csrf_token_and_create_is_a_post_of_its_own(
     create_form = create_form[: create_form.index("</form>")]
     assert "csrfmiddlewaretoken" in create_form and 'id="create-button"' in create_form
     assert 'name="flavor" value="bar.small"' in create_form
+
+
+def test_explain_groups_dropped_hosts_by_reason_with_counts(client, scheduler_operator, cloud):
+    for index in range(3, 8):
+        make_provider(f"cn{index}", inventories={"VCPU": 8, "MEMORY_MB": 16384, "DISK_GB": 100})
+    text = (
+        _client(client, scheduler_operator)
+        .get(
+            "/dashboard/schedule/",
+            {"flavor": "bar.small", "ignore_hosts": "cn1,cn2,cn3,cn4,cn5", "explain": "1"},
+        )
+        .content.decode()
+    )
+    groups = re.findall(
+        r'<details class="dropped-group"><summary><span class="reason-text">([^<]+)</span> '
+        r'<span class="chip chip-bad"><b>(\d+)</b> hosts?</span></summary>',
+        text,
+    )
+    assert groups == [("is in ignore_hosts", "5")]  # one line for five hosts
+    listed = text.split('class="dropped-hosts">')[1].split("</p>")[0]
+    assert all(f">cn{i}<" in listed for i in range(1, 6))
