@@ -146,7 +146,7 @@ def test_a_single_sample_is_drawn_as_dots_not_an_empty_box(staff):
     assert "<polyline" not in chart  # a one-point line draws nothing
     assert 'class="dot-capacity"' in chart and 'class="dot-used"' in chart
     # Both dots in the middle; usage at 4 of 128 near the bottom, capacity at the top.
-    assert 'x1="280.0" y1="0.0"' in chart and 'x1="280.0" y1="116.2"' in chart
+    assert 'cx="280.0" cy="0.0"' in chart and 'cx="280.0" cy="116.2"' in chart
     assert "a line needs a second sample" in chart
 
 
