@@ -3,7 +3,7 @@ a server request and, when asked, the real create). Kept apart from views.py so 
 of providers and consumers and these can change independently."""
 
 from django.core.exceptions import PermissionDenied
-from django.http import QueryDict
+from django.http import Http404, JsonResponse, QueryDict
 
 from placementsite.core.exceptions import DomainError
 from scheduling.selectors import dashboard as flavor_reads
@@ -17,15 +17,27 @@ FLAVORS = ("scheduling.view_flavor",)
 # The funnel shows what fits where and what is free: the usage pages' permissions too.
 SCHEDULE = ("scheduling.view_flavor", "scheduling.view_server", *USAGE)
 CREATE = ("scheduling.add_server",)
+FITS = (*FLAVORS, *USAGE)
 
 
 @staff_required(*FLAVORS)
 def flavor_list(request):
     # "Fits N more" is free capacity: for those who may see providers, inventories and usage.
-    show_fits = request.user.has_perms(USAGE)
-    fits = {flavor.pk: n for flavor, n in flavor_reads.flavor_fits()} if show_fits else {}
-    rows = [(flavor, fits.get(flavor.pk)) for flavor in flavor_reads.flavors_with_counts()]
+    # Counting it for every flavor takes a scheduling pass each: the page comes at once and
+    # fits.js fills the counts in, one flavor after the other (flavor_fits below).
+    show_fits = request.user.has_perms(FITS)
+    rows = [(flavor, None) for flavor in flavor_reads.flavors_with_counts()]
     return _render(request, "flavor_list.html", "flavors", {"rows": rows, "show_fits": show_fits})
+
+
+@staff_required(*FITS)
+def flavor_fits(request, pk):
+    """``{"flavor", "fits"}``: how many more instances of the flavor fit now (JSON, for the
+    pages' fits.js; ``fits`` is null for a flavor naming an unknown class)."""
+    flavor = flavor_reads.flavor_by_pk(pk)
+    if flavor is None:
+        raise Http404("No such flavor.")
+    return JsonResponse({"flavor": flavor.name, "fits": flavor_reads.fits_of(flavor)})
 
 
 @staff_required(*SCHEDULE)

@@ -22,6 +22,7 @@ urlpatterns = [
     path("search/", views.search, name="search"),
     path("migrations/", migrations.migration_list, name="migrations"),
     path("flavors/", scheduling_views.flavor_list, name="flavors"),
+    path("flavors/<int:pk>/fits/", scheduling_views.flavor_fits, name="flavor_fits"),
     path("schedule/", scheduling_views.schedule, name="schedule"),
     # Actions: POST only (see actions.py).
     path(

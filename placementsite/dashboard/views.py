@@ -111,9 +111,10 @@ def overview(request):
             "provider_counts": provider_reads.provider_counts(),
             "allocation_counts": allocation_reads.allocation_counts(),
             "fullest": allocation_reads.fullest_providers(limit=10),
-            # "Fits N more" per flavor, for those who may see flavors.
+            # "Fits N more" per flavor, for those who may see flavors: counted after the
+            # page by fits.js, as on the Flavors page.
             "flavor_fits": (
-                flavor_reads.flavor_fits()
+                [(flavor, None) for flavor in flavor_reads.flavors_to_count()]
                 if request.user.has_perm("scheduling.view_flavor")
                 else None
             ),

@@ -23,6 +23,25 @@ def flavors_with_counts():
     return Flavor.objects.annotate(server_count=Count("servers")).order_by("vcpus", "ram", "name")
 
 
+def flavors_to_count():
+    """The flavors whose "fits N more" the overview shows: every enabled public one,
+    smallest first."""
+    return Flavor.objects.filter(disabled=False, is_public=True).order_by("vcpus", "ram", "name")
+
+
+def flavor_by_pk(pk):
+    return Flavor.objects.filter(pk=pk).first()
+
+
+def fits_of(flavor):
+    """How many more instances of ``flavor`` the cloud takes now, as the scheduler's capacity
+    counts them; None when the flavor names an unknown class or trait."""
+    try:
+        return flavor_capacity(flavor=flavor).total
+    except (DomainError, LookupError):
+        return None
+
+
 def flavor_fits(*, limit=OVERVIEW_FLAVORS):
     """``[(flavor, instances that still fit)]`` for the first ``limit`` enabled public flavors,
     smallest first; a flavor naming an unknown class counts as None."""

@@ -140,3 +140,32 @@ def test_a_single_history_sample_is_drawn(browser, root_in, hosts):  # noqa: F81
     assert "one sample so far" in chart.text
     dot = chart.find_element(By.CSS_SELECTOR, "circle.dot-used")
     assert dot.size["width"] > 0 and dot.size["height"] > 0
+
+
+def test_fits_are_counted_after_the_page_for_every_flavor(
+    browser,  # noqa: F811
+    root_in,
+    hosts,
+    flavor,
+):
+    Flavor.objects.create(name="m1.huge", vcpus=16, ram=65536, disk=400)
+    browser.get(f"{root_in}/dashboard/flavors/")
+    wait_for(browser, "#flavors")
+    WebDriverWait(browser, 30).until(
+        lambda b: not b.find_element(By.ID, "fits-progress").is_displayed()
+    )
+    counts = {
+        row.find_element(By.TAG_NAME, "td").text.split()[0]: row.find_element(
+            By.CSS_SELECTOR, ".fits"
+        ).text
+        for row in browser.find_elements(By.CSS_SELECTOR, "#flavors tbody tr")
+    }
+    # Three hosts of 16 VCPU (ratio 16), 64 GiB (ratio 1.5, 512 MiB reserved), 500 GB.
+    # m1.small (2 VCPU, 2 GiB, 10 GB): 47 a host by memory; m1.huge (64 GiB): one a host.
+    assert counts == {"m1.small": "141", "m1.huge": "3"}
+    browser.get(f"{root_in}/dashboard/")
+    WebDriverWait(browser, 30).until(
+        lambda b: not b.find_element(By.ID, "fits-progress").is_displayed()
+    )
+    assert "fits 141 more" in _text(browser, "#flavor-fits")
+    doc_shot(browser, "overview-fits")

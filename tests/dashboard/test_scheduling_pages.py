@@ -34,10 +34,42 @@ def _client(client, user):
     return client
 
 
-def test_overview_shows_how_many_more_fit_per_flavor(client, scheduler_operator, cloud):
-    page = _client(client, scheduler_operator).get("/dashboard/").content.decode()
-    assert 'id="flavor-fits"' in page
-    assert "fits 8 more" in page
+def _fits_urls(page):
+    return re.findall(r'data-fits-url="([^"]+)"', page)
+
+
+def test_overview_counts_how_many_more_fit_per_flavor_after_the_page(
+    client, scheduler_operator, cloud
+):
+    c = _client(client, scheduler_operator)
+    page = c.get("/dashboard/").content.decode()
+    assert 'id="flavor-fits"' in page and 'id="fits-progress"' in page
+    assert "dashboard/fits.js" in page
+    (url,) = _fits_urls(page)
+    # 2 hosts of 8 VCPU, 16 GiB, 100 GB: 4 + 4 of bar.small (2 VCPU, 2 GiB, 10 GB).
+    assert c.get(url).json() == {"flavor": "bar.small", "fits": 8}
+
+
+def test_every_flavor_gets_its_count_even_the_largest(client, scheduler_operator, cloud):
+    for index in range(12):
+        Flavor.objects.create(name=f"size-{index:02d}", vcpus=1 + index // 2, ram=1024, disk=1)
+    Flavor.objects.create(name="huge", vcpus=8, ram=16384, disk=100)
+    c = _client(client, scheduler_operator)
+    for path in ("/dashboard/", "/dashboard/flavors/"):
+        urls = _fits_urls(c.get(path).content.decode())
+        assert len(urls) == 14, path  # every enabled flavor, not the 8 smallest
+    fits = {body["flavor"]: body["fits"] for body in (c.get(u).json() for u in urls)}
+    assert fits["huge"] == 2 and fits["size-00"] == 16
+
+
+def test_fits_needs_the_usage_permissions(client, staff_user, cloud):
+    from django.contrib.auth.models import Permission
+
+    staff_user.user_permissions.add(Permission.objects.get(codename="view_flavor"))
+    c = _client(client, staff_user)
+    staff_user.groups.clear()  # no provider, inventory or allocation view permission
+    assert c.get(f"/dashboard/flavors/{cloud.pk}/fits/").status_code == 403
+    assert "data-fits-url" not in c.get("/dashboard/flavors/").content.decode()
 
 
 def test_overview_leaves_flavors_out_for_who_may_not_see_them(client, staff_user, cloud):
