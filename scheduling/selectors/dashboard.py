@@ -10,9 +10,6 @@ from placementsite.core.exceptions import DomainError
 from ..models import AggregateMetadata, Flavor, Migration, Server
 from .capacity import flavor_capacity
 
-# How many flavors the overview counts "fits N more" for (each count reads every host).
-OVERVIEW_FLAVORS = 8
-
 
 def flavors_to_schedule():
     """The flavors the Schedule page offers: every enabled one, smallest first."""
@@ -40,20 +37,6 @@ def fits_of(flavor):
         return flavor_capacity(flavor=flavor).total
     except (DomainError, LookupError):
         return None
-
-
-def flavor_fits(*, limit=OVERVIEW_FLAVORS):
-    """``[(flavor, instances that still fit)]`` for the first ``limit`` enabled public flavors,
-    smallest first; a flavor naming an unknown class counts as None."""
-    found = []
-    for flavor in Flavor.objects.filter(disabled=False, is_public=True).order_by(
-        "vcpus", "ram", "name"
-    )[:limit]:
-        try:
-            found.append((flavor, flavor_capacity(flavor=flavor).total))
-        except (DomainError, LookupError):
-            found.append((flavor, None))
-    return found
 
 
 # --- names the dashboard shows for Placement's ids ------------------------------------------
