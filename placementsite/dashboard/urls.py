@@ -24,6 +24,7 @@ urlpatterns = [
     path("flavors/", scheduling_views.flavor_list, name="flavors"),
     path("flavors/<int:pk>/fits/", scheduling_views.flavor_fits, name="flavor_fits"),
     path("schedule/", scheduling_views.schedule, name="schedule"),
+    path("schedule/funnel/", scheduling_views.schedule_funnel, name="schedule_funnel"),
     # Actions: POST only (see actions.py).
     path(
         "migrations/<uuid:uuid>/confirm/",

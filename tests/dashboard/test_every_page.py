@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 # Actions answer POST only (a GET is a 405 and changes nothing).
 POST_ONLY = set(getattr(dashboard_urls, "ACTIONS", ()))
 # Data the pages' scripts read (JSON, no navigation): checked on their own below.
-DATA = {"flavor_fits"}
+DATA = {"flavor_fits", "schedule_funnel"}
 
 
 def _examples(cloud):

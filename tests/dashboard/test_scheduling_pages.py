@@ -34,6 +34,19 @@ def _client(client, user):
     return client
 
 
+def _schedule(c, query):
+    """The Schedule page for ``query`` followed by the funnel its script loads after it, as
+    the text of both."""
+    text = c.get("/dashboard/schedule/", query).content.decode()
+    found = re.search(r'data-funnel-url="([^"]+)"', text)
+    if found:
+        funnel = c.get(found.group(1).replace("&amp;", "&"))
+        assert funnel.status_code == 200, funnel
+        assert "no-store" in funnel["Cache-Control"]
+        text += funnel.content.decode()
+    return text
+
+
 def _fits_urls(page):
     return re.findall(r'data-fits-url="([^"]+)"', page)
 
@@ -91,12 +104,22 @@ def test_flavor_page_needs_the_view_permission(client, staff_user, cloud):
 
 
 def test_schedule_explains_without_claiming(client, scheduler_operator, cloud):
-    page = _client(client, scheduler_operator).get(
-        "/dashboard/schedule/?flavor=bar.small&name=vm&count=1&project_id=p&user_id=u"
-        "&ignore_hosts=cn1"
-    )
-    text = page.content.decode()
+    c = _client(client, scheduler_operator)
+    page = c.get("/dashboard/schedule/", {"flavor": "bar.small", "name": "vm"})
     assert page.status_code == 200
+    assert 'id="funnel-pending"' in page.content.decode()  # loaded after the page
+    assert 'id="funnel"' not in page.content.decode()
+    text = _schedule(
+        c,
+        {
+            "flavor": "bar.small",
+            "name": "vm",
+            "count": "1",
+            "project_id": "p",
+            "user_id": "u",
+            "ignore_hosts": "cn1",
+        },
+    )
     assert 'id="funnel"' in text and "is in ignore_hosts" in text
     assert "chosen" in text and "cn2" in text
     assert 'id="create-button"' not in text  # no add_server permission
@@ -105,11 +128,7 @@ def test_schedule_explains_without_claiming(client, scheduler_operator, cloud):
 
 def test_schedule_shows_no_valid_host_with_its_funnel(client, scheduler_operator, cloud):
     Flavor.objects.create(name="big", vcpus=16, ram=2048, disk=10)
-    text = (
-        _client(client, scheduler_operator)
-        .get("/dashboard/schedule/?flavor=big&name=vm&count=1&project_id=p&user_id=u")
-        .content.decode()
-    )
+    text = _schedule(_client(client, scheduler_operator), {"flavor": "big", "explain": "1"})
     assert "No valid host" in text
     assert "capacity" in text
 
@@ -138,11 +157,7 @@ def test_schedule_create_is_refused_without_the_permission(client, scheduler_ope
 
 def test_a_flavor_link_prefills_the_defaults_and_explains(client, scheduler_operator, cloud):
     """The Flavors page's "schedule" link names the flavor alone: the rest are the defaults."""
-    text = (
-        _client(client, scheduler_operator)
-        .get("/dashboard/schedule/", {"flavor": "bar.small"})
-        .content.decode()
-    )
+    text = _schedule(_client(client, scheduler_operator), {"flavor": "bar.small"})
     assert "This field is required" not in text
     assert 'name="name" value="server"' in text and 'name="count" value="1"' in text
     assert '<option value="bar.small" selected>' in text
@@ -171,17 +186,17 @@ def test_explain_form_carries_no_csrf_token_and_create_is_a_post_of_its_own(
     client, scheduler_operator, cloud
 ):
     scheduler_operator.user_permissions.add(Permission.objects.get(codename="add_server"))
-    text = (
-        _client(client, scheduler_operator)
-        .get("/dashboard/schedule/", {"flavor": "bar.small", "explain": "1"})
-        .content.decode()
-    )
+    text = _schedule(_client(client, scheduler_operator), {"flavor": "bar.small", "explain": "1"})
     explain_form = text[
         text.index('id="schedule-form"') : text.index("</form>", text.index('id="schedule-form"'))
     ]
     assert "csrfmiddlewaretoken" not in explain_form
-    create_form = text[text.index('<form method="post" class="card" id="create-form">') :]
-    create_form = create_form[: create_form.index("</form>")]
+    create_form = re.search(
+        r'<form method="post" action="/dashboard/schedule/" class="card" id="create-form">'
+        r"(.*?)</form>",
+        text,
+        re.S,
+    ).group(1)
     assert "csrfmiddlewaretoken" in create_form and 'id="create-button"' in create_form
     assert 'name="flavor" value="bar.small"' in create_form
 
@@ -189,13 +204,9 @@ def test_explain_form_carries_no_csrf_token_and_create_is_a_post_of_its_own(
 def test_explain_groups_dropped_hosts_by_reason_with_counts(client, scheduler_operator, cloud):
     for index in range(3, 8):
         make_provider(f"cn{index}", inventories={"VCPU": 8, "MEMORY_MB": 16384, "DISK_GB": 100})
-    text = (
-        _client(client, scheduler_operator)
-        .get(
-            "/dashboard/schedule/",
-            {"flavor": "bar.small", "ignore_hosts": "cn1,cn2,cn3,cn4,cn5", "explain": "1"},
-        )
-        .content.decode()
+    text = _schedule(
+        _client(client, scheduler_operator),
+        {"flavor": "bar.small", "ignore_hosts": "cn1,cn2,cn3,cn4,cn5", "explain": "1"},
     )
     groups = re.findall(
         r'<details class="dropped-group"><summary><span class="reason-text">([^<]+)</span> '
@@ -205,3 +216,12 @@ def test_explain_groups_dropped_hosts_by_reason_with_counts(client, scheduler_op
     assert groups == [("is in ignore_hosts", "5")]  # one line for five hosts
     listed = text.split('class="dropped-hosts">')[1].split("</p>")[0]
     assert all(f">cn{i}<" in listed for i in range(1, 6))
+
+
+def test_the_funnel_of_a_bad_request_says_why(client, scheduler_operator, cloud):
+    r = _client(client, scheduler_operator).get(
+        "/dashboard/schedule/funnel/", {"flavor": "no-such", "count": "0"}
+    )
+    assert r.status_code == 400
+    body = r.content.decode()
+    assert 'id="schedule-errors"' in body and "count:" in body and "flavor:" in body

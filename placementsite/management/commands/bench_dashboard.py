@@ -139,9 +139,18 @@ class Command(BaseCommand):
             "flavors": "/dashboard/flavors/",
             "schedule (explain)": "/dashboard/schedule/?flavor=m1.small&explain=1",
         }
+        # Loaded by the pages' scripts after the page, with a progress line: timed, not
+        # held to the page budget (each is a scheduling pass over every host).
+        from scheduling.models import Flavor
+
+        small = Flavor.objects.filter(name="m1.small").first()
+        after = {
+            "(after) schedule funnel": "/dashboard/schedule/funnel/?flavor=m1.small",
+            "(after) fits, one flavor": f"/dashboard/flavors/{small.pk}/fits/" if small else None,
+        }
         self.stdout.write(f"{'page':<26} {'median ms':>10} {'max ms':>8}  verdict")
         worst = 0.0
-        for name, url in pages.items():
+        for name, url in {**pages, **after}.items():
             if url is None:
                 continue
             response = client.get(url)  # warm-up
@@ -154,11 +163,17 @@ class Command(BaseCommand):
                 client.get(url)
                 times.append((time.perf_counter() - started) * 1000)
             median = statistics.median(times)
+            if name in after:
+                self.stdout.write(f"{name:<26} {median:>10.1f} {max(times):>8.1f}  after the page")
+                continue
             worst = max(worst, median)
             verdict = "ok" if median < TARGET_MS else f"OVER {TARGET_MS} ms"
             self.stdout.write(f"{name:<26} {median:>10.1f} {max(times):>8.1f}  {verdict}")
         worst = max(worst, self.time_actions(client, repeat))
-        self.stdout.write(f"slowest median: {worst:.1f} ms (target < {TARGET_MS} ms)")
+        self.stdout.write(
+            f"slowest page median: {worst:.1f} ms (target < {TARGET_MS} ms; "
+            "the (after) lines load after their page)"
+        )
 
     def time_actions(self, client, repeat):
         """The actions' POSTs (their redirect not followed): a host disabled and enabled in
