@@ -239,7 +239,8 @@ def _by_reason(dropped):
     """``[{"reason", "count", "hosts": [name, ...]}]`` of a filter's refusals, the commonest
     reason first; each lists up to EXPLAIN_SHOWN of its hosts."""
     groups = {}
-    for host, reason in dropped:
+    for host, refusal in dropped:
+        reason = getattr(refusal, "reason", refusal)  # a filter's text, or a Status holding it
         group = groups.setdefault(reason, {"reason": reason, "count": 0, "hosts": []})
         group["count"] += 1
         if len(group["hosts"]) < EXPLAIN_SHOWN:
