@@ -203,10 +203,6 @@ class SyncedReport(TimestampedModel):
     # An operator clears it to take the host (pool) out of scheduling; the sync still runs.
     enabled = models.BooleanField(default=True)
     disabled_reason = models.CharField(max_length=255, blank=True, default="")
-    # An operator's word that the host is down (Nova's forced_down): never scheduled to, and
-    # its servers may be evacuated, whatever its reports say.
-    forced_down = models.BooleanField(default=False)
-
     reported_at = models.DateTimeField(null=True, blank=True, db_index=True)
     report_hash = models.CharField(max_length=64, blank=True, default="")
 
@@ -237,6 +233,10 @@ class ComputeNode(SyncedReport):
     digest of the report; the sync records the digest and plugin list it last
     applied, so "changed since the last sync" is a comparison in SQL.
     """
+
+    # An operator's word that the host is down (Nova's forced_down): never scheduled to, and
+    # its servers may be evacuated, whatever its reports say.
+    forced_down = models.BooleanField(default=False)
 
     hostname = models.CharField(max_length=200, unique=True)
     provider = models.OneToOneField(

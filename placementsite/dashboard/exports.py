@@ -34,6 +34,18 @@ def every_row(fetch_page):
         number += 1
 
 
+def in_batches(rows, size=EXPORT_PAGE):
+    """``rows`` as lists of up to ``size`` (to read what goes with them a batch at a time)."""
+    batch = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
 def _cell(value):
     """A CSV cell: mappings as ``KEY=VALUE; ...``, lists joined by ``; ``."""
     if value is None:

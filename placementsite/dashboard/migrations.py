@@ -6,7 +6,9 @@ from django.http import Http404
 from scheduling.models import LifecycleRecord
 from scheduling.selectors.migrations import migrations_overview
 
-from .views import _render, staff_required
+from .actions import MOVE_ACTIONS
+from .rendering import render_page as _render
+from .rendering import staff_required
 
 MIGRATIONS = (
     "scheduling.view_migration",
@@ -29,5 +31,6 @@ def migration_list(request):
             "overview": overview,
             "actions": LifecycleRecord.Action.choices,
             "action": action,
+            "can_act": request.user.has_perms(MOVE_ACTIONS),
         },
     )

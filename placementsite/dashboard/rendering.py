@@ -30,9 +30,9 @@ def no_store(response):
     return response
 
 
-def staff_required(*permissions):
-    """A staff user with every one of ``permissions`` (a superuser has them all); the answer
-    is never cached."""
+def staff_required(*permissions, denied="You do not have permission to view this page."):
+    """A staff user with every one of ``permissions`` (a superuser has them all; else a 403
+    saying ``denied``); the answer is never cached."""
 
     def decorator(view):
         @wraps(view)
@@ -42,7 +42,7 @@ def staff_required(*permissions):
             if not (request.user.is_active and request.user.is_staff):
                 raise PermissionDenied("The dashboard is for staff users.")
             if not request.user.has_perms(permissions):
-                raise PermissionDenied("You do not have permission to view this page.")
+                raise PermissionDenied(denied)
             return no_store(view(request, *args, **kwargs))
 
         # The dashboard's pages read (GET); a replica serves them when one is current.

@@ -3,7 +3,10 @@ a server request and, when asked, the real create). Kept apart from views.py so 
 of providers and consumers and these can change independently."""
 
 from django.core.exceptions import PermissionDenied
-from django.http import QueryDict
+from django.http import Http404, JsonResponse, QueryDict
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_safe
 
 from placementsite.core.exceptions import DomainError
 from scheduling.selectors import dashboard as flavor_reads
@@ -17,22 +20,36 @@ FLAVORS = ("scheduling.view_flavor",)
 # The funnel shows what fits where and what is free: the usage pages' permissions too.
 SCHEDULE = ("scheduling.view_flavor", "scheduling.view_server", *USAGE)
 CREATE = ("scheduling.add_server",)
+FITS = (*FLAVORS, *USAGE)
 
 
 @staff_required(*FLAVORS)
 def flavor_list(request):
     # "Fits N more" is free capacity: for those who may see providers, inventories and usage.
-    show_fits = request.user.has_perms(USAGE)
-    fits = {flavor.pk: n for flavor, n in flavor_reads.flavor_fits()} if show_fits else {}
-    rows = [(flavor, fits.get(flavor.pk)) for flavor in flavor_reads.flavors_with_counts()]
+    # Counting it for every flavor takes a scheduling pass each: the page comes at once and
+    # fits.js fills the counts in, one flavor after the other (flavor_fits below).
+    show_fits = request.user.has_perms(FITS)
+    rows = [(flavor, None) for flavor in flavor_reads.flavors_with_counts()]
     return _render(request, "flavor_list.html", "flavors", {"rows": rows, "show_fits": show_fits})
+
+
+@staff_required(*FITS)
+def flavor_fits(request, pk):
+    """``{"flavor", "fits"}``: how many more instances of the flavor fit now (JSON, for the
+    pages' fits.js; ``fits`` is null for a flavor naming an unknown class)."""
+    flavor = flavor_reads.flavor_by_pk(pk)
+    if flavor is None:
+        raise Http404("No such flavor.")
+    return JsonResponse({"flavor": flavor.name, "fits": flavor_reads.fits_of(flavor)})
 
 
 @staff_required(*SCHEDULE)
 def schedule(request):
-    """GET: the funnel, claiming nothing (a link with only some fields, say the Flavors page's
-    ``?flavor=NAME``, fills the rest from the defaults; errors show only once the form is
-    submitted). POST (CSRF-checked, a form of its own): really create the servers."""
+    """GET: the form; once submitted (or from a link whose fields are valid, say the Flavors
+    page's ``?flavor=NAME``, the rest filled from the defaults; errors show only once the form
+    is submitted), the funnel, claiming nothing, loaded after the page from
+    :func:`schedule_funnel` (it is a scheduling pass over every host). POST (CSRF-checked, a
+    form of its own): really create the servers."""
     if request.method == "POST":
         if not request.user.has_perms(CREATE):
             raise PermissionDenied("You may not create servers.")
@@ -44,18 +61,18 @@ def schedule(request):
     form = ScheduleForm(data)
     if data is not None and not submitted and not form.is_valid():
         form = ScheduleForm(initial=data.dict())  # a link prefills; it is not a submission
-    funnel = created = None
+    funnel = created = funnel_url = None
     if form.is_bound and form.is_valid():
-        try:
-            if request.method == "POST":
+        if request.method == "POST":
+            try:
                 created = _create(form)
-            else:
-                funnel = explain(form.spec())
-        except NoValidHost as exc:
-            funnel = exc.explain
-            form.add_error(None, exc.detail)
-        except DomainError as exc:
-            form.add_error(None, exc.detail)
+            except NoValidHost as exc:
+                funnel = exc.explain
+                form.add_error(None, exc.detail)
+            except DomainError as exc:
+                form.add_error(None, exc.detail)
+        else:
+            funnel_url = f"{reverse('dashboard:schedule_funnel')}?{data.urlencode()}"
     return _render(
         request,
         "schedule.html",
@@ -63,9 +80,44 @@ def schedule(request):
         {
             "form": form,
             "funnel": funnel,
+            "funnel_url": funnel_url,
             "created": created,
             "can_create": request.user.has_perms(CREATE),
         },
+    )
+
+
+@require_safe
+@staff_required(*SCHEDULE)
+def schedule_funnel(request):
+    """The Schedule page's funnel for the request its query string names (an HTML fragment
+    the page's schedule.js puts in place; the Create form with it)."""
+    form = ScheduleForm(_with_defaults(request.GET))
+    funnel = error = None
+    status = 200
+    if not form.is_valid():
+        status = 400
+        error = "; ".join(
+            f"{name}: {' '.join(errors)}" if name != "__all__" else " ".join(errors)
+            for name, errors in form.errors.items()
+        )
+    else:
+        try:
+            funnel = explain(form.spec())
+        except NoValidHost as exc:
+            funnel, error = exc.explain, exc.detail
+        except DomainError as exc:
+            error = exc.detail
+    return render(
+        request,
+        "dashboard/_funnel.html",
+        {
+            "form": form,
+            "funnel": funnel,
+            "error": error,
+            "can_create": request.user.has_perms(CREATE),
+        },
+        status=status,
     )
 
 

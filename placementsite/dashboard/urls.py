@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import hosts, migrations, pools, scheduling_views, views
+from . import actions, hosts, migrations, pools, scheduling_views, views
 
 app_name = "dashboard"
 
@@ -23,5 +23,39 @@ urlpatterns = [
     path("search/", views.search, name="search"),
     path("migrations/", migrations.migration_list, name="migrations"),
     path("flavors/", scheduling_views.flavor_list, name="flavors"),
+    path("flavors/<int:pk>/fits/", scheduling_views.flavor_fits, name="flavor_fits"),
     path("schedule/", scheduling_views.schedule, name="schedule"),
+    path("schedule/funnel/", scheduling_views.schedule_funnel, name="schedule_funnel"),
+    # Actions: POST only (see actions.py).
+    path(
+        "migrations/<uuid:uuid>/confirm/",
+        actions.migration_action,
+        {"verb": "confirm"},
+        name="migration_confirm",
+    ),
+    path(
+        "migrations/<uuid:uuid>/revert/",
+        actions.migration_action,
+        {"verb": "revert"},
+        name="migration_revert",
+    ),
+    path(
+        "migrations/<uuid:uuid>/finish/",
+        actions.migration_action,
+        {"verb": "finish"},
+        name="migration_finish",
+    ),
+    path("hosts/<str:hostname>/disable/", actions.host_disable, name="host_disable"),
+    path("hosts/<str:hostname>/enable/", actions.host_enable, name="host_enable"),
+    path("hosts/<str:hostname>/resync/", actions.host_resync, name="host_resync"),
 ]
+
+# The addresses that act (POST only): the page tests leave them out.
+ACTIONS = (
+    "migration_confirm",
+    "migration_revert",
+    "migration_finish",
+    "host_disable",
+    "host_enable",
+    "host_resync",
+)

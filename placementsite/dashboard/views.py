@@ -26,6 +26,7 @@ from scheduling.selectors import candidates_preview
 from scheduling.selectors import dashboard as flavor_reads
 
 from . import exports
+from .actions import host_context
 from .forms import (
     CandidateOptionsForm,
     ConsumerFilterForm,
@@ -66,8 +67,18 @@ PROJECT_SHARES = (*USAGE, "allocations.view_project")
 _render = render_page
 
 
-# The pages kept in modules of their own (hosts, pools) render through the same frame.
-render_page = _render
+def _aggregate_names(request, uuids):
+    """Names, zones and metadata of aggregates, for those who may see them."""
+    if not request.user.has_perm("scheduling.view_aggregatemetadata"):
+        return {}
+    return flavor_reads.aggregate_names(uuids)
+
+
+def _consumer_names(request, uuids):
+    """The servers (name, flavor, project) behind consumers, for those who may see them."""
+    if not request.user.has_perm("scheduling.view_server"):
+        return {}
+    return flavor_reads.consumer_names(uuids)
 
 
 def _page_number(request):
@@ -102,9 +113,10 @@ def overview(request):
             "provider_counts": provider_reads.provider_counts(),
             "allocation_counts": allocation_reads.allocation_counts(),
             "fullest": allocation_reads.fullest_providers(limit=10),
-            # "Fits N more" per flavor, for those who may see flavors.
+            # "Fits N more" per flavor, for those who may see flavors: counted after the
+            # page by fits.js, as on the Flavors page.
             "flavor_fits": (
-                flavor_reads.flavor_fits()
+                [(flavor, None) for flavor in flavor_reads.flavors_to_count()]
                 if request.user.has_perm("scheduling.view_flavor")
                 else None
             ),
@@ -210,7 +222,17 @@ def provider_detail(request, uuid):
         if provider.parent_id is None and request.user.has_perm("providers.view_resourcepool")
         else []
     )
-    return _render(request, "provider_detail.html", "providers", {"detail": detail, "pools": pools})
+    return _render(
+        request,
+        "provider_detail.html",
+        "providers",
+        {
+            "detail": detail,
+            "pools": pools,
+            "aggregate_names": _aggregate_names(request, detail.aggregates),
+            **host_context(request, provider),
+        },
+    )
 
 
 # --- consumers and projects -----------------------------------------------------------------
@@ -235,6 +257,8 @@ def consumer_list(request):
             (
                 {
                     "uuid": c.uuid,
+                    "server": names.server_name if names else "",
+                    "flavor": names.flavor if names else "",
                     "project": c.project,
                     "user": c.user,
                     "consumer_type": c.consumer_type or "",
@@ -244,15 +268,34 @@ def consumer_list(request):
                     "created_at": c.created_at,
                     "updated_at": c.updated_at,
                 }
-                for c in rows
+                for c, names in _with_names(request, rows)
             ),
         )
     page = allocation_reads.consumer_list_page(filters, _page_number(request))
-    return _render(request, "consumer_list.html", "consumers", {"form": form, "page": page})
+    return _render(
+        request,
+        "consumer_list.html",
+        "consumers",
+        {
+            "form": form,
+            "page": page,
+            "names": _consumer_names(request, [c.uuid for c in page.object_list]),
+            "show_servers": request.user.has_perm("scheduling.view_server"),
+        },
+    )
+
+
+def _with_names(request, rows):
+    """``(consumer row, ConsumerName or None)`` of ``rows``, names read a batch at a time."""
+    for batch in exports.in_batches(rows):
+        names = _consumer_names(request, [row.uuid for row in batch])
+        yield from ((row, names.get(str(row.uuid))) for row in batch)
 
 
 CONSUMER_COLUMNS = [
     "uuid",
+    "server",
+    "flavor",
     "project",
     "user",
     "consumer_type",
@@ -269,7 +312,13 @@ def consumer_detail(request, uuid):
     detail = allocation_reads.consumer_detail(uuid)
     if detail is None:
         raise Http404("No such consumer.")
-    return _render(request, "consumer_detail.html", "consumers", {"detail": detail})
+    names = _consumer_names(request, [detail.consumer.uuid])
+    return _render(
+        request,
+        "consumer_detail.html",
+        "consumers",
+        {"detail": detail, "server": names.get(str(detail.consumer.uuid))},
+    )
 
 
 @staff_required("allocations.view_project", *USAGE)
@@ -371,11 +420,34 @@ def aggregate_list(request):
         return exports.response(
             fmt,
             "aggregates",
-            ["uuid", "members"],
-            ({"uuid": a.uuid, "members": a.member_count} for a in rows),
+            ["uuid", "name", "availability_zone", "metadata", "members"],
+            _aggregate_export_rows(request, rows),
         )
     page = provider_reads.aggregates_with_counts(page_number=_page_number(request))
-    return _render(request, "aggregate_list.html", "aggregates", {"page": page})
+    return _render(
+        request,
+        "aggregate_list.html",
+        "aggregates",
+        {
+            "page": page,
+            "names": _aggregate_names(request, [a.uuid for a in page.object_list]),
+            "show_names": request.user.has_perm("scheduling.view_aggregatemetadata"),
+        },
+    )
+
+
+def _aggregate_export_rows(request, rows):
+    for batch in exports.in_batches(rows):
+        names = _aggregate_names(request, [a.uuid for a in batch])
+        for a in batch:
+            named = names.get(str(a.uuid))
+            yield {
+                "uuid": a.uuid,
+                "name": named.name if named else "",
+                "availability_zone": named.availability_zone if named else "",
+                "metadata": named.metadata if named else {},
+                "members": a.member_count,
+            }
 
 
 @staff_required("providers.view_aggregate", *PROVIDERS)
@@ -383,7 +455,13 @@ def aggregate_detail(request, uuid):
     detail = allocation_reads.aggregate_detail(uuid, _page_number(request))
     if detail is None:
         raise Http404("No such aggregate.")
-    return _render(request, "aggregate_detail.html", "aggregates", {"detail": detail})
+    names = _aggregate_names(request, [detail.aggregate.uuid])
+    return _render(
+        request,
+        "aggregate_detail.html",
+        "aggregates",
+        {"detail": detail, "named": names.get(str(detail.aggregate.uuid))},
+    )
 
 
 # --- search ---------------------------------------------------------------------------------

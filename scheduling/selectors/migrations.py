@@ -36,9 +36,9 @@ def migrations_overview(*, now=None, history_action=None):
     now = now or timezone.now()
     in_flight_qs = Migration.objects.filter(status__in=Migration.IN_FLIGHT)
     in_flight = list(
-        in_flight_qs.select_related("source", "dest", "old_flavor", "new_flavor").order_by(
-            "lease_started_at", "id"
-        )[:SHOWN]
+        in_flight_qs.select_related(
+            "server", "source", "dest", "old_flavor", "new_flavor"
+        ).order_by("lease_started_at", "id")[:SHOWN]
     )
     for migration in in_flight:
         migration.expired = migration.lease_expires_at < now
@@ -48,7 +48,7 @@ def migrations_overview(*, now=None, history_action=None):
         .annotate(n=Count("id"))
         .values_list("status", "n")
     )
-    history = LifecycleRecord.objects.select_related("migration")
+    history = LifecycleRecord.objects.select_related("migration__server")
     if history_action:
         history = history.filter(action=history_action)
     return MigrationsOverview(
@@ -82,3 +82,8 @@ def _held_per_host():
         )
         entry.resources.append((row["resource_class__name"], row["used"]))
     return list(hosts.values())
+
+
+def migration_by_uuid(uuid):
+    """The migration ``uuid`` with its server, or None."""
+    return Migration.objects.select_related("server").filter(uuid=uuid).first()

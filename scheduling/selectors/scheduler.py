@@ -248,6 +248,19 @@ def _group_funnel(spec):
     ]
 
 
+def _by_reason(dropped):
+    """``[{"reason", "count", "hosts": [name, ...]}]`` of a filter's refusals, the commonest
+    reason first; each lists up to EXPLAIN_SHOWN of its hosts."""
+    groups = {}
+    for host, refusal in dropped:
+        reason = getattr(refusal, "reason", refusal)  # a filter's text, or a Status holding it
+        group = groups.setdefault(reason, {"reason": reason, "count": 0, "hosts": []})
+        group["count"] += 1
+        if len(group["hosts"]) < EXPLAIN_SHOWN:
+            group["hosts"].append(host.name)
+    return sorted(groups.values(), key=lambda g: (-g["count"], g["reason"]))
+
+
 def explain(spec, selection=None):
     """The funnel from every provider to the chosen host, as plain JSON-able data: how many
     each resource group keeps and why the others fail, then each filter's refusals, then the
@@ -267,6 +280,7 @@ def explain(spec, selection=None):
                     {**_host_ref(host), "reason": reason}
                     for host, reason in step.dropped[:EXPLAIN_SHOWN]
                 ],
+                "dropped_by_reason": _by_reason(step.dropped),
                 **({"error": step.error} if step.error else {}),
             }
             for step in selection.filters

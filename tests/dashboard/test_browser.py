@@ -80,6 +80,17 @@ def logged_in(browser, live_server, staff_user, cloud):
 
 def test_operator_logs_in_and_sees_the_overview(browser, logged_in):
     assert browser.current_url == f"{logged_in}/dashboard/"
+    # Just deployed: beat started seconds ago, no task has run yet. None is late.
+    from django.utils import timezone
+
+    from placementsite.models import ServiceProcess
+
+    now = timezone.now()
+    ServiceProcess.objects.create(kind="beat", name="host:1", started_at=now, last_seen=now)
+    browser.refresh()
+    wait_for(browser, "#tasks")
+    states = browser.find_element(By.ID, "tasks").text
+    assert "NOT YET DUE" in states.upper() and "LATE" not in states.upper()
     assert browser.find_element(By.TAG_NAME, "h1").text == "Capacity at a glance"
     rows = {
         row.find_elements(By.TAG_NAME, "td")[0].text: row.text

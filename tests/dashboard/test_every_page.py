@@ -16,6 +16,8 @@ pytestmark = pytest.mark.django_db
 
 # Actions answer POST only (a GET is a 405 and changes nothing).
 POST_ONLY = set(getattr(dashboard_urls, "ACTIONS", ()))
+# Data the pages' scripts read (JSON, no navigation): checked on their own below.
+DATA = {"flavor_fits", "schedule_funnel"}
 
 
 def _examples(cloud):
@@ -31,7 +33,7 @@ def _pages(cloud):
     examples = _examples(cloud)
     for pattern in dashboard_urls.urlpatterns:
         assert isinstance(pattern, URLPattern)
-        if pattern.name in POST_ONLY:
+        if pattern.name in POST_ONLY or pattern.name in DATA:
             continue
         kwargs = {}
         if pattern.pattern.converters:
@@ -82,3 +84,11 @@ def test_no_read_only_form_carries_a_csrf_token(root, cloud):
         body = root.get(url).content.decode()
         for form in GET_FORM.findall(body):
             assert "csrfmiddlewaretoken" not in form, name
+
+
+def test_the_pages_data_is_not_cached_either(root, cloud):
+    from scheduling.models import Flavor
+
+    flavor = Flavor.objects.create(name="f", vcpus=1, ram=512, disk=0)
+    r = root.get(reverse("dashboard:flavor_fits", kwargs={"pk": flavor.pk}))
+    assert r.status_code == 200 and "no-store" in r["Cache-Control"]

@@ -114,6 +114,9 @@ def test_provider_page_draws_the_hosts_history(staff):
     html = staff.get(f"/dashboard/providers/{node.provider.uuid}/").content.decode()
     assert 'data-class="VCPU"' in html
     assert "<polyline" in html
+    vcpu = html.split('data-class="VCPU"')[1].split("</figure>")[0]
+    # The label's peak is usage's (3 VCPU), not capacity's (8 x 16).
+    assert "used 3 of 128 (usage peak 3; 2 samples)" in vcpu
     assert 'id="inventory-changes"' in html
     assert "8 → 12" in html
     assert InventoryChange.objects.filter(new_total=12).exists()
@@ -129,7 +132,22 @@ def test_overview_draws_the_cloud_wide_history(staff):
     assert "Cloud capacity and usage over time" in html
     chart = html.split('data-class="MEMORY_MB"')[1].split("</figure>")[0]
     # Two hosts of 65536 MB less 512 reserved, ratio 1.5, in the class's unit (MB as GiB).
-    assert "used 0 MiB of 190 GiB" in chart
+    assert "used 0 MiB of 190 GiB (one sample so far)" in chart
+
+
+def test_a_single_sample_is_drawn_as_dots_not_an_empty_box(staff):
+    _host("lonely", vcpus=8)
+    compute_nodes_sync()
+    node = ComputeNode.objects.get()
+    make_allocation(node.provider, make_consumer(), {"VCPU": 4})
+    sample_usage.apply()
+    html = staff.get(f"/dashboard/providers/{node.provider.uuid}/").content.decode()
+    chart = html.split('data-class="VCPU"')[1].split("</figure>")[0]
+    assert "<polyline" not in chart  # a one-point line draws nothing
+    assert 'class="dot-capacity"' in chart and 'class="dot-used"' in chart
+    # Both dots in the middle; usage at 4 of 128 near the bottom, capacity at the top.
+    assert 'cx="280.0" cy="0.0"' in chart and 'cx="280.0" cy="116.2"' in chart
+    assert "a line needs a second sample" in chart
 
 
 def test_hosts_page_needs_the_view_permissions(non_staff):

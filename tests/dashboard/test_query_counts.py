@@ -14,10 +14,12 @@ AGG = uuid.UUID("cccccccc-0000-4000-8000-000000000003")
 # their groups' permissions (2).
 BUDGET = {
     # Every page also reads the resource classes' units once (1).
-    # + usage share by project (1), periodic tasks and heartbeats (2), cloud history (1)
-    "overview": 24,
+    # + usage share by project (1), periodic tasks, heartbeats and beat's start (3),
+    # cloud history (1)
+    "overview": 25,
     "providers": 14,  # + inventories and usage of whole trees for hosts with children (2)
-    "provider": 17,  # + the tree's totals (2), the history's samples and changes (2), its pools (1)
+    # + the tree's totals (2), the history's samples and changes (2), its pools (1), its host (1)
+    "provider": 18,
     "consumers": 10,  # + the consumer types of the filter (1), the hosts of the page (1)
     "consumer": 7,
     "projects": 8,

@@ -1,6 +1,8 @@
 """The scheduler's dashboard pages: flavors, Schedule (explain and create) and "fits N more"
 on the overview."""
 
+import re
+
 import pytest
 from django.contrib.auth.models import Permission
 
@@ -32,10 +34,55 @@ def _client(client, user):
     return client
 
 
-def test_overview_shows_how_many_more_fit_per_flavor(client, scheduler_operator, cloud):
-    page = _client(client, scheduler_operator).get("/dashboard/").content.decode()
-    assert 'id="flavor-fits"' in page
-    assert "fits 8 more" in page
+def _schedule(c, query):
+    """The Schedule page for ``query`` followed by the funnel its script loads after it, as
+    the text of both."""
+    text = c.get("/dashboard/schedule/", query).content.decode()
+    found = re.search(r'data-funnel-url="([^"]+)"', text)
+    if found:
+        funnel = c.get(found.group(1).replace("&amp;", "&"))
+        assert funnel.status_code == 200, funnel
+        assert "no-store" in funnel["Cache-Control"]
+        text += funnel.content.decode()
+    return text
+
+
+def _fits_urls(page):
+    return re.findall(r'data-fits-url="([^"]+)"', page)
+
+
+def test_overview_counts_how_many_more_fit_per_flavor_after_the_page(
+    client, scheduler_operator, cloud
+):
+    c = _client(client, scheduler_operator)
+    page = c.get("/dashboard/").content.decode()
+    assert 'id="flavor-fits"' in page and 'id="fits-progress"' in page
+    assert "dashboard/fits.js" in page
+    (url,) = _fits_urls(page)
+    # 2 hosts of 8 VCPU, 16 GiB, 100 GB: 4 + 4 of bar.small (2 VCPU, 2 GiB, 10 GB).
+    assert c.get(url).json() == {"flavor": "bar.small", "fits": 8}
+
+
+def test_every_flavor_gets_its_count_even_the_largest(client, scheduler_operator, cloud):
+    for index in range(12):
+        Flavor.objects.create(name=f"size-{index:02d}", vcpus=1 + index // 2, ram=1024, disk=1)
+    Flavor.objects.create(name="huge", vcpus=8, ram=16384, disk=100)
+    c = _client(client, scheduler_operator)
+    for path in ("/dashboard/", "/dashboard/flavors/"):
+        urls = _fits_urls(c.get(path).content.decode())
+        assert len(urls) == 14, path  # every enabled flavor, not the 8 smallest
+    fits = {body["flavor"]: body["fits"] for body in (c.get(u).json() for u in urls)}
+    assert fits["huge"] == 2 and fits["size-00"] == 16
+
+
+def test_fits_needs_the_usage_permissions(client, staff_user, cloud):
+    from django.contrib.auth.models import Permission
+
+    staff_user.user_permissions.add(Permission.objects.get(codename="view_flavor"))
+    c = _client(client, staff_user)
+    staff_user.groups.clear()  # no provider, inventory or allocation view permission
+    assert c.get(f"/dashboard/flavors/{cloud.pk}/fits/").status_code == 403
+    assert "data-fits-url" not in c.get("/dashboard/flavors/").content.decode()
 
 
 def test_overview_leaves_flavors_out_for_who_may_not_see_them(client, staff_user, cloud):
@@ -57,12 +104,22 @@ def test_flavor_page_needs_the_view_permission(client, staff_user, cloud):
 
 
 def test_schedule_explains_without_claiming(client, scheduler_operator, cloud):
-    page = _client(client, scheduler_operator).get(
-        "/dashboard/schedule/?flavor=bar.small&name=vm&count=1&project_id=p&user_id=u"
-        "&ignore_hosts=cn1"
-    )
-    text = page.content.decode()
+    c = _client(client, scheduler_operator)
+    page = c.get("/dashboard/schedule/", {"flavor": "bar.small", "name": "vm"})
     assert page.status_code == 200
+    assert 'id="funnel-pending"' in page.content.decode()  # loaded after the page
+    assert 'id="funnel"' not in page.content.decode()
+    text = _schedule(
+        c,
+        {
+            "flavor": "bar.small",
+            "name": "vm",
+            "count": "1",
+            "project_id": "p",
+            "user_id": "u",
+            "ignore_hosts": "cn1",
+        },
+    )
     assert 'id="funnel"' in text and "is in ignore_hosts" in text
     assert "chosen" in text and "cn2" in text
     assert 'id="create-button"' not in text  # no add_server permission
@@ -71,11 +128,7 @@ def test_schedule_explains_without_claiming(client, scheduler_operator, cloud):
 
 def test_schedule_shows_no_valid_host_with_its_funnel(client, scheduler_operator, cloud):
     Flavor.objects.create(name="big", vcpus=16, ram=2048, disk=10)
-    text = (
-        _client(client, scheduler_operator)
-        .get("/dashboard/schedule/?flavor=big&name=vm&count=1&project_id=p&user_id=u")
-        .content.decode()
-    )
+    text = _schedule(_client(client, scheduler_operator), {"flavor": "big", "explain": "1"})
     assert "No valid host" in text
     assert "capacity" in text
 
@@ -104,11 +157,7 @@ def test_schedule_create_is_refused_without_the_permission(client, scheduler_ope
 
 def test_a_flavor_link_prefills_the_defaults_and_explains(client, scheduler_operator, cloud):
     """The Flavors page's "schedule" link names the flavor alone: the rest are the defaults."""
-    text = (
-        _client(client, scheduler_operator)
-        .get("/dashboard/schedule/", {"flavor": "bar.small"})
-        .content.decode()
-    )
+    text = _schedule(_client(client, scheduler_operator), {"flavor": "bar.small"})
     assert "This field is required" not in text
     assert 'name="name" value="server"' in text and 'name="count" value="1"' in text
     assert '<option value="bar.small" selected>' in text
@@ -137,16 +186,42 @@ def test_explain_form_carries_no_csrf_token_and_create_is_a_post_of_its_own(
     client, scheduler_operator, cloud
 ):
     scheduler_operator.user_permissions.add(Permission.objects.get(codename="add_server"))
-    text = (
-        _client(client, scheduler_operator)
-        .get("/dashboard/schedule/", {"flavor": "bar.small", "explain": "1"})
-        .content.decode()
-    )
+    text = _schedule(_client(client, scheduler_operator), {"flavor": "bar.small", "explain": "1"})
     explain_form = text[
         text.index('id="schedule-form"') : text.index("</form>", text.index('id="schedule-form"'))
     ]
     assert "csrfmiddlewaretoken" not in explain_form
-    create_form = text[text.index('<form method="post" class="card" id="create-form">') :]
-    create_form = create_form[: create_form.index("</form>")]
+    create_form = re.search(
+        r'<form method="post" action="/dashboard/schedule/" class="card" id="create-form">'
+        r"(.*?)</form>",
+        text,
+        re.S,
+    ).group(1)
     assert "csrfmiddlewaretoken" in create_form and 'id="create-button"' in create_form
     assert 'name="flavor" value="bar.small"' in create_form
+
+
+def test_explain_groups_dropped_hosts_by_reason_with_counts(client, scheduler_operator, cloud):
+    for index in range(3, 8):
+        make_provider(f"cn{index}", inventories={"VCPU": 8, "MEMORY_MB": 16384, "DISK_GB": 100})
+    text = _schedule(
+        _client(client, scheduler_operator),
+        {"flavor": "bar.small", "ignore_hosts": "cn1,cn2,cn3,cn4,cn5", "explain": "1"},
+    )
+    groups = re.findall(
+        r'<details class="dropped-group"><summary><span class="reason-text">([^<]+)</span> '
+        r'<span class="chip chip-bad"><b>(\d+)</b> hosts?</span></summary>',
+        text,
+    )
+    assert groups == [("is in ignore_hosts", "5")]  # one line for five hosts
+    listed = text.split('class="dropped-hosts">')[1].split("</p>")[0]
+    assert all(f">cn{i}<" in listed for i in range(1, 6))
+
+
+def test_the_funnel_of_a_bad_request_says_why(client, scheduler_operator, cloud):
+    r = _client(client, scheduler_operator).get(
+        "/dashboard/schedule/funnel/", {"flavor": "no-such", "count": "0"}
+    )
+    assert r.status_code == 400
+    body = r.content.decode()
+    assert 'id="schedule-errors"' in body and "count:" in body and "flavor:" in body

@@ -87,3 +87,12 @@ def provider_url(uuid):
 def consumer_url(uuid):
     """``{{ uuid|consumer_url }}``: the dashboard page of the consumer."""
     return _link("dashboard:consumer", uuid)
+
+
+@register.filter
+def named(mapping, key):
+    """``{{ names|named:uuid }}``: what ``mapping`` holds for ``key`` (a uuid, looked up as
+    text), or None."""
+    if not mapping:
+        return None
+    return mapping.get(str(key))

@@ -18,14 +18,20 @@ WIDTH, HEIGHT = 560, 120
 def _points(samples, index, top, start, span):
     points = []
     for sample in samples:
-        x = (sample[0] - start).total_seconds() / span * WIDTH if span else WIDTH
+        # One sample (no span): in the middle, drawn as a dot since a line needs two.
+        x = (sample[0] - start).total_seconds() / span * WIDTH if span else WIDTH / 2
         y = HEIGHT - (sample[index] / top * HEIGHT if top else 0)
-        points.append(f"{x:.1f},{y:.1f}")
-    return " ".join(points)
+        points.append((round(x, 1), round(y, 1)))
+    return points
+
+
+def _as_svg(points):
+    return " ".join(f"{x},{y}" for x, y in points)
 
 
 def charts(series, units):
-    """One chart per class: SVG polylines and the latest figures in the class's unit."""
+    """One chart per class: SVG polylines (dots for a single sample) and the latest figures
+    in the class's unit, with the usage's own peak."""
     drawn = []
     for name, samples in sorted(series.items()):
         start, end = samples[0][0], samples[-1][0]
@@ -33,14 +39,18 @@ def charts(series, units):
         top = max(max(s[1], s[2]) for s in samples) or 1
         last = samples[-1]
         unit = units.get(name, "")
+        capacity = _points(samples, 1, top, start, span)
+        used = _points(samples, 2, top, start, span)
         drawn.append(
             {
                 "resource_class": name,
-                "capacity_points": _points(samples, 1, top, start, span),
-                "used_points": _points(samples, 2, top, start, span),
+                "capacity_points": _as_svg(capacity),
+                "used_points": _as_svg(used),
+                # A line needs two samples: one is shown as dots.
+                "single": capacity[0] + used[0] if len(samples) == 1 else None,
                 "capacity": human(last[1], unit),
                 "used": human(last[2], unit),
-                "peak": human(top, unit),
+                "peak_used": human(max(s[2] for s in samples), unit),
                 "start": start,
                 "end": end,
                 "samples": len(samples),

@@ -1,0 +1,160 @@
+"""Dashboard actions: what an operator does from the Migrations and host pages, each a POST
+(CSRF-checked by Django's middleware) that calls the owning app's service, says what came of
+it (a message on the page it returns to) and is refused with a 403 page, nothing done,
+without the permission the admin asks for the same change.
+
+- confirm, revert, finish a migration: ``scheduling.change_migration``;
+- disable (with a reason) or enable a host, resync it: ``providers.change_computenode`` (the
+  admin's compute node form, where an operator enables or disables a host).
+"""
+
+import logging
+
+from django.contrib import messages
+from django.http import Http404
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
+
+from placementsite.core.exceptions import DomainError
+from providers.selectors.compute_nodes import host_states
+from providers.services import compute_nodes as host_services
+from providers.services.host_sync import compute_nodes_sync
+from scheduling.selectors.migrations import migration_by_uuid
+from scheduling.services import migrations as moves
+
+from .rendering import staff_required
+
+logger = logging.getLogger("placement.dashboard")
+
+MOVE_ACTIONS = ("scheduling.view_migration", "scheduling.change_migration")
+HOST_ACTIONS = ("providers.view_computenode", "providers.change_computenode")
+REASON_MAX = 255
+
+MIGRATION_SERVICES = {
+    "confirm": moves.migration_confirm,
+    "revert": moves.migration_revert,
+    "finish": moves.migration_finish,
+}
+
+
+def action(*permissions, what):
+    """A POST-only view for a staff user with ``permissions``; else a 405 or a 403 page."""
+
+    def decorator(view):
+        return require_POST(
+            staff_required(
+                *permissions, denied=f"You may not {what}: you lack {_perms(permissions)}."
+            )(view)
+        )
+
+    return decorator
+
+
+def _perms(permissions):
+    return " and ".join(p.rsplit(".", 1)[1] for p in permissions)
+
+
+def _back(request, default):
+    """Where the form came from (its ``next``), if it is this site; else ``default``."""
+    target = request.POST.get("next", "")
+    if target and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return redirect(target)
+    return redirect(default)
+
+
+def _done(request, message):
+    logger.info("dashboard: %s by %s", message, request.user.get_username())
+    messages.success(request, message)
+
+
+@action(*MOVE_ACTIONS, what="settle migrations")
+def migration_action(request, uuid, verb):
+    migration = migration_by_uuid(uuid)
+    if migration is None:
+        raise Http404("No such migration.")
+    label = migration.server.name if migration.server is not None else str(migration.server_uuid)
+    try:
+        settled = MIGRATION_SERVICES[verb](migration=migration)
+    except DomainError as exc:
+        messages.error(request, f"Could not {verb} the {migration.kind} of {label}: {exc.detail}")
+    else:
+        _done(request, f"The {migration.kind} of {label} is {settled.status}.")
+    return _back(request, reverse("dashboard:migrations"))
+
+
+def _host(root_provider_id):
+    return host_states(provider_ids=[root_provider_id]).get(root_provider_id)
+
+
+@action(*HOST_ACTIONS, what="change hosts")
+def host_disable(request, hostname):
+    reason = request.POST.get("reason", "").strip()
+    if not reason:
+        messages.error(request, f"Say why {hostname} is disabled (the reason is shown to all).")
+    elif len(reason) > REASON_MAX:
+        messages.error(request, f"The reason is longer than {REASON_MAX} characters.")
+    else:
+        _host_call(
+            request,
+            lambda: host_services.compute_node_disable(hostname=hostname, reason=reason),
+            f"{hostname} is disabled: {reason}",
+        )
+    return _back(request, reverse("dashboard:hosts"))
+
+
+@action(*HOST_ACTIONS, what="change hosts")
+def host_enable(request, hostname):
+    _host_call(
+        request,
+        lambda: host_services.compute_node_enable(hostname=hostname),
+        f"{hostname} is enabled.",
+    )
+    return _back(request, reverse("dashboard:hosts"))
+
+
+@action(*HOST_ACTIONS, what="change hosts")
+def host_resync(request, hostname):
+    """The host's sync now, whether it needs one or not (as ``sync_hosts --force``)."""
+    try:
+        outcomes = compute_nodes_sync(hostnames=[hostname], force=True, due_only=False)
+    except DomainError as exc:
+        messages.error(request, f"Could not resync {hostname}: {exc.detail}")
+        return _back(request, reverse("dashboard:hosts"))
+    if not outcomes:
+        messages.warning(
+            request, f"{hostname} was not synced: it has not reported yet, or a worker holds it."
+        )
+    else:
+        outcome = outcomes[0]
+        text = f"{hostname} resynced: {outcome.status}, {outcome.changes} change" + (
+            "" if outcome.changes == 1 else "s"
+        )
+        if outcome.errors:
+            messages.error(request, f"{text}; " + "; ".join(outcome.errors))
+        else:
+            _done(request, text + ".")
+    return _back(request, reverse("dashboard:hosts"))
+
+
+def _host_call(request, call, message):
+    try:
+        call()
+    except DomainError as exc:
+        messages.error(request, exc.detail)
+    else:
+        _done(request, message)
+
+
+def host_context(request, provider):
+    """What a host's provider page needs for its actions: ``host`` (its compute host's state,
+    None for a provider no host reports) and whether the user may act on it."""
+    if provider.parent_id is not None:
+        return {"host": None}
+    return {
+        "host": _host(provider.id),
+        "can_manage_host": request.user.has_perms(HOST_ACTIONS),
+    }
