@@ -13,6 +13,13 @@ Accepted keys (values are strings or integers):
 * ``hw:numa_nodes=N`` splits the flavor's CPUs and memory evenly into N granular groups
   (``_NUMA0``...), one per NUMA node provider, isolated unless ``group_policy`` says otherwise;
   ``hw:cpu_policy=dedicated`` asks for ``PCPU`` instead of ``VCPU``;
+* ``hw:pci_numa_affinity_policy=required`` with ``hw:numa_nodes``: the flavor's device
+  classes (:data:`DEVICE_CLASSES` of the unsuffixed group) move to a granular group
+  ``_PCI`` asked in the same subtree as the first NUMA group (``same_subtree=_NUMA0,_PCI``),
+  so the device hangs under the NUMA cell that gives the CPUs and memory, as Nova's
+  ``required`` policy. Without ``hw:numa_nodes`` the instance has no NUMA topology and, as
+  in Nova, the policy has no effect. ``preferred``, ``legacy`` and ``socket`` are refused for
+  now (400) rather than silently ignored;
 * ``aggregate_instance_extra_specs:KEY=VALUE`` is not sent to the engine: the aggregate
   extra-spec filter matches it against aggregate metadata.
 
@@ -41,6 +48,12 @@ MEMBER_OF_KEY = re.compile(rf"^member_of{SUFFIX}$")
 AGGREGATE_SPEC_PREFIX = "aggregate_instance_extra_specs:"
 NUMA_NODES = "hw:numa_nodes"
 CPU_POLICY = "hw:cpu_policy"
+PCI_NUMA_AFFINITY = "hw:pci_numa_affinity_policy"
+PCI_NUMA_AFFINITY_POLICIES = ("required",)
+# The classes a host's devices give (the pci plugin's): what the PCI NUMA affinity ties to a
+# NUMA group.
+DEVICE_CLASSES = frozenset({"PCI_DEVICE", "SRIOV_NET_VF", "VGPU", "PGPU", "FPGA"})
+DEVICE_GROUP = "_PCI"
 GROUP_POLICY = "group_policy"
 MAX_NUMA_NODES = 8
 INVALID_EXTRA_SPEC = "scheduler.invalid_extra_spec"
@@ -119,15 +132,23 @@ def _apply_group_spec(groups, key, value):
     return True
 
 
+# The hw: keys: their parser and where the flavor's request keeps what they say.
+_HW_SPECS = {
+    NUMA_NODES: ("numa_nodes", lambda k, v: _amount(k, v, minimum=1, maximum=MAX_NUMA_NODES)),
+    CPU_POLICY: ("cpu_policy", lambda k, v: _choice(k, v, ("shared", "dedicated"))),
+    PCI_NUMA_AFFINITY: ("pci_affinity", lambda k, v: _choice(k, v, PCI_NUMA_AFFINITY_POLICIES)),
+}
+
+
 def _groups_from_specs(extra_specs, amounts):
-    """``({suffix: _Group}, group_policy, aggregate specs)`` with every key checked."""
+    """``({suffix: _Group}, group_policy, aggregate specs, same_subtree)`` with every key
+    checked."""
     if not isinstance(extra_specs, dict):
         raise InvalidExtraSpec("extra_specs", "expected an object of key: value")
     groups = {"": _Group(resources={k: v for k, v in amounts.items() if v})}
     group_policy = None
     aggregate_specs = {}
-    numa_nodes = None
-    dedicated = False
+    hw = {}
     for key in sorted(extra_specs):
         value = extra_specs[key]
         _check_key_and_value(key, value)
@@ -135,10 +156,9 @@ def _groups_from_specs(extra_specs, amounts):
             continue
         if key == GROUP_POLICY:
             group_policy = _choice(key, value, ("none", "isolate"))
-        elif key == NUMA_NODES:
-            numa_nodes = _amount(key, value, minimum=1, maximum=MAX_NUMA_NODES)
-        elif key == CPU_POLICY:
-            dedicated = _choice(key, value, ("shared", "dedicated")) == "dedicated"
+        elif key in _HW_SPECS:
+            name, parse = _HW_SPECS[key]
+            hw[name] = parse(key, value)
         elif key.startswith(AGGREGATE_SPEC_PREFIX) and len(key) > len(AGGREGATE_SPEC_PREFIX):
             if not isinstance(value, str):
                 raise InvalidExtraSpec(key, "expected a string")
@@ -146,12 +166,24 @@ def _groups_from_specs(extra_specs, amounts):
         else:
             raise InvalidExtraSpec(key, "unknown extra spec")
     unsuffixed = groups[""].resources
-    if dedicated and "VCPU" in unsuffixed:
+    if hw.get("cpu_policy") == "dedicated" and "VCPU" in unsuffixed:
         unsuffixed["PCPU"] = unsuffixed.pop("VCPU")
-    if numa_nodes:
-        _split_numa(groups, numa_nodes)
+    same_subtree = []
+    if hw.get("numa_nodes"):
+        _split_numa(groups, hw["numa_nodes"])
         group_policy = group_policy or "isolate"
-    return groups, group_policy, aggregate_specs
+        if hw.get("pci_affinity") == "required" and _split_devices(groups):
+            same_subtree.append(("_NUMA0", DEVICE_GROUP))
+    return groups, group_policy, aggregate_specs, same_subtree
+
+
+def _split_devices(groups):
+    """Move the unsuffixed device classes into the device group; False when there are none."""
+    unsuffixed = groups[""].resources
+    devices = {name: unsuffixed.pop(name) for name in sorted(DEVICE_CLASSES & set(unsuffixed))}
+    if devices:
+        groups.setdefault(DEVICE_GROUP, _Group()).resources.update(devices)
+    return bool(devices)
 
 
 def _split_numa(groups, nodes):
@@ -182,9 +214,11 @@ def _check_member_of(key, value):
         raise InvalidExtraSpec(key, exc.detail) from None
 
 
-def _query(groups, group_policy):
+def _query(groups, group_policy, same_subtree=()):
     """The request as Placement's allocation candidates query string."""
     query = QueryDict(mutable=True)
+    for suffixes in same_subtree:
+        query.appendlist("same_subtree", ",".join(suffixes))
     for suffix, group in groups.items():
         if group.resources:
             query["resources" + suffix] = ",".join(
@@ -212,7 +246,9 @@ def translate(*, vcpus, ram, disk, ephemeral=0, swap=0, extra_specs=None, traits
     """One flavor's request, plus a request's own required ``traits`` and ``aggregates`` (each
     aggregate a uuid the host must be in, e.g. the availability zone's)."""
     amounts = standard_amounts(vcpus=vcpus, ram=ram, disk=disk, ephemeral=ephemeral, swap=swap)
-    groups, group_policy, aggregate_specs = _groups_from_specs(extra_specs or {}, amounts)
+    groups, group_policy, aggregate_specs, same_subtree = _groups_from_specs(
+        extra_specs or {}, amounts
+    )
     groups[""].required.extend(traits)
     if aggregates:
         groups[""].member_of.append("in:" + ",".join(sorted(aggregates)))
@@ -220,7 +256,7 @@ def translate(*, vcpus, ram, disk, ephemeral=0, swap=0, extra_specs=None, traits
         del groups[""]
     if len([s for s in groups if s]) > 1 and group_policy is None:
         group_policy = "none"
-    query = _query(groups, group_policy)
+    query = _query(groups, group_policy, same_subtree)
     try:
         qp.validate_query(query, qp.candidates_query_schema(MAX_VERSION))
         request = request_groups.parse_candidate_request(query, MAX_VERSION)
