@@ -17,9 +17,9 @@ BUDGET = {
     # + usage share by project (1), periodic tasks and heartbeats (2), cloud history (1)
     "overview": 24,
     "providers": 14,  # + inventories and usage of whole trees for hosts with children (2)
-    "provider": 16,  # + the tree's totals (2), the history's samples and changes (2)
+    "provider": 17,  # + the tree's totals (2), the history's samples and changes (2), units (1)
     "consumers": 10,  # + the consumer types of the filter (1), the hosts of the page (1)
-    "consumer": 7,
+    "consumer": 8,  # + its device units (1)
     "projects": 8,
     "traits": 7,
     "resource_classes": 8,  # three grouped reads: classes, providers per class, usage
