@@ -6,7 +6,7 @@ from selenium.webdriver.common.by import By
 
 from tests.conftest import PlacementClient
 from tests.dashboard.test_browser import browser, shot, wait_for  # noqa: F401  (fixture)
-from tests.devices.helpers import PLUGINS, boot, host_report, pf, provider_uuid, report_and_sync
+from tests.providers.devices import PLUGINS, boot, host_report, pf, provider_uuid, report_and_sync
 from tests.scheduling.scheduler_helpers import make_flavor
 
 VFS = ["0000:81:00.1", "0000:81:00.2"]

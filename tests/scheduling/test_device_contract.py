@@ -3,7 +3,7 @@
 
 import pytest
 
-from tests.devices.helpers import report_and_sync
+from tests.providers.devices import report_and_sync
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgresql]
 

@@ -3,7 +3,7 @@ the instance's CPUs and memory (``same_subtree``). Through HTTP on PostgreSQL.""
 
 import pytest
 
-from tests.devices.helpers import PLUGINS, boot, host_report, pf, provider_uuid, report_and_sync
+from tests.providers.devices import PLUGINS, boot, host_report, pf, provider_uuid, report_and_sync
 from tests.scheduling.scheduler_helpers import make_flavor
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgresql]
