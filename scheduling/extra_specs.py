@@ -18,6 +18,13 @@ Accepted keys (values are strings or integers):
   ``PCPU`` as ``hw:cpu_dedicated_mask`` (or else ``hw:cpu_realtime_mask``) names and the rest as
   ``VCPU``; with dedicated CPUs ``hw:cpu_thread_policy=isolate`` forbids and ``require``
   requires ``HW_CPU_HYPERTHREADING`` (as Nova's scheduler translates them);
+* ``hw:pci_numa_affinity_policy=required`` with ``hw:numa_nodes``: the flavor's device
+  classes (:data:`DEVICE_CLASSES` of the unsuffixed group) move to a granular group
+  ``_PCI`` asked in the same subtree as the first NUMA group (``same_subtree=_NUMA0,_PCI``),
+  so the device hangs under the NUMA cell that gives the CPUs and memory, as Nova's
+  ``required`` policy. Without ``hw:numa_nodes`` the instance has no NUMA topology and, as
+  in Nova, the policy has no effect. ``preferred``, ``legacy`` and ``socket`` are accepted
+  (Nova takes them) and kept, but do not constrain placement yet;
 * ``aggregate_instance_extra_specs:KEY=VALUE`` is not sent to the engine: the aggregate
   extra-spec filter matches it against aggregate metadata.
 
@@ -61,6 +68,11 @@ THREAD_POLICY = "hw:cpu_thread_policy"
 DEDICATED_MASK = "hw:cpu_dedicated_mask"
 REALTIME_MASK = "hw:cpu_realtime_mask"
 HYPERTHREADING = "HW_CPU_HYPERTHREADING"
+PCI_NUMA_AFFINITY = "hw:pci_numa_affinity_policy"
+# The classes a host's devices give (the pci plugin's): what the PCI NUMA affinity ties to a
+# NUMA group.
+DEVICE_CLASSES = frozenset({"PCI_DEVICE", "SRIOV_NET_VF", "VGPU", "PGPU", "FPGA"})
+DEVICE_GROUP = "_PCI"
 GROUP_POLICY = "group_policy"
 MAX_NUMA_NODES = 8
 
@@ -133,7 +145,8 @@ def _apply_group_spec(groups, key, value):
 
 
 def _groups_from_specs(extra_specs, amounts):
-    """``({suffix: _Group}, group_policy, aggregate specs)`` with every key checked."""
+    """``({suffix: _Group}, group_policy, aggregate specs, same_subtree)`` with every key
+    checked."""
     if not isinstance(extra_specs, dict):
         raise InvalidExtraSpec("extra_specs", "expected an object of key: value")
     groups = {"": _Group(resources={k: v for k, v in amounts.items() if v})}
@@ -162,7 +175,19 @@ def _groups_from_specs(extra_specs, amounts):
         for key in extra_specs:
             if NUMA_CPUS.match(key) or NUMA_MEM.match(key):
                 raise InvalidExtraSpec(key, f"needs {NUMA_NODES}")
-    return groups, group_policy, aggregate_specs
+    same_subtree = []
+    if numa_nodes and extra_specs.get(PCI_NUMA_AFFINITY) == "required" and _split_devices(groups):
+        same_subtree.append(("_NUMA0", DEVICE_GROUP))
+    return groups, group_policy, aggregate_specs, same_subtree
+
+
+def _split_devices(groups):
+    """Move the unsuffixed device classes into the device group; False when there are none."""
+    unsuffixed = groups[""].resources
+    devices = {name: unsuffixed.pop(name) for name in sorted(DEVICE_CLASSES & set(unsuffixed))}
+    if devices:
+        groups.setdefault(DEVICE_GROUP, _Group()).resources.update(devices)
+    return bool(devices)
 
 
 def _pin_cpus(groups, extra_specs):
@@ -263,9 +288,11 @@ def _check_member_of(key, value):
         raise InvalidExtraSpec(key, exc.detail) from None
 
 
-def _query(groups, group_policy):
+def _query(groups, group_policy, same_subtree=()):
     """The request as Placement's allocation candidates query string."""
     query = QueryDict(mutable=True)
+    for suffixes in same_subtree:
+        query.appendlist("same_subtree", ",".join(suffixes))
     for suffix, group in groups.items():
         if group.resources:
             query["resources" + suffix] = ",".join(
@@ -293,7 +320,9 @@ def translate(*, vcpus, ram, disk, ephemeral=0, swap=0, extra_specs=None, traits
     """One flavor's request, plus a request's own required ``traits`` and ``aggregates`` (each
     aggregate a uuid the host must be in, e.g. the availability zone's)."""
     amounts = standard_amounts(vcpus=vcpus, ram=ram, disk=disk, ephemeral=ephemeral, swap=swap)
-    groups, group_policy, aggregate_specs = _groups_from_specs(extra_specs or {}, amounts)
+    groups, group_policy, aggregate_specs, same_subtree = _groups_from_specs(
+        extra_specs or {}, amounts
+    )
     groups[""].required.extend(traits)
     if aggregates:
         groups[""].member_of.append("in:" + ",".join(sorted(aggregates)))
@@ -301,7 +330,7 @@ def translate(*, vcpus, ram, disk, ephemeral=0, swap=0, extra_specs=None, traits
         del groups[""]
     if len([s for s in groups if s]) > 1 and group_policy is None:
         group_policy = "none"
-    query = _query(groups, group_policy)
+    query = _query(groups, group_policy, same_subtree)
     try:
         qp.validate_query(query, qp.candidates_query_schema(MAX_VERSION))
         request = request_groups.parse_candidate_request(query, MAX_VERSION)

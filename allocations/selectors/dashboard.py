@@ -39,8 +39,10 @@ from providers.selectors.dashboard import (
     tree_sizes,
     with_link_counts,
 )
+from providers.selectors.device_units import host_device_units
 
 from ..models import Allocation, Consumer, ConsumerType, Project, User
+from .devices import devices_of_consumers
 from .usage import (
     InventoryUsage,
     aggregate_usages,
@@ -352,6 +354,7 @@ class ProviderDetail:
     traits: list
     aggregates: list
     consumers: list
+    devices: list  # the device units of the tree (a root) or of the provider, with holders
 
 
 def provider_detail(uuid):
@@ -398,7 +401,16 @@ def provider_detail(uuid):
         traits=list(provider.traits.order_by("id").values_list("name", flat=True)),
         aggregates=list(provider.aggregates.order_by("uuid").values_list("uuid", flat=True)),
         consumers=list(consumers.values()),
+        devices=_device_units(provider, root_id),
     )
+
+
+def _device_units(provider, root_id):
+    """A host's page lists every unit of its tree; a device's page its own units."""
+    units = host_device_units(root_provider_id=root_id)
+    if provider.parent_id is not None:
+        units = [u for u in units if u["provider"] == str(provider.uuid)]
+    return units
 
 
 # --- resource classes, aggregates -----------------------------------------------------------
@@ -573,6 +585,7 @@ class ConsumerDetail:
     consumer: Consumer
     providers: list  # ProviderAllocations
     totals: list  # (class name, used) over every provider
+    devices: list  # the device units assigned to it (devices_of_consumers' entries)
 
 
 def consumer_detail(uuid):
@@ -603,7 +616,8 @@ def consumer_detail(uuid):
             entry = providers[rp] = ProviderAllocations(rp, rp_uuid, rp_name, [])
         entry.resources.append((rc_name, used))
         totals[rc_name] = totals.get(rc_name, 0) + used
-    return ConsumerDetail(consumer, list(providers.values()), list(totals.items()))
+    devices = devices_of_consumers([consumer.uuid]).get(str(consumer.uuid), [])
+    return ConsumerDetail(consumer, list(providers.values()), list(totals.items()), devices)
 
 
 @dataclass(frozen=True)

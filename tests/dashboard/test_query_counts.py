@@ -18,10 +18,11 @@ BUDGET = {
     # cloud history (1)
     "overview": 25,
     "providers": 14,  # + inventories and usage of whole trees for hosts with children (2)
-    # + the tree's totals (2), the history's samples and changes (2), its pools (1), its host (1)
-    "provider": 18,
+    # + the tree's totals (2), the history's samples and changes (2), its pools (1), its host (1),
+    # its device units (1)
+    "provider": 19,
     "consumers": 10,  # + the consumer types of the filter (1), the hosts of the page (1)
-    "consumer": 7,
+    "consumer": 8,  # + its device units (1)
     "projects": 8,
     "traits": 7,
     "resource_classes": 8,  # three grouped reads: classes, providers per class, usage

@@ -4,7 +4,7 @@ same unit back to the server. Through HTTP on PostgreSQL."""
 
 import pytest
 
-from tests.devices.helpers import PLUGINS, boot, host_report, pf, report_and_sync
+from tests.providers.devices import PLUGINS, boot, host_report, pf, report_and_sync
 from tests.scheduling.scheduler_helpers import make_flavor
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgresql]

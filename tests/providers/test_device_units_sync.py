@@ -3,7 +3,7 @@ device, through HTTP on PostgreSQL; an assigned unit never vanishes (the host is
 
 import pytest
 
-from tests.devices.helpers import (
+from tests.providers.devices import (
     PLUGINS,
     boot,
     gpu,

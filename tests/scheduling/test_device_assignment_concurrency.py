@@ -10,7 +10,7 @@ from allocations.models import Allocation, DeviceAssignment
 from scheduling.models import Flavor, Server
 from tests.allocations.test_concurrency import Client, race, server  # noqa: F401  (fixture)
 from tests.conftest import PlacementClient
-from tests.devices.helpers import PLUGINS, host_report, pf, report_and_sync
+from tests.providers.devices import PLUGINS, host_report, pf, report_and_sync
 
 pytestmark = [
     pytest.mark.live,

@@ -10,7 +10,7 @@ from django.core.management import call_command
 
 from allocations.models import Consumer, DeviceAssignment
 from providers.models import DeviceUnit
-from tests.devices.helpers import PLUGINS, boot, host_report, pf, provider_uuid, report_and_sync
+from tests.providers.devices import PLUGINS, boot, host_report, pf, provider_uuid, report_and_sync
 from tests.scheduling.scheduler_helpers import make_flavor
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgresql]

@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from tests.devices.helpers import (
+from tests.providers.devices import (
     PLUGINS,
     boot,
     gpu,

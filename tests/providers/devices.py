@@ -1,4 +1,5 @@
-"""Builders of the device tests: a host with devices reported and synced, through HTTP."""
+"""Builders of the device tests: a host with devices (VFs, vGPU slots) reported and synced,
+through HTTP."""
 
 import io
 
