@@ -221,7 +221,7 @@ class SchedulerViewSet(ApiViewSet):
             hints=data["scheduler_hints"],
             availability_zone=data["availability_zone"],
         )
-        return Response({"flavor": data["flavor"].name, **explain(spec)})
+        return Response({"flavor": data["flavor"].name, **explain(spec, count=data["count"])})
 
 
 class CapacityViewSet(ApiViewSet):

@@ -122,6 +122,14 @@ class Selection:
 # --- filtering and weighing ---------------------------------------------------
 
 
+def _applies(plugin, spec):
+    return plugin.applies(spec)
+
+
+def _check(plugin, host, spec):
+    return plugin.check(host, spec)
+
+
 def _filter(hosts, spec):
     steps = []
     for plugin in configured_filters():
@@ -180,19 +188,148 @@ def candidates_for(spec):
         ) from None
 
 
+class SchedulingPass:
+    """One scheduling pass (Nova's ``HostState.consume_from_request``, kube-scheduler's
+    ``CycleState``): the engine's candidates and the host states are read once, and every
+    placement made in the pass, real (a boot's instances) or simulated (capacity, explain),
+    consumes from them in memory, so instance k sees instances 1..k-1 without a query.
+
+    A host keeps the engine's candidates that still fit what the pass has taken (in the
+    engine's order: what the engine would answer for that usage), so "first candidate" and
+    "fits" mean here what they mean in a fresh pass after real claims.
+    """
+
+    def __init__(self, spec, *, leave_out=()):
+        self.spec = spec
+        with cyclic_gc_paused():
+            self.found = candidates_for(spec)
+            self.hosts = [h for h in host_states(self.found) if h.id not in leave_out]
+        self.tree = self.hosts[0].tree if self.hosts else None
+
+    @property
+    def shares_providers(self):
+        """Whether a candidate holds a sharing provider: then hosts compete for its units
+        and the order of placements matters."""
+        sharing = self.found.sharing
+        return bool(sharing) and any(
+            p in sharing for c in self.found.candidates for (p, _c), _a in c[0]
+        )
+
+    def fitting_hosts(self):
+        """The hosts with a candidate that still fits, and those without one any more."""
+        if self.tree is None or not self.tree.consumed:
+            return list(self.hosts), []
+        kept, dropped = [], []
+        for host in self.hosts:
+            (kept if self.tree.first_fitting(host.id) is not None else dropped).append(host)
+        return kept, dropped
+
+    def select(self):
+        """Filters and weighers over the hosts that still fit, and the pick (a random one
+        among the best ``PLACEMENT_SCHEDULER_HOST_SUBSET_SIZE``)."""
+        with cyclic_gc_paused():
+            hosts, _gone = self.fitting_hosts()
+            candidate_hosts = len(hosts)
+            hosts, steps = _filter(hosts, self.spec)
+            weighed = _weigh(hosts, self.spec)
+        selection = Selection(candidate_hosts=candidate_hosts, filters=steps, weighed=weighed)
+        if weighed:
+            subset = max(1, settings.PLACEMENT_SCHEDULER_HOST_SUBSET_SIZE)
+            selection.chosen = random.choice(weighed[:subset])
+        return selection
+
+    def take(self, host):
+        """Consume ``host``'s first fitting candidate; returns it as a client sees it, or
+        None when it is stale (a provider of it deleted since the engine read it)."""
+        candidate = self.tree.first_fitting(host.id)
+        if candidate is None:
+            return None
+        allocations = self.tree.render(candidate)
+        if allocations is None:
+            return None
+        self.tree.consume(candidate)
+        return allocations[0]
+
+    def place(self, selection=None):
+        """Place one instance in memory: ``Placement`` (its selection, host, allocations and
+        alternates), or one whose ``host`` is None when nothing fits. ``selection``: this
+        pass's current selection when the caller has made it already."""
+        selection = selection or self.select()
+        for weighed in selection.attempt_order():
+            alternates = _alternates(selection, weighed)
+            allocations = self.take(weighed.host)
+            if allocations is not None:
+                return Placement(selection, weighed.host, allocations, alternates)
+            logger.info("The tree of %s changed since it was read; next host", weighed.host.name)
+        return Placement(selection, None, None, [])
+
+    def fill(self):
+        """Place instances until none fits: ``{host id: (host, instances)}`` (hosts taking
+        none left out).
+
+        Hosts that share no provider are independent: each is filled alone with its first
+        fitting candidate while every filter keeps it (filters judge one host), which is what
+        any order of real boots ends with. Hosts sharing a provider compete for its units, so
+        then the pass places one instance at a time in the scheduler's own order.
+        """
+        placed = {}
+        if self.tree is None:
+            return placed
+        if self.shares_providers:
+            while True:
+                placement = self.place()
+                if placement.host is None:
+                    return placed
+                host, count = placed.get(placement.host.id, (placement.host, 0))
+                placed[host.id] = (host, count + 1)
+        filters = [plugin for plugin in configured_filters() if _applies(plugin, self.spec)]
+        with cyclic_gc_paused():
+            for host in self.hosts:
+                count = 0
+                while self.tree.first_fitting(host.id) is not None and all(
+                    _check(plugin, host, self.spec) is None for plugin in filters
+                ):
+                    self.tree.consume(self.tree.first_fitting(host.id))
+                    count += 1
+                if count:
+                    placed[host.id] = (host, count)
+        return placed
+
+
+@dataclass
+class Placement:
+    """One instance placed in a pass: where, with which allocations, and the alternates."""
+
+    selection: Selection
+    host: HostState | None
+    allocations: dict | None  # {provider uuid: {class: amount}}
+    alternates: list  # [{"host", "host_uuid", "allocations"}]
+
+
+def _alternates(selection, claimed):
+    """Other hosts that also fit, in weighed order, each with its first allocations."""
+    keep = max(0, settings.PLACEMENT_SCHEDULER_MAX_ATTEMPTS - 1)
+    found = []
+    for weighed in selection.attempt_order():
+        if len(found) >= keep:
+            break
+        if weighed is claimed:
+            continue
+        allocations = first_allocations(weighed.host)
+        if allocations is not None:
+            found.append(
+                {
+                    "host": weighed.host.name,
+                    "host_uuid": weighed.host.uuid,
+                    "allocations": allocations,
+                }
+            )
+    return found
+
+
 def select_hosts(spec):
-    """One scheduling pass: candidates, host states, filters, weighers and the pick (a random
-    one among the best ``PLACEMENT_SCHEDULER_HOST_SUBSET_SIZE``)."""
-    with cyclic_gc_paused():
-        hosts = host_states(candidates_for(spec))
-        candidate_hosts = len(hosts)
-        hosts, steps = _filter(hosts, spec)
-        weighed = _weigh(hosts, spec)
-    selection = Selection(candidate_hosts=candidate_hosts, filters=steps, weighed=weighed)
-    if weighed:
-        subset = max(1, settings.PLACEMENT_SCHEDULER_HOST_SUBSET_SIZE)
-        selection.chosen = random.choice(weighed[:subset])
-    return selection
+    """One scheduling pass for one instance (moves and the hosts' tests use it)."""
+    return SchedulingPass(spec).select()
 
 
 # --- explain --------------------------------------------------------------------
@@ -235,16 +372,27 @@ def _group_funnel(spec):
     ]
 
 
-def explain(spec, selection=None):
-    """The funnel from every provider to the chosen host, as plain JSON-able data: how many
-    each resource group keeps and why the others fail, then each filter's refusals, then the
-    weighed hosts with each weigher's part of the score."""
-    selection = selection or select_hosts(spec)
-    return {
+def explain(spec, selection=None, *, count=1, model=None):
+    """The funnel from every host to the chosen one, as plain JSON-able data, and where
+    ``count`` instances would go.
+
+    ``funnel`` counts hosts at every step (each step's ``passed`` and ``dropped_count`` add up
+    to what entered it): the hosts, those with allocation candidates, then each filter.
+    ``groups`` keeps the per-provider view below it (how many providers each resource group
+    keeps and why the others fail), ``weighed`` each weigher's part of the score. Then the
+    pass places ``count`` instances in memory, as a boot would: ``placeable`` of them fit,
+    ``placements`` names their hosts in order.
+    """
+    if selection is None:
+        model = model or SchedulingPass(spec)
+        selection = model.select()
+    hosts_total = ResourceProvider.objects.filter(parent__isnull=True).count()
+    answer = {
         "providers": ResourceProvider.objects.count(),
-        "hosts": ResourceProvider.objects.filter(parent__isnull=True).count(),
+        "hosts": hosts_total,
         "groups": _group_funnel(spec),
         "candidate_hosts": selection.candidate_hosts,
+        "funnel": _host_funnel(hosts_total, selection),
         "filters": [
             {
                 "name": step.name,
@@ -271,3 +419,43 @@ def explain(spec, selection=None):
             else None
         ),
     }
+    if model is not None:
+        placements = []
+        for index in range(count):
+            spec.index = index
+            placement = model.place(selection if index == 0 else None)
+            if placement.host is None:
+                break
+            placements.append(placement.host.name)
+        answer.update(count=count, placeable=len(placements), placements=placements)
+    return answer
+
+
+def _host_funnel(hosts_total, selection):
+    """Hosts at every step: all of them, those with candidates, then after each filter."""
+    steps = [{"step": "hosts", "passed": hosts_total}]
+    entering = hosts_total
+    steps.append(
+        {
+            "step": "resources",
+            "entered": entering,
+            "passed": selection.candidate_hosts,
+            "dropped_count": entering - selection.candidate_hosts,
+        }
+    )
+    entering = selection.candidate_hosts
+    for step in selection.filters:
+        reasons = {}
+        for _host, reason in step.dropped:
+            reasons[reason] = reasons.get(reason, 0) + 1
+        steps.append(
+            {
+                "step": step.name,
+                "entered": entering,
+                "passed": step.passed,
+                "dropped_count": len(step.dropped),
+                "reasons": reasons,
+            }
+        )
+        entering = step.passed
+    return steps
