@@ -21,6 +21,7 @@ MIGRATIONS = "placement:api:migrations"
 MIGRATIONS_ALL_PROJECTS = "placement:api:migrations:all_projects"
 SCHEDULER = "placement:api:scheduler"
 CAPACITY = "placement:api:capacity"
+AGGREGATES = "placement:api:aggregates"
 
 MOVES = {
     "migrate": "move a server to another host",
@@ -100,4 +101,9 @@ rules = [
         "POST /api/scheduler/explain/: the scheduler's funnel, claiming nothing.",
     ),
     rule(f"{CAPACITY}:list", ADMIN_OR_SERVICE, "GET /api/capacity/?flavor=: how many more fit."),
+    rule(f"{AGGREGATES}:list", ADMIN_OR_SERVICE, "GET /api/aggregates/."),
+    rule(f"{AGGREGATES}:show", ADMIN_OR_SERVICE, "GET /api/aggregates/{id}/."),
+    rule(f"{AGGREGATES}:create", ADMIN, "POST /api/aggregates/: name, zone, metadata."),
+    rule(f"{AGGREGATES}:update", ADMIN, "PUT/PATCH /api/aggregates/{id}/."),
+    rule(f"{AGGREGATES}:delete", ADMIN, "DELETE /api/aggregates/{id}/: forget its metadata."),
 ]

@@ -1,10 +1,16 @@
 """The scheduler's routes under /api/ (flavors, servers and their moves, migrations, the
-scheduler, capacity); the site's /api/ URLconf (placementsite/api_urls.py) includes them."""
+scheduler, capacity, aggregates); the site's /api/ URLconf (placementsite/api_urls.py) includes them."""
 
 from placementsite.core.rest.views import AppRouter
 
 from .moves import MigrationViewSet, ServerMoveViewSet
-from .views import CapacityViewSet, FlavorViewSet, SchedulerViewSet, ServerViewSet
+from .views import (
+    AggregateViewSet,
+    CapacityViewSet,
+    FlavorViewSet,
+    SchedulerViewSet,
+    ServerViewSet,
+)
 
 router = AppRouter()
 router.register("flavors", FlavorViewSet, basename="flavor")
@@ -15,5 +21,6 @@ router.register("servers", ServerViewSet, basename="server")
 router.register("migrations", MigrationViewSet, basename="migration")
 router.register("scheduler", SchedulerViewSet, basename="scheduler")
 router.register("capacity", CapacityViewSet, basename="capacity")
+router.register("aggregates", AggregateViewSet, basename="aggregate")
 
 urlpatterns = router.urls
