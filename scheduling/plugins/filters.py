@@ -1,6 +1,6 @@
 """The built-in filters."""
 
-from .base import BaseFilter
+from .base import BaseFilter, Status
 
 
 class HostEnabledFilter(BaseFilter):
@@ -21,11 +21,11 @@ class SameHostFilter(BaseFilter):
     def applies(self, spec):
         return bool(spec.hint_list("same_host"))
 
+    def pre_filter(self, spec):
+        return spec.hosts_of(spec.hint_list("same_host"))  # once per pass
+
     def check(self, host, spec):
-        wanted = spec.hint_list("same_host")
-        if not wanted:
-            return None
-        if host.uuid in spec.hosts_of(wanted):
+        if host.uuid in spec.cycle.of(self):
             return None
         return "runs none of the same_host servers"
 
@@ -36,9 +36,11 @@ class DifferentHostFilter(BaseFilter):
     def applies(self, spec):
         return bool(spec.hint_list("different_host"))
 
+    def pre_filter(self, spec):
+        return spec.hosts_of(spec.hint_list("different_host"))
+
     def check(self, host, spec):
-        avoided = spec.hint_list("different_host")
-        if avoided and host.uuid in spec.hosts_of(avoided):
+        if host.uuid in spec.cycle.of(self):
             return "runs a different_host server"
         return None
 
@@ -52,7 +54,7 @@ class TargetHostFilter(BaseFilter):
     def check(self, host, spec):
         target = spec.hints.get("target_host")
         if target and target not in (host.name, host.uuid):
-            return f"is not the target host {target}"
+            return Status.unresolvable(f"is not the target host {target}")
         return None
 
 
@@ -65,7 +67,7 @@ class IgnoreHostsFilter(BaseFilter):
     def check(self, host, spec):
         ignored = set(spec.hint_list("ignore_hosts"))
         if ignored and (host.name in ignored or host.uuid in ignored):
-            return "is in ignore_hosts"
+            return Status.unresolvable("is in ignore_hosts")
         return None
 
 
@@ -78,14 +80,12 @@ class AvailabilityZoneFilter(BaseFilter):
 
     def check(self, host, spec):
         zone = spec.availability_zone
-        if not zone:
-            return None
         if zone in host.aggregates:
             return None
         for meta in host.aggregate_metadata:
             if zone in (meta["availability_zone"], meta["name"]):
                 return None
-        return f"is not in availability zone {zone}"
+        return Status.unresolvable(f"is not in availability zone {zone}")
 
 
 class AggregateExtraSpecsFilter(BaseFilter):
@@ -100,7 +100,7 @@ class AggregateExtraSpecsFilter(BaseFilter):
             if not any(
                 _matches(meta["metadata"].get(key), value) for meta in host.aggregate_metadata
             ):
-                return f"no aggregate of the host has {key}={value}"
+                return Status.unresolvable(f"no aggregate of the host has {key}={value}")
         return None
 
 

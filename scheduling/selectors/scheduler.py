@@ -22,7 +22,14 @@ from providers.selectors.fit import FitRequestError, fit_report
 
 from .. import candidates as engine
 from ..models import Server
-from ..plugins import HostState, configured_filters, configured_weighers, normalise
+from ..plugins import (
+    CycleState,
+    HostState,
+    PluginFailed,
+    Status,
+    configured_filters,
+    configured_weighers,
+)
 from .host_states import host_states
 
 logger = logging.getLogger("placement.scheduler")
@@ -43,6 +50,8 @@ class SchedulingSpec:
     availability_zone: str = ""
     count: int = 1
     index: int = 0  # which instance of the request is being placed
+    # The current pass's state for its plugins (their pre_filter answers).
+    cycle: CycleState = field(default_factory=CycleState, repr=False)
     _hosts_of: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -79,7 +88,7 @@ class WeighedHost:
     score: float
     # What each weigher gave every host of the pass, and this host's place in those lists:
     # the per-host dicts of :attr:`weights` are built only for the hosts an answer shows.
-    parts: list = field(default_factory=list, repr=False)  # [(name, raw, normalised, mult)]
+    parts: list = field(default_factory=list, repr=False)  # [(name, raw, normalised, mults)]
     index: int = 0
 
     @property
@@ -89,9 +98,9 @@ class WeighedHost:
             name: {
                 "raw": raw[self.index],
                 "normalised": normalised[self.index],
-                "weighted": multiplier * normalised[self.index],
+                "weighted": multipliers[self.index] * normalised[self.index],
             }
-            for name, raw, normalised, multiplier in self.parts
+            for name, raw, normalised, multipliers in self.parts
         }
 
 
@@ -99,8 +108,7 @@ class WeighedHost:
 class FilterStep:
     name: str
     passed: int
-    dropped: list  # [(HostState, reason)]
-    error: str = ""
+    dropped: list  # [(HostState, Status)]
 
 
 @dataclass
@@ -123,31 +131,58 @@ class Selection:
 
 
 def _applies(plugin, spec):
-    return plugin.applies(spec)
+    try:
+        return plugin.applies(spec)
+    except Exception as exc:
+        raise _failed(plugin, "filter", exc) from exc
 
 
 def _check(plugin, host, spec):
-    return plugin.check(host, spec)
+    """The filter's Status for the host; one that raises or answers an error fails closed."""
+    try:
+        status = Status.of(plugin.check(host, spec))
+    except Exception as exc:
+        raise _failed(plugin, "filter", exc) from exc
+    if status.code.value == "error":
+        logger.error("Scheduler filter %s answered an error: %s", plugin.name, status.reason)
+        raise PluginFailed(plugin.name, "filter", status.reason)
+    return status
 
 
-def _filter(hosts, spec):
+def _failed(plugin, kind, exc):
+    logger.exception("Scheduler %s %s failed; the request fails closed", kind, plugin.name)
+    return PluginFailed(plugin.name, kind, f"{type(exc).__name__}: {exc}")
+
+
+def pre_filter(spec, filters):
+    """Run each applicable filter's pre-filter once for the pass; returns those filters."""
+    spec.cycle = CycleState()
+    applicable = []
+    for plugin in filters:
+        if not _applies(plugin, spec):
+            continue
+        try:
+            spec.cycle[plugin.name] = plugin.pre_filter(spec)
+        except Exception as exc:
+            raise _failed(plugin, "filter", exc) from exc
+        applicable.append(plugin)
+    return applicable
+
+
+def _filter(hosts, spec, applicable):
     steps = []
     for plugin in configured_filters():
-        kept, dropped = [], []
-        try:
-            if not plugin.applies(spec):
-                steps.append(FilterStep(plugin.name, len(hosts), []))
-                continue
-            for host in hosts:
-                reason = plugin.check(host, spec)
-                (kept if reason is None else dropped).append((host, reason))
-        except Exception as exc:  # a broken plugin must not break scheduling
-            logger.exception("Scheduler filter %s failed; skipped for this request", plugin.name)
-            steps.append(
-                FilterStep(plugin.name, len(hosts), [], error=f"{type(exc).__name__}: {exc}")
-            )
+        if plugin not in applicable:
+            steps.append(FilterStep(plugin.name, len(hosts), []))
             continue
-        hosts = [host for host, _reason in kept]
+        kept, dropped = [], []
+        for host in hosts:
+            status = _check(plugin, host, spec)
+            if status.ok:
+                kept.append(host)
+            else:
+                dropped.append((host, status))
+        hosts = kept
         steps.append(FilterStep(plugin.name, len(hosts), dropped))
     return hosts, steps
 
@@ -158,14 +193,13 @@ def _weigh(hosts, spec):
     for plugin in configured_weighers():
         try:
             raw = [float(plugin.weigh(host, spec)) for host in hosts]
-        except Exception:
-            logger.exception("Scheduler weigher %s failed; skipped for this request", plugin.name)
-            continue
-        normalised = normalise(raw)
-        multiplier = plugin.multiplier
+            normalised = plugin.normalise(raw)
+            multipliers = [plugin.weight_multiplier(host) for host in hosts]
+        except Exception as exc:
+            raise _failed(plugin, "weigher", exc) from exc
         for index, norm in enumerate(normalised):
-            scores[index] += multiplier * norm
-        parts.append((plugin.name, raw, normalised, multiplier))
+            scores[index] += multipliers[index] * norm
+        parts.append((plugin.name, raw, normalised, multipliers))
     weighed = [
         WeighedHost(host, score, parts, index)
         for index, (host, score) in enumerate(zip(hosts, scores, strict=True))
@@ -205,6 +239,7 @@ class SchedulingPass:
             self.found = candidates_for(spec)
             self.hosts = [h for h in host_states(self.found) if h.id not in leave_out]
         self.tree = self.hosts[0].tree if self.hosts else None
+        self.filters = pre_filter(spec, configured_filters()) if self.hosts else []
 
     @property
     def shares_providers(self):
@@ -230,7 +265,7 @@ class SchedulingPass:
         with cyclic_gc_paused():
             hosts, _gone = self.fitting_hosts()
             candidate_hosts = len(hosts)
-            hosts, steps = _filter(hosts, self.spec)
+            hosts, steps = _filter(hosts, self.spec, self.filters)
             weighed = _weigh(hosts, self.spec)
         selection = Selection(candidate_hosts=candidate_hosts, filters=steps, weighed=weighed)
         if weighed:
@@ -282,12 +317,12 @@ class SchedulingPass:
                     return placed
                 host, count = placed.get(placement.host.id, (placement.host, 0))
                 placed[host.id] = (host, count + 1)
-        filters = [plugin for plugin in configured_filters() if _applies(plugin, self.spec)]
+        filters = self.filters
         with cyclic_gc_paused():
             for host in self.hosts:
                 count = 0
                 while self.tree.first_fitting(host.id) is not None and all(
-                    _check(plugin, host, self.spec) is None for plugin in filters
+                    _check(plugin, host, self.spec).ok for plugin in filters
                 ):
                     self.tree.consume(self.tree.first_fitting(host.id))
                     count += 1
@@ -399,10 +434,9 @@ def explain(spec, selection=None, *, count=1, model=None):
                 "passed": step.passed,
                 "dropped_count": len(step.dropped),
                 "dropped": [
-                    {**_host_ref(host), "reason": reason}
-                    for host, reason in step.dropped[:EXPLAIN_SHOWN]
+                    {**_host_ref(host), "reason": status.reason, "status": status.code.value}
+                    for host, status in step.dropped[:EXPLAIN_SHOWN]
                 ],
-                **({"error": step.error} if step.error else {}),
             }
             for step in selection.filters
         ],
@@ -446,8 +480,8 @@ def _host_funnel(hosts_total, selection):
     entering = selection.candidate_hosts
     for step in selection.filters:
         reasons = {}
-        for _host, reason in step.dropped:
-            reasons[reason] = reasons.get(reason, 0) + 1
+        for _host, status in step.dropped:
+            reasons[status.code.value] = reasons.get(status.code.value, 0) + 1
         steps.append(
             {
                 "step": step.name,

@@ -29,7 +29,13 @@ from allocations.services.allocations import (
     ProviderGone,
     allocations_replace,
 )
-from placementsite.core.exceptions import ConcurrentUpdate, Conflict, InvalidRequest, NotFound
+from placementsite.core.exceptions import (
+    ConcurrentUpdate,
+    Conflict,
+    InvalidRequest,
+    NotFound,
+    Unavailable,
+)
 from providers.services.compute_nodes import compute_node_disable
 
 from ..models import LifecycleRecord, Migration, Server
@@ -192,7 +198,7 @@ def server_move(*, server, kind, flavor=None, target_host=None):
                     continue
                 migration.refresh_from_db()
                 return migration
-    except Conflict as exc:
+    except (Conflict, Unavailable) as exc:  # a refusal, a failed plugin, the time budget
         _mark_error(migration.pk, exc.detail)
         raise
     detail = f"No valid host was found to {kind} server {server.uuid}."
