@@ -71,18 +71,26 @@ class FlavorAccessSerializer(serializers.Serializer):
     projects = serializers.ListField(child=serializers.CharField(), read_only=True)
 
 
+# Hint lists are bounded, as count is: a request's work stays within its time budget.
+MAX_HINT_ITEMS = 100
+
+
 class HintsSerializer(StrictFieldsMixin, serializers.Serializer):
     unknown_field_message = "unknown scheduler hint"
 
     same_host = serializers.ListField(
-        child=serializers.UUIDField(format="hex_verbose"), required=False
+        child=serializers.UUIDField(format="hex_verbose"),
+        required=False,
+        max_length=MAX_HINT_ITEMS,
     )
     different_host = serializers.ListField(
-        child=serializers.UUIDField(format="hex_verbose"), required=False
+        child=serializers.UUIDField(format="hex_verbose"),
+        required=False,
+        max_length=MAX_HINT_ITEMS,
     )
     target_host = serializers.CharField(max_length=255, required=False)
     ignore_hosts = serializers.ListField(
-        child=serializers.CharField(max_length=255), required=False
+        child=serializers.CharField(max_length=255), required=False, max_length=MAX_HINT_ITEMS
     )
 
     def to_internal_value(self, data):

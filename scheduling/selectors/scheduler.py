@@ -9,12 +9,13 @@ states in memory.
 
 import logging
 import random
+import time
 from dataclasses import dataclass, field
 
 from django.conf import settings
 
 from placementsite.core import uuids
-from placementsite.core.exceptions import InvalidRequest
+from placementsite.core.exceptions import InvalidRequest, Unavailable
 from placementsite.core.gc_pause import cyclic_gc_paused
 from providers import request_groups
 from providers.models import ResourceProvider
@@ -38,6 +39,19 @@ logger = logging.getLogger("placement.scheduler")
 EXPLAIN_SHOWN = 50
 
 
+TIME_BUDGET_EXCEEDED = "scheduler.time_budget_exceeded"
+
+
+class TimeBudgetExceeded(Unavailable):
+    """A scheduling request ran past PLACEMENT_SCHEDULER_TIME_BUDGET: stopped, nothing kept."""
+
+    code = TIME_BUDGET_EXCEEDED
+
+
+def _deadline():
+    return time.monotonic() + settings.PLACEMENT_SCHEDULER_TIME_BUDGET
+
+
 @dataclass
 class SchedulingSpec:
     """One request for instances of a flavor, as filters and weighers read it."""
@@ -52,6 +66,8 @@ class SchedulingSpec:
     index: int = 0  # which instance of the request is being placed
     # The current pass's state for its plugins (their pre_filter answers).
     cycle: CycleState = field(default_factory=CycleState, repr=False)
+    # When the request's time budget (PLACEMENT_SCHEDULER_TIME_BUDGET) runs out.
+    deadline: float = field(default_factory=_deadline, repr=False)
     _hosts_of: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -61,6 +77,14 @@ class SchedulingSpec:
     @property
     def resources(self):
         return self.flavor_request.resources
+
+    def check_time(self):
+        """Raise TimeBudgetExceeded once the request's time budget is spent."""
+        if time.monotonic() > self.deadline:
+            raise TimeBudgetExceeded(
+                f"Scheduling took longer than its budget of "
+                f"{settings.PLACEMENT_SCHEDULER_TIME_BUDGET:g} s; nothing was scheduled."
+            )
 
     def hint_list(self, name):
         value = self.hints.get(name)
@@ -176,7 +200,9 @@ def _filter(hosts, spec, applicable):
             steps.append(FilterStep(plugin.name, len(hosts), []))
             continue
         kept, dropped = [], []
+        spec.check_time()
         for host in hosts:
+            spec.check_time()
             status = _check(plugin, host, spec)
             if status.ok:
                 kept.append(host)
@@ -191,6 +217,7 @@ def _weigh(hosts, spec):
     scores = [0.0] * len(hosts)
     parts = []
     for plugin in configured_weighers():
+        spec.check_time()
         try:
             raw = [float(plugin.weigh(host, spec)) for host in hosts]
             normalised = plugin.normalise(raw)
@@ -237,6 +264,7 @@ class SchedulingPass:
         self.spec = spec
         with cyclic_gc_paused():
             self.found = candidates_for(spec)
+            spec.check_time()
             self.hosts = [h for h in host_states(self.found) if h.id not in leave_out]
         self.tree = self.hosts[0].tree if self.hosts else None
         self.filters = pre_filter(spec, configured_filters()) if self.hosts else []
@@ -312,6 +340,7 @@ class SchedulingPass:
             return placed
         if self.shares_providers:
             while True:
+                self.spec.check_time()
                 placement = self.place()
                 if placement.host is None:
                     return placed
@@ -320,6 +349,7 @@ class SchedulingPass:
         filters = self.filters
         with cyclic_gc_paused():
             for host in self.hosts:
+                self.spec.check_time()
                 count = 0
                 while self.tree.first_fitting(host.id) is not None and all(
                     _check(plugin, host, self.spec).ok for plugin in filters
@@ -457,6 +487,7 @@ def explain(spec, selection=None, *, count=1, model=None):
         placements = []
         for index in range(count):
             spec.index = index
+            spec.check_time()
             placement = model.place(selection if index == 0 else None)
             if placement.host is None:
                 break

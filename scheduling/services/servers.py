@@ -88,6 +88,7 @@ def _plan(spec, names, refused):
     plan = []
     for index in range(len(names)):
         spec.index = index
+        spec.check_time()
         placement = model.place()
         if placement.host is None:
             raise NoValidHost(
