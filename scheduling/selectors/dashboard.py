@@ -1,6 +1,8 @@
 """The dashboard's reads about flavors: the list with server counts, "fits N more", and those
 the Schedule page offers."""
 
+import time
+
 from django.db.models import Count
 
 from placementsite.core.exceptions import DomainError
@@ -8,8 +10,9 @@ from placementsite.core.exceptions import DomainError
 from ..models import Flavor
 from .capacity import flavor_capacity
 
-# How many flavors the overview counts "fits N more" for (each count reads every host).
-OVERVIEW_FLAVORS = 8
+# How long a page may spend counting "fits N more" (each count is a simulated fill of every
+# host); flavors not reached within it show no count rather than slow the page.
+FITS_PAGE_BUDGET = 3.0
 
 
 def flavors_to_schedule():
@@ -21,13 +24,18 @@ def flavors_with_counts():
     return Flavor.objects.annotate(server_count=Count("servers")).order_by("vcpus", "ram", "name")
 
 
-def flavor_fits(*, limit=OVERVIEW_FLAVORS):
-    """``[(flavor, instances that still fit)]`` for the first ``limit`` enabled public flavors,
-    smallest first; a flavor naming an unknown class counts as None."""
+def flavor_fits(*, budget=FITS_PAGE_BUDGET):
+    """``[(flavor, instances that still fit)]`` for every enabled public flavor, smallest
+    first, each the capacity simulation's total; a flavor naming an unknown class, or not
+    reached within ``budget`` seconds, counts as None."""
     found = []
+    deadline = time.monotonic() + budget
     for flavor in Flavor.objects.filter(disabled=False, is_public=True).order_by(
         "vcpus", "ram", "name"
-    )[:limit]:
+    ):
+        if time.monotonic() > deadline:
+            found.append((flavor, None))
+            continue
         try:
             found.append((flavor, flavor_capacity(flavor=flavor).total))
         except (DomainError, LookupError):
