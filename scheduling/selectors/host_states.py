@@ -70,6 +70,9 @@ class PassTrees:
         # (provider id, class id) of every provider the candidates name, read on first use.
         self._free = None
         self.consumed = False
+        # Providers whose free units a what-if fill lets go below zero (sharing providers,
+        # checked once the fill is done).
+        self.unbounded = frozenset()
 
     # usage and capacity
     def totals(self, root_id):
@@ -155,8 +158,9 @@ class PassTrees:
         if not self.consumed:
             return found[0] if found else None
         free = self.free()
+        unbounded = self.unbounded
         for candidate in found:
-            if all(free[slot] >= amount for slot, amount in candidate[0]):
+            if all(free[slot] >= amount or slot[0] in unbounded for slot, amount in candidate[0]):
                 return candidate
         return None
 

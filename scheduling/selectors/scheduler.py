@@ -269,15 +269,6 @@ class SchedulingPass:
         self.tree = self.hosts[0].tree if self.hosts else None
         self.filters = pre_filter(spec, configured_filters()) if self.hosts else []
 
-    @property
-    def shares_providers(self):
-        """Whether a candidate holds a sharing provider: then hosts compete for its units
-        and the order of placements matters."""
-        sharing = self.found.sharing
-        return bool(sharing) and any(
-            p in sharing for c in self.found.candidates for (p, _c), _a in c[0]
-        )
-
     def fitting_hosts(self):
         """The hosts with a candidate that still fits, and those without one any more."""
         if self.tree is None or not self.tree.consumed:
@@ -330,22 +321,29 @@ class SchedulingPass:
         """Place instances until none fits: ``{host id: (host, instances)}`` (hosts taking
         none left out).
 
-        Hosts that share no provider are independent: each is filled alone with its first
-        fitting candidate while every filter keeps it (filters judge one host), which is what
-        any order of real boots ends with. Hosts sharing a provider compete for its units, so
-        then the pass places one instance at a time in the scheduler's own order.
+        Hosts interact only through the sharing providers they draw from; the rest of a
+        host's fill is its own. So each host is filled alone with its first fitting candidate
+        while every filter keeps it (filters judge one host), letting the sharing providers'
+        units go below zero: when none does, no host ever found a pool short, and that is what
+        any order of real boots ends with. When a pool runs short, the order decides who gets
+        it: the pass is read again and filled one instance at a time in the scheduler's own
+        order (bounded by the time budget).
         """
-        placed = {}
         if self.tree is None:
+            return {}
+        sharing = self.found.sharing
+        self.tree.unbounded = frozenset(sharing)
+        try:
+            placed = self._fill_each_host()
+        finally:
+            self.tree.unbounded = frozenset()
+        free = self.tree.free() if self.tree.consumed else {}
+        if not any(free.get(slot, 0) < 0 for slot in free if slot[0] in sharing):
             return placed
-        if self.shares_providers:
-            while True:
-                self.spec.check_time()
-                placement = self.place()
-                if placement.host is None:
-                    return placed
-                host, count = placed.get(placement.host.id, (placement.host, 0))
-                placed[host.id] = (host, count + 1)
+        return SchedulingPass(self.spec)._fill_in_order()
+
+    def _fill_each_host(self):
+        placed = {}
         filters = self.filters
         with cyclic_gc_paused():
             for host in self.hosts:
@@ -359,6 +357,18 @@ class SchedulingPass:
                 if count:
                     placed[host.id] = (host, count)
         return placed
+
+    def _fill_in_order(self):
+        placed = {}
+        if self.tree is None:
+            return placed
+        while True:
+            self.spec.check_time()
+            placement = self.place()
+            if placement.host is None:
+                return placed
+            host, count = placed.get(placement.host.id, (placement.host, 0))
+            placed[host.id] = (host, count + 1)
 
 
 @dataclass
