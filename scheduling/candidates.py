@@ -631,8 +631,12 @@ class Found:
         return by_provider, {suffix: [uuids[p] for p in ps] for suffix, ps in mappings}
 
 
-def find_candidates(request):
+def find_candidates(request, *, capped=True):
     """The allocation candidates answering ``request``, by id (see :class:`Found`).
+
+    ``capped=False`` (the scheduler's own passes, bounded by their time budget and the work
+    budget below) does not stop at PLACEMENT_MAX_ALLOCATION_CANDIDATES: a pass must see every
+    host, and a simulated fill every candidate of each.
 
     Raises UnknownResourceClass / UnknownTrait for names that do not exist.
     """
@@ -659,7 +663,7 @@ def find_candidates(request):
         answer.members = queries.tree_members(roots)
         assembler.parent_of = {row[0]: row[2] for row in answer.members}
 
-    cap = _bound(settings.PLACEMENT_MAX_ALLOCATION_CANDIDATES)
+    cap = _bound(settings.PLACEMENT_MAX_ALLOCATION_CANDIDATES) if capped else None
     randomize = settings.PLACEMENT_RANDOMIZE_ALLOCATION_CANDIDATES
     bounds = [n for n in (cap, None if randomize else request.limit) if n is not None]
     generated = assembler.candidates(roots)

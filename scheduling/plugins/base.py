@@ -176,6 +176,10 @@ class BaseFilter:
     PLACEMENT_SCHEDULER_FILTERS (``extended_resource:CUSTOM_CU:100``)."""
 
     name = ""  # the name it was configured by, set by the loader
+    # Whether the answer may change as the host fills (it reads usage or free amounts): a
+    # simulated fill then asks again after every instance placed. False only for a filter
+    # that reads the host's fixed facts (zone, aggregates, enabled, name) and the request.
+    reads_usage = True
 
     def __init__(self, *args):
         if args:

@@ -6,6 +6,8 @@ from .base import BaseFilter, Status
 class HostEnabledFilter(BaseFilter):
     """Refuses hosts an operator disabled and hosts whose report is stale."""
 
+    reads_usage = False
+
     def check(self, host, spec):
         if not host.enabled:
             reason = f": {host.disabled_reason}" if host.disabled_reason else ""
@@ -17,6 +19,8 @@ class HostEnabledFilter(BaseFilter):
 
 class SameHostFilter(BaseFilter):
     """Hint ``same_host``: only a host running one of the given servers."""
+
+    reads_usage = False
 
     def applies(self, spec):
         return bool(spec.hint_list("same_host"))
@@ -33,6 +37,8 @@ class SameHostFilter(BaseFilter):
 class DifferentHostFilter(BaseFilter):
     """Hint ``different_host``: no host running any of the given servers."""
 
+    reads_usage = False
+
     def applies(self, spec):
         return bool(spec.hint_list("different_host"))
 
@@ -48,6 +54,8 @@ class DifferentHostFilter(BaseFilter):
 class TargetHostFilter(BaseFilter):
     """Hint ``target_host``: only the host of that name or uuid."""
 
+    reads_usage = False
+
     def applies(self, spec):
         return bool(spec.hints.get("target_host"))
 
@@ -60,6 +68,8 @@ class TargetHostFilter(BaseFilter):
 
 class IgnoreHostsFilter(BaseFilter):
     """Hint ``ignore_hosts``: none of the hosts named (names or uuids)."""
+
+    reads_usage = False
 
     def applies(self, spec):
         return bool(spec.hint_list("ignore_hosts"))
@@ -74,6 +84,8 @@ class IgnoreHostsFilter(BaseFilter):
 class AvailabilityZoneFilter(BaseFilter):
     """The request's availability zone: an aggregate (by uuid or name) or a zone name set in
     aggregate metadata; the host must be in it."""
+
+    reads_usage = False
 
     def applies(self, spec):
         return bool(spec.availability_zone)
@@ -91,6 +103,8 @@ class AvailabilityZoneFilter(BaseFilter):
 class AggregateExtraSpecsFilter(BaseFilter):
     """Flavor ``aggregate_instance_extra_specs:KEY=VALUE``: the host must be in an aggregate
     whose metadata has KEY set to VALUE (or to a comma-separated list holding it)."""
+
+    reads_usage = False
 
     def applies(self, spec):
         return bool(spec.aggregate_specs)

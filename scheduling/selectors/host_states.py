@@ -194,12 +194,26 @@ class PassTrees:
             self._free = free
         return self._free
 
-    def consume(self, candidate):
-        """Take one candidate's amounts (``[((provider id, class id), amount)]``) in memory:
-        the free units, and the usage the trees' hosts show their filters and weighers."""
+    def times_fitting(self, candidate):
+        """How many times the candidate fits the free units now (the unbounded providers do
+        not limit it); None when nothing but unbounded providers would."""
+        free = self.free()
+        unbounded = self.unbounded
+        limits = [
+            free[slot] // amount
+            for slot, amount in candidate[0]
+            if amount > 0 and slot[0] not in unbounded
+        ]
+        return max(1, min(limits)) if limits else None
+
+    def consume(self, candidate, times=1):
+        """Take one candidate's amounts (``[((provider id, class id), amount)]``), ``times``
+        over, in memory: the free units, and the usage the trees' hosts show their filters and
+        weighers."""
         free = self.free()
         class_names, root_of = self.found.class_names, self.found.root_of
-        for (provider_id, class_id), amount in candidate[0]:
+        for (provider_id, class_id), each in candidate[0]:
+            amount = each * times
             free[(provider_id, class_id)] -= amount
             name = class_names[class_id]
             pair = self._totals.get(root_of[provider_id], {}).get(name)

@@ -238,7 +238,7 @@ def _weigh(hosts, spec):
 def candidates_for(spec):
     """The engine's answer for the spec's flavor; unknown names are a 400."""
     try:
-        return engine.find_candidates(spec.flavor_request.candidate_request)
+        return engine.find_candidates(spec.flavor_request.candidate_request, capped=False)
     except request_groups.UnknownResourceClass as exc:
         raise InvalidRequest(
             f"Flavor {spec.flavor.name} asks for {exc}", code="scheduler.invalid_flavor"
@@ -335,25 +335,45 @@ class SchedulingPass:
         self.tree.unbounded = frozenset(sharing)
         try:
             placed = self._fill_each_host()
+        except _OnlyShared:
+            placed = None
         finally:
             self.tree.unbounded = frozenset()
         free = self.tree.free() if self.tree.consumed else {}
-        if not any(free.get(slot, 0) < 0 for slot in free if slot[0] in sharing):
+        if placed is not None and not any(free[slot] < 0 for slot in free if slot[0] in sharing):
             return placed
         return SchedulingPass(self.spec)._fill_in_order()
 
     def _fill_each_host(self):
         placed = {}
         filters = self.filters
+        # Filters that do not read usage judge a host once for the whole fill; then each
+        # candidate is repeated as often as it fits, in one step.
+        once = not any(getattr(plugin, "reads_usage", True) for plugin in filters)
+        tree = self.tree
         with cyclic_gc_paused():
             for host in self.hosts:
                 self.spec.check_time()
                 count = 0
-                while self.tree.first_fitting(host.id) is not None and all(
-                    _check(plugin, host, self.spec).ok for plugin in filters
-                ):
-                    self.tree.consume(self.tree.first_fitting(host.id))
-                    count += 1
+                if once:
+                    if all(_check(plugin, host, self.spec).ok for plugin in filters):
+                        candidate = tree.first_fitting(host.id)
+                        while candidate is not None:
+                            times = tree.times_fitting(candidate)
+                            if times is None:
+                                raise _OnlyShared
+                            tree.consume(candidate, times=times)
+                            count += times
+                            candidate = tree.first_fitting(host.id)
+                else:
+                    while tree.first_fitting(host.id) is not None and all(
+                        _check(plugin, host, self.spec).ok for plugin in filters
+                    ):
+                        candidate = tree.first_fitting(host.id)
+                        if tree.times_fitting(candidate) is None:
+                            raise _OnlyShared
+                        tree.consume(candidate)
+                        count += 1
                 if count:
                     placed[host.id] = (host, count)
         return placed
@@ -369,6 +389,10 @@ class SchedulingPass:
                 return placed
             host, count = placed.get(placement.host.id, (placement.host, 0))
             placed[host.id] = (host, count + 1)
+
+
+class _OnlyShared(Exception):
+    """A host's fill is bounded by sharing providers alone: fill in the scheduler's order."""
 
 
 @dataclass
