@@ -10,6 +10,8 @@ places. Claims nothing.
 
 from dataclasses import dataclass
 
+from placementsite.core.gc_pause import cyclic_gc_paused
+
 from ..extra_specs import translate_flavor
 from .scheduler import SchedulingPass, SchedulingSpec
 
@@ -36,9 +38,11 @@ def flavor_capacity(*, flavor, aggregate=None, availability_zone=""):
         flavor_request=translate_flavor(flavor, aggregates=[aggregate] if aggregate else ()),
         availability_zone=availability_zone or "",
     )
-    placed = SchedulingPass(spec).fill()
-    hosts = sorted(
-        (HostCapacity(host.uuid, host.name, n) for host, n in placed.values()),
-        key=lambda h: (-h.fits, h.name),
-    )
+    # A pass allocates a host state per host: no collector walks while they live.
+    with cyclic_gc_paused():
+        placed = SchedulingPass(spec).fill()
+        hosts = sorted(
+            (HostCapacity(host.uuid, host.name, n) for host, n in placed.values()),
+            key=lambda h: (-h.fits, h.name),
+        )
     return FlavorCapacity(flavor=flavor.name, total=sum(h.fits for h in hosts), hosts=hosts)

@@ -73,6 +73,9 @@ class PassTrees:
         # Providers whose free units a what-if fill lets go below zero (sharing providers,
         # checked once the fill is done).
         self.unbounded = frozenset()
+        # {(provider id, class name): units} the pass consumed: applied to the totals and the
+        # per-provider inventories when they are read after it.
+        self._taken = defaultdict(int)
 
     # usage and capacity
     def totals(self, root_id):
@@ -96,6 +99,10 @@ class PassTrees:
                 pair[0] += capacity
                 pair[1] += used
         self._totals, self._rows = totals, rows
+        for (provider_id, name), amount in self._taken.items():
+            pair = totals.get(self.found.root_of[provider_id], {}).get(name)
+            if pair is not None:
+                pair[1] += amount
 
     # the trees' providers
     def _tree_members(self):
@@ -118,7 +125,8 @@ class PassTrees:
                 self._read_inventories()
             self._inventories = defaultdict(dict)
             for provider_id, name, capacity, used in self._rows:
-                self._inventories[provider_id][name] = {"capacity": capacity, "used": used}
+                taken = self._taken.get((provider_id, name), 0)
+                self._inventories[provider_id][name] = {"capacity": capacity, "used": used + taken}
         return {
             uuid: self._inventories.get(provider_id, {})
             for provider_id, uuid, _parent in self._tree_members()[root_id]
@@ -166,6 +174,8 @@ class PassTrees:
 
     def free(self):
         """``{(provider id, class id): free units}`` of every provider a candidate names."""
+        if self._free is None and self.found.free is not None:
+            self._free = dict(self.found.free)  # the engine's rows, read with the candidates
         if self._free is None:
             ids_of = {name: class_id for class_id, name in self.found.class_names.items()}
             providers = {p for c in self.found.candidates for (p, _c), _a in c[0]}
@@ -216,6 +226,9 @@ class PassTrees:
             amount = each * times
             free[(provider_id, class_id)] -= amount
             name = class_names[class_id]
+            self._taken[(provider_id, name)] += amount
+            if self._totals is None:
+                continue
             pair = self._totals.get(root_of[provider_id], {}).get(name)
             if pair is not None:
                 pair[1] += amount
