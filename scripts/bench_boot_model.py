@@ -7,8 +7,8 @@ boots, and the SQL statements of a warm single boot.
 Loads ``--hosts`` flat compute hosts (as scripts/bench_capacity.py does, without NUMA hosts)
 into a fresh PostgreSQL database ``bench_boot_model`` (``BENCH_BOOT_MODEL_DB`` to change it),
 then through the whole Django stack in process (middleware, auth, DRF, the scheduler, the
-claim): one warm-up boot, the statements of a single boot (``CaptureQueriesContext``: every
-statement the request sends, savepoints included), ``--singles`` single boots one after
+claim): one warm-up boot, the statements of a single boot (every statement the request sends
+through Django, savepoints included), ``--singles`` single boots one after
 another, and ``--rounds`` boots of ``count=--count``. Prints the table of docs/performance.md.
 """
 
@@ -53,6 +53,16 @@ def boot(client, name, count=1):
     return elapsed
 
 
+def _counting(statements):
+    """An execute wrapper recording every statement sent (savepoints included)."""
+
+    def wrapper(execute, sql, params, many, context):
+        statements.append(sql)
+        return execute(sql, params, many, context)
+
+    return wrapper
+
+
 def main():
     args = parse_args()
     bench_capacity.DATABASE = DATABASE
@@ -63,22 +73,22 @@ def main():
     bc.analyze_database(DATABASE)
     from django.db import connection
     from django.test import Client
-    from django.test.utils import CaptureQueriesContext
 
     client = Client()
     boot(client, "warm-up")
-    with CaptureQueriesContext(connection) as single:
+    single, multi = [], []
+    with connection.execute_wrapper(_counting(single)):
         boot(client, "counted")
     singles = [boot(client, f"single-{i}") for i in range(args.singles)]
-    with CaptureQueriesContext(connection) as multi:
+    with connection.execute_wrapper(_counting(multi)):
         boot(client, "multi-counted", args.count)
     multis = [boot(client, f"multi-{i}", args.count) for i in range(args.rounds)]
     total_singles = sum(singles)
     median_multi = statistics.median(multis)
     print(f"| measure ({args.hosts} hosts) | value |")
     print("|---|---|")
-    print(f"| SQL statements, warm single boot | {len(single.captured_queries)} |")
-    print(f"| SQL statements, one count={args.count} boot | {len(multi.captured_queries)} |")
+    print(f"| SQL statements, warm single boot | {len(single)} |")
+    print(f"| SQL statements, one count={args.count} boot | {len(multi)} |")
     print(f"| single boot, median ms | {statistics.median(singles) * 1000:.0f} |")
     print(f"| {args.singles} single boots, s | {total_singles:.2f} |")
     print(f"| one count={args.count} boot, median of {args.rounds}, s | {median_multi:.2f} |")
