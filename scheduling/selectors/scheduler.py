@@ -491,7 +491,7 @@ def explain(spec, selection=None, *, count=1, model=None):
         "hosts": hosts_total,
         "groups": _group_funnel(spec),
         "candidate_hosts": selection.candidate_hosts,
-        "funnel": _host_funnel(hosts_total, selection),
+        "funnel": _host_funnel(hosts_total, selection, model),
         "filters": [
             {
                 "name": step.name,
@@ -530,18 +530,28 @@ def explain(spec, selection=None, *, count=1, model=None):
     return answer
 
 
-def _host_funnel(hosts_total, selection):
-    """Hosts at every step: all of them, those with candidates, then after each filter."""
+def _host_funnel(hosts_total, selection, model=None):
+    """Hosts at every step: all of them, those with candidates, then after each filter. The
+    resources step names (some of) the hosts without a candidate; why each of their providers
+    does not fit is in ``groups``."""
     steps = [{"step": "hosts", "passed": hosts_total}]
     entering = hosts_total
-    steps.append(
-        {
-            "step": "resources",
-            "entered": entering,
-            "passed": selection.candidate_hosts,
-            "dropped_count": entering - selection.candidate_hosts,
-        }
-    )
+    resources = {
+        "step": "resources",
+        "entered": entering,
+        "passed": selection.candidate_hosts,
+        "dropped_count": entering - selection.candidate_hosts,
+    }
+    if model is not None and resources["dropped_count"]:
+        kept = [host.id for host in model.hosts]
+        resources["dropped"] = [
+            {"host": name, "host_uuid": str(uuid)}
+            for name, uuid in ResourceProvider.objects.filter(parent__isnull=True)
+            .exclude(id__in=kept)
+            .order_by("name")
+            .values_list("name", "uuid")[:EXPLAIN_SHOWN]
+        ]
+    steps.append(resources)
     entering = selection.candidate_hosts
     for step in selection.filters:
         reasons = {}

@@ -73,6 +73,7 @@ def test_explain_funnel_counts_hosts_and_adds_up(numa_cloud):
     assert resources["step"] == "resources"
     assert resources["entered"] == 3 and resources["passed"] == 2
     assert resources["passed"] + resources["dropped_count"] == resources["entered"]
+    assert [d["host"] for d in resources["dropped"]] == ["p1"]  # no NUMA cells
     entering = resources["passed"]
     for step in funnel[2:]:
         assert step["entered"] == entering
