@@ -464,6 +464,10 @@ PLACEMENT_SCHEDULER_HOST_SUBSET_SIZE = int(
     os.environ.get("PLACEMENT_SCHEDULER_HOST_SUBSET_SIZE", "1")
 )
 PLACEMENT_SCHEDULER_MAX_ATTEMPTS = int(os.environ.get("PLACEMENT_SCHEDULER_MAX_ATTEMPTS", "3"))
+# Seconds one scheduling request (a boot, an explain, a capacity, a move) may spend placing:
+# past it, it stops, releases what it claimed and answers 503 scheduler.time_budget_exceeded
+# (well under gunicorn's 30 s worker timeout).
+PLACEMENT_SCHEDULER_TIME_BUDGET = float(os.environ.get("PLACEMENT_SCHEDULER_TIME_BUDGET", "10"))
 
 # Moves (scheduling/services/migrations.py) and their cleanup (scheduling/services/cleanup.py).
 # How long a move may stay in flight before the cleanup acts on it.

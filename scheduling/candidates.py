@@ -100,8 +100,9 @@ class _GroupFit:
 _FIT_COLUMNS = ("resource_provider_id", "root_id", "resource_class_id", *CAPACITY_FIELDS, "used")
 
 
-def _select(request, resolved):
-    """One query per group: the providers (and their inventory) that fit it."""
+def _select(request, resolved, full=False):
+    """One query per group: the providers (and their inventory) that fit it; ``full`` reads
+    every row's capacity fields and usage (the scheduler's passes keep them)."""
     fits = {}
     # (provider id, class id) -> the inventory row as _FIT_COLUMNS (see _capacity), or its
     # first three columns when no class is asked twice
@@ -111,7 +112,7 @@ def _select(request, resolved):
     # Capacity fields are only read when two slots may land on the same inventory (a class
     # asked by two groups); otherwise SQL has said all there is to know and three columns do.
     asked = [class_id for rg in resolved.values() for class_id in rg.resources]
-    columns = _FIT_COLUMNS if len(asked) != len(set(asked)) else _FIT_COLUMNS[:3]
+    columns = _FIT_COLUMNS if full or len(asked) != len(set(asked)) else _FIT_COLUMNS[:3]
     for suffix, rg in resolved.items():
         unsuffixed = suffix == ""
         fit = _GroupFit(suffix=suffix, resources=dict(rg.resources))
@@ -192,6 +193,11 @@ def _selection_sql(rg, unsuffixed, columns):
             _SELECTION_SQL.clear()
         _SELECTION_SQL[key] = found
     return found
+
+
+def _free_units(row):
+    """Free units of a row selected as _FIT_COLUMNS (total, reserved, allocation_ratio, used)."""
+    return usable_units(row[3], row[4], row[8]) - row[9]
 
 
 def _capacity(row):
@@ -608,6 +614,8 @@ class Found:
     requested_classes: frozenset = frozenset()
     members: list | None = None
     tree_blind: bool = False
+    # {(provider id, class id): free units} of the rows selected (scheduler passes only).
+    free: dict | None = None
 
     def roots(self):
         """Ids of the trees the candidates use, sharing providers' trees included."""
@@ -631,8 +639,12 @@ class Found:
         return by_provider, {suffix: [uuids[p] for p in ps] for suffix, ps in mappings}
 
 
-def find_candidates(request):
+def find_candidates(request, *, capped=True):
     """The allocation candidates answering ``request``, by id (see :class:`Found`).
+
+    ``capped=False`` (the scheduler's own passes, bounded by their time budget and the work
+    budget below) does not stop at PLACEMENT_MAX_ALLOCATION_CANDIDATES: a pass must see every
+    host, and a simulated fill every candidate of each.
 
     Raises UnknownResourceClass / UnknownTrait for names that do not exist.
     """
@@ -642,7 +654,7 @@ def find_candidates(request):
         _bound(settings.PLACEMENT_ALLOCATION_CANDIDATES_MAX_EXAMINED),
         _bound(settings.PLACEMENT_ALLOCATION_CANDIDATES_TIME_BUDGET),
     )
-    fits, capacities, root_of, traits_of = _select(request, resolved)
+    fits, capacities, root_of, traits_of = _select(request, resolved, full=not capped)
     assembler = _Assembler(
         request, resolved, fits, capacities, root_of, traits_of, _sharing_anchors(), budget
     )
@@ -659,7 +671,7 @@ def find_candidates(request):
         answer.members = queries.tree_members(roots)
         assembler.parent_of = {row[0]: row[2] for row in answer.members}
 
-    cap = _bound(settings.PLACEMENT_MAX_ALLOCATION_CANDIDATES)
+    cap = _bound(settings.PLACEMENT_MAX_ALLOCATION_CANDIDATES) if capped else None
     randomize = settings.PLACEMENT_RANDOMIZE_ALLOCATION_CANDIDATES
     bounds = [n for n in (cap, None if randomize else request.limit) if n is not None]
     generated = assembler.candidates(roots)
@@ -673,6 +685,9 @@ def find_candidates(request):
             found = found[: request.limit]
     answer.candidates = found
     answer.sharing = frozenset(assembler.anchors)
+    if not capped:
+        # Free units of every inventory a candidate may use: a pass consumes from them.
+        answer.free = {slot: _free_units(row) for slot, row in capacities.items()}
     for rg in resolved.values():
         answer.class_names.update(rg.class_names)
     return answer

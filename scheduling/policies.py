@@ -32,6 +32,7 @@ SERVER_GROUPS_ALL_PROJECTS = "placement:api:server_groups:all_projects"
 PROJECT_MEMBER = "rule:admin_or_service_api or (role:member and project_id:%(project_id)s)"
 # Served by this app (it moves servers) under the providers' /api/compute-nodes/.
 COMPUTE_NODES = "placement:api:compute_nodes"
+AGGREGATES = "placement:api:aggregates"
 
 MOVES = {
     "migrate": "move a server to another host",
@@ -141,4 +142,9 @@ rules = [
         ADMIN,
         "POST /api/compute-nodes/{name}/drain/: disable a host and move every server off it.",
     ),
+    rule(f"{AGGREGATES}:list", ADMIN_OR_SERVICE, "GET /api/aggregates/."),
+    rule(f"{AGGREGATES}:show", ADMIN_OR_SERVICE, "GET /api/aggregates/{id}/."),
+    rule(f"{AGGREGATES}:create", ADMIN, "POST /api/aggregates/: name, zone, metadata."),
+    rule(f"{AGGREGATES}:update", ADMIN, "PUT/PATCH /api/aggregates/{id}/."),
+    rule(f"{AGGREGATES}:delete", ADMIN, "DELETE /api/aggregates/{id}/: forget its metadata."),
 ]

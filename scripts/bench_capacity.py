@@ -4,7 +4,9 @@
     .venv/bin/python scripts/bench_capacity.py --hosts 10000
 
 Loads ``--hosts`` compute hosts (VCPU, MEMORY_MB, DISK_GB, a quarter of them with some usage
-and in an aggregate, plus a sharing storage provider) straight into a fresh PostgreSQL database
+and in an aggregate, plus a sharing storage provider; with ``--numa N``, every Nth host has its
+VCPU and MEMORY_MB on two ``HW_NUMA_ROOT`` children instead) straight into a fresh PostgreSQL
+database
 ``bench_capacity`` (bulk inserts: loading is not what is measured), analyzes it, then asks
 ``GET /api/capacity/`` through the whole Django stack (middleware, auth, DRF, the selector, JSON)
 ``--repeat`` times per query and prints median and p95 in milliseconds. The target is under
@@ -25,13 +27,14 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import bench_candidates as bc  # noqa: E402  (database helpers)
 
-DATABASE = "bench_capacity"
+DATABASE = os.environ.get("BENCH_CAPACITY_DB", "bench_capacity")
 
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--hosts", type=int, default=10000)
     parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--numa", type=int, default=2, help="every Nth host is a NUMA host")
     return parser.parse_args()
 
 
@@ -46,7 +49,7 @@ def setup_django():
     django.setup()
 
 
-def load(count):
+def load(count, numa_every=0):
     from django.core.management import call_command
     from django.db import transaction
 
@@ -72,8 +75,35 @@ def load(count):
             ResourceProvider(name=f"cap-{i:05d}", uuid=uuid.uuid4()) for i in range(count)
         )
         ResourceProvider.objects.filter(root__isnull=True).update(root_id=models_f("id"))
+        numa_roots = providers[1::numa_every] if numa_every else []
+        cells = ResourceProvider.objects.bulk_create(
+            ResourceProvider(name=f"{p.name}-n{n}", uuid=uuid.uuid4(), parent=p, root=p)
+            for p in numa_roots
+            for n in range(2)
+        )
+        numa_ids = {p.id for p in numa_roots}
+        numa_root = Trait.objects.get(name="HW_NUMA_ROOT")
+        ResourceProviderTrait.objects.bulk_create(
+            (ResourceProviderTrait(resource_provider=c, trait=numa_root) for c in cells),
+            batch_size=5000,
+        )
         inventories = []
+        for cell in cells:
+            inventories += [
+                Inventory(
+                    resource_provider=cell,
+                    resource_class=classes["VCPU"],
+                    total=16,
+                    allocation_ratio=4.0,
+                ),
+                Inventory(resource_provider=cell, resource_class=classes["MEMORY_MB"], total=65536),
+            ]
         for p in providers:
+            if p.id in numa_ids:
+                inventories.append(
+                    Inventory(resource_provider=p, resource_class=classes["DISK_GB"], total=1000)
+                )
+                continue
             inventories += [
                 Inventory(
                     resource_provider=p,
@@ -116,6 +146,8 @@ def load(count):
         )
         allocations = []
         for consumer, p in zip(consumers, providers[::4], strict=True):
+            if p.id in numa_ids:
+                continue  # (every 4th host is even: never a NUMA one with --numa 2)
             allocations += [
                 Allocation(
                     resource_provider=p, consumer=consumer, resource_class=classes["VCPU"], used=8
@@ -130,6 +162,9 @@ def load(count):
         Allocation.objects.bulk_create(allocations, batch_size=5000)
         Flavor.objects.create(name="bench.small", vcpus=2, ram=4096, disk=20)
         Flavor.objects.create(name="bench.large", vcpus=8, ram=32768, disk=100)
+        Flavor.objects.create(
+            name="bench.numa", vcpus=4, ram=8192, disk=20, extra_specs={"hw:numa_nodes": "2"}
+        )
     return str(aggregate.uuid)
 
 
@@ -156,7 +191,7 @@ def main():
     bc.recreate_database(DATABASE)
     setup_django()
     bc.log(f"loading {args.hosts} hosts into {DATABASE}")
-    aggregate = load(args.hosts)
+    aggregate = load(args.hosts, args.numa)
     bc.analyze_database(DATABASE)
     from django.test import Client
 
@@ -166,6 +201,7 @@ def main():
     for query in (
         "flavor=bench.small",
         "flavor=bench.large",
+        "flavor=bench.numa",
         f"flavor=bench.small&aggregate={aggregate}",
     ):
         samples, body = measure(client, f"/api/capacity/?{query}", args.repeat)

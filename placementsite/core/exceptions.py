@@ -44,6 +44,11 @@ class Conflict(DomainError):
     """The request cannot be done in the state things are in."""
 
 
+class Unavailable(DomainError):
+    """The service cannot answer this request now (a part of it failed or ran out of time);
+    nothing was changed."""
+
+
 class ConcurrentUpdate(Conflict):
     """Changed by someone else since the caller read it (a generation moved): read again and
     retry."""

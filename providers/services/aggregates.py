@@ -50,3 +50,10 @@ def provider_aggregates_set(*, provider_uuid, aggregates, generation=None):
         if generation is not None:
             bump_generation(provider)
         return provider, [str(u) for u in wanted]
+
+
+def aggregate_ensure(*, uuid):
+    """The aggregate of ``uuid``, created when Placement does not know it yet (membership
+    stays ``PUT /resource_providers/{uuid}/aggregates``'s)."""
+    aggregate_id = aggregate_ids([uuidlib.UUID(str(uuid))])[uuidlib.UUID(str(uuid))]
+    return Aggregate.objects.get(pk=aggregate_id)

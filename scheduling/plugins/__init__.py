@@ -16,12 +16,25 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
 from . import filters, weighers
-from .base import BaseFilter, BaseWeigher, HostState, normalise
+from .base import (
+    BaseFilter,
+    BaseWeigher,
+    Code,
+    CycleState,
+    HostState,
+    PluginFailed,
+    Status,
+    normalise,
+)
 
 __all__ = [
     "BaseFilter",
     "BaseWeigher",
+    "Code",
+    "CycleState",
     "HostState",
+    "PluginFailed",
+    "Status",
     "configured_filters",
     "configured_weighers",
     "load_filters",

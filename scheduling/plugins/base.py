@@ -1,11 +1,89 @@
 """What a filter or weigher sees, and the classes plugins derive from.
 
-A plugin implements one extension point (kube-scheduler's shape): a filter says why a host is
-refused (or None), a weigher gives a raw score; scores are normalised over the hosts of the
-request before the configured multiplier applies, so multipliers compare like with like.
+A plugin implements one extension point (kube-scheduler's shape): a filter answers a typed
+:class:`Status` for a host (or, as before, None for "fits" and a string for "unschedulable,
+because..."), after an optional ``pre_filter`` that computes what the whole pass needs once
+(hint host lists, zone members) into the pass's :class:`CycleState`; a weigher gives a raw
+score, normalised as the weigher declares (``minval``/``maxval`` as Nova's weighers, or
+``normalised = True`` when already in 0..1) before the multiplier applies, so multipliers
+compare like with like. A plugin that raises, or a filter answering ``Status.error``, fails the
+request closed (:class:`PluginFailed`), never "every host kept".
 """
 
 from dataclasses import dataclass, field
+from enum import Enum
+
+from placementsite.core.exceptions import Unavailable
+
+PLUGIN_FAILED = "scheduler.plugin_failed"
+
+
+class Code(Enum):
+    FITS = "fits"
+    # Refused now, might fit another time (not enough free, hint not met).
+    UNSCHEDULABLE = "unschedulable"
+    # Can never take this request as the host is (not in the zone, no aggregate with the spec).
+    UNRESOLVABLE = "unresolvable"
+    # The filter could not decide: the request fails closed.
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class Status:
+    """A filter's answer for one host."""
+
+    code: Code
+    reason: str = ""
+
+    @classmethod
+    def fits(cls):
+        return FITS
+
+    @classmethod
+    def unschedulable(cls, reason):
+        return cls(Code.UNSCHEDULABLE, reason)
+
+    @classmethod
+    def unresolvable(cls, reason):
+        return cls(Code.UNRESOLVABLE, reason)
+
+    @classmethod
+    def error(cls, reason):
+        return cls(Code.ERROR, reason)
+
+    @property
+    def ok(self):
+        return self.code is Code.FITS
+
+    @classmethod
+    def of(cls, answer):
+        """A filter's answer as a Status (None: fits; text: unschedulable with that reason)."""
+        if answer is None:
+            return FITS
+        if isinstance(answer, Status):
+            return answer
+        return cls(Code.UNSCHEDULABLE, str(answer))
+
+
+FITS = Status(Code.FITS)
+
+
+class PluginFailed(Unavailable):
+    """A filter or weigher raised (or answered ``Status.error``): the request fails closed,
+    naming the plugin."""
+
+    code = PLUGIN_FAILED
+
+    def __init__(self, plugin, kind, error):
+        super().__init__(f"Scheduler {kind} {plugin} failed: {error}. Nothing was scheduled.")
+        self.plugin = plugin
+
+
+class CycleState(dict):
+    """What one scheduling pass keeps for its plugins: ``pre_filter`` answers by plugin name."""
+
+    def of(self, plugin):
+        return self.get(plugin.name)
 
 
 @dataclass
@@ -107,6 +185,10 @@ class BaseFilter:
     PLACEMENT_SCHEDULER_FILTERS (``extended_resource:CUSTOM_CU:100``)."""
 
     name = ""  # the name it was configured by, set by the loader
+    # Whether the answer may change as the host fills (it reads usage or free amounts): a
+    # simulated fill then asks again after every instance placed. False only for a filter
+    # that reads the host's fixed facts (zone, aggregates, enabled, name) and the request.
+    reads_usage = True
 
     def __init__(self, *args):
         if args:
@@ -118,16 +200,51 @@ class BaseFilter:
         about each one. Most filters always apply."""
         return True
 
+    def pre_filter(self, spec):
+        """What the pass needs computed once for every host (None: nothing); the filter reads
+        it back with ``spec.cycle.of(self)`` in :meth:`check`."""
+        return None
+
     def check(self, host, spec):
-        """``None`` when ``host`` may take the instance ``spec`` describes, else why not."""
+        """A :class:`Status` for ``host`` taking the instance ``spec`` describes (``None``
+        means fits, a string unschedulable for that reason)."""
         raise NotImplementedError
 
 
 class BaseWeigher:
-    """Scores hosts: higher is preferred once multiplied (a negative multiplier inverts it)."""
+    """Scores hosts: higher is preferred once multiplied (a negative multiplier inverts it).
+
+    Normalisation, declared per weigher as Nova's: ``minval``/``maxval`` fix the bounds that
+    map to 0 and 1 (None: the lowest/highest score of the pass's hosts); ``normalised = True``
+    takes the raw score as it is (already 0..1). ``aggregate_multiplier_key`` names the
+    aggregate metadata key overriding the multiplier for hosts in that aggregate (Nova's
+    ``weight_multiplier(host_state)``; the lowest value wins when several aggregates set it).
+    """
 
     name = ""
     multiplier = 1.0
+    minval = None
+    maxval = None
+    normalised = False
+    aggregate_multiplier_key = None
+
+    def weight_multiplier(self, host):
+        key = self.aggregate_multiplier_key
+        if key:
+            values = []
+            for meta in host.aggregate_metadata:
+                try:
+                    values.append(float(meta["metadata"][key]))
+                except (KeyError, TypeError, ValueError):
+                    continue
+            if values:
+                return min(values)
+        return self.multiplier
+
+    def normalise(self, values):
+        if self.normalised:
+            return [float(v) for v in values]
+        return normalise(values, minval=self.minval, maxval=self.maxval)
 
     def __init__(self, *args):
         if args:
@@ -138,11 +255,13 @@ class BaseWeigher:
         raise NotImplementedError
 
 
-def normalise(values):
-    """Min-max normalisation to 0..1 (all equal: all 0), as Nova's weighers do."""
+def normalise(values, minval=None, maxval=None):
+    """Min-max normalisation to 0..1 (all equal: all 0), as Nova's weighers do; ``minval`` and
+    ``maxval`` fix either bound instead of the values'."""
     if not values:
         return []
-    low, high = min(values), max(values)
+    low = min(values) if minval is None else minval
+    high = max(values) if maxval is None else maxval
     if high == low:
         return [0.0 for _ in values]
     return [(v - low) / (high - low) for v in values]

@@ -2,11 +2,13 @@
 
 from ..models import ServerGroup
 from ..selectors.server_groups import group_refusal
-from .base import BaseFilter
+from .base import BaseFilter, Status
 
 
 class HostEnabledFilter(BaseFilter):
     """Refuses hosts an operator disabled or forced down and hosts whose report is stale."""
+
+    reads_usage = False
 
     def check(self, host, spec):
         if host.forced_down:
@@ -22,14 +24,16 @@ class HostEnabledFilter(BaseFilter):
 class SameHostFilter(BaseFilter):
     """Hint ``same_host``: only a host running one of the given servers."""
 
+    reads_usage = False
+
     def applies(self, spec):
         return bool(spec.hint_list("same_host"))
 
+    def pre_filter(self, spec):
+        return spec.hosts_of(spec.hint_list("same_host"))  # once per pass
+
     def check(self, host, spec):
-        wanted = spec.hint_list("same_host")
-        if not wanted:
-            return None
-        if host.uuid in spec.hosts_of(wanted):
+        if host.uuid in spec.cycle.of(self):
             return None
         return "runs none of the same_host servers"
 
@@ -37,12 +41,16 @@ class SameHostFilter(BaseFilter):
 class DifferentHostFilter(BaseFilter):
     """Hint ``different_host``: no host running any of the given servers."""
 
+    reads_usage = False
+
     def applies(self, spec):
         return bool(spec.hint_list("different_host"))
 
+    def pre_filter(self, spec):
+        return spec.hosts_of(spec.hint_list("different_host"))
+
     def check(self, host, spec):
-        avoided = spec.hint_list("different_host")
-        if avoided and host.uuid in spec.hosts_of(avoided):
+        if host.uuid in spec.cycle.of(self):
             return "runs a different_host server"
         return None
 
@@ -50,18 +58,22 @@ class DifferentHostFilter(BaseFilter):
 class TargetHostFilter(BaseFilter):
     """Hint ``target_host``: only the host of that name or uuid."""
 
+    reads_usage = False
+
     def applies(self, spec):
         return bool(spec.hints.get("target_host"))
 
     def check(self, host, spec):
         target = spec.hints.get("target_host")
         if target and target not in (host.name, host.uuid):
-            return f"is not the target host {target}"
+            return Status.unresolvable(f"is not the target host {target}")
         return None
 
 
 class IgnoreHostsFilter(BaseFilter):
     """Hint ``ignore_hosts``: none of the hosts named (names or uuids)."""
+
+    reads_usage = False
 
     def applies(self, spec):
         return bool(spec.hint_list("ignore_hosts"))
@@ -69,7 +81,7 @@ class IgnoreHostsFilter(BaseFilter):
     def check(self, host, spec):
         ignored = set(spec.hint_list("ignore_hosts"))
         if ignored and (host.name in ignored or host.uuid in ignored):
-            return "is in ignore_hosts"
+            return Status.unresolvable("is in ignore_hosts")
         return None
 
 
@@ -77,24 +89,26 @@ class AvailabilityZoneFilter(BaseFilter):
     """The request's availability zone: an aggregate (by uuid or name) or a zone name set in
     aggregate metadata; the host must be in it."""
 
+    reads_usage = False
+
     def applies(self, spec):
         return bool(spec.availability_zone)
 
     def check(self, host, spec):
         zone = spec.availability_zone
-        if not zone:
-            return None
         if zone in host.aggregates:
             return None
         for meta in host.aggregate_metadata:
             if zone in (meta["availability_zone"], meta["name"]):
                 return None
-        return f"is not in availability zone {zone}"
+        return Status.unresolvable(f"is not in availability zone {zone}")
 
 
 class AggregateExtraSpecsFilter(BaseFilter):
     """Flavor ``aggregate_instance_extra_specs:KEY=VALUE``: the host must be in an aggregate
     whose metadata has KEY set to VALUE (or to a comma-separated list holding it)."""
+
+    reads_usage = False
 
     def applies(self, spec):
         return bool(spec.aggregate_specs)
@@ -104,7 +118,7 @@ class AggregateExtraSpecsFilter(BaseFilter):
             if not any(
                 _matches(meta["metadata"].get(key), value) for meta in host.aggregate_metadata
             ):
-                return f"no aggregate of the host has {key}={value}"
+                return Status.unresolvable(f"no aggregate of the host has {key}={value}")
         return None
 
 

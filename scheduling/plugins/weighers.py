@@ -16,6 +16,11 @@ class ResourceWeigher(BaseWeigher):
             raise ValueError("expects resource:CLASS or resource:CLASS:free|ratio")
         self.resource_class = resource_class
         self.mode = mode or self.mode
+        # A free share is 0..1 already: not stretched over the pass's hosts. A free amount is
+        # normalised over them, as Nova's RAM weigher (no fixed bounds).
+        self.normalised = self.mode == "ratio"
+        if self.aggregate_multiplier_key is None:
+            self.aggregate_multiplier_key = f"{resource_class.lower()}_weight_multiplier"
 
     def weigh(self, host, spec):
         free = host.free(self.resource_class)
@@ -26,6 +31,7 @@ class ResourceWeigher(BaseWeigher):
 
 
 class RAMWeigher(ResourceWeigher):
+    aggregate_multiplier_key = "ram_weight_multiplier"  # Nova's
     resource_class = "MEMORY_MB"
 
     def __init__(self, *args):
@@ -35,6 +41,7 @@ class RAMWeigher(ResourceWeigher):
 
 
 class CPUWeigher(ResourceWeigher):
+    aggregate_multiplier_key = "cpu_weight_multiplier"  # Nova's
     resource_class = "VCPU"
 
     def __init__(self, *args):
@@ -44,6 +51,7 @@ class CPUWeigher(ResourceWeigher):
 
 
 class DiskWeigher(ResourceWeigher):
+    aggregate_multiplier_key = "disk_weight_multiplier"  # Nova's
     resource_class = "DISK_GB"
 
     def __init__(self, *args):

@@ -8,7 +8,8 @@ from placementsite.core.rest.serializers import StrictFieldsMixin
 
 from ..extra_specs import InvalidExtraSpec, validate
 from ..flavor_snapshots import size_changes
-from ..models import Flavor, Server
+from ..models import AggregateMetadata, Flavor, Server
+from ..selectors.aggregates import aggregate_uuid, zone_exists
 from ..selectors.flavors import FlavorViewer, flavor_lookup
 from ..selectors.server_groups import GroupViewer, server_group_lookup
 
@@ -81,18 +82,26 @@ class FlavorAccessSerializer(serializers.Serializer):
     projects = serializers.ListField(child=serializers.CharField(), read_only=True)
 
 
+# Hint lists are bounded, as count is: a request's work stays within its time budget.
+MAX_HINT_ITEMS = 100
+
+
 class HintsSerializer(StrictFieldsMixin, serializers.Serializer):
     unknown_field_message = "unknown scheduler hint"
 
     same_host = serializers.ListField(
-        child=serializers.UUIDField(format="hex_verbose"), required=False
+        child=serializers.UUIDField(format="hex_verbose"),
+        required=False,
+        max_length=MAX_HINT_ITEMS,
     )
     different_host = serializers.ListField(
-        child=serializers.UUIDField(format="hex_verbose"), required=False
+        child=serializers.UUIDField(format="hex_verbose"),
+        required=False,
+        max_length=MAX_HINT_ITEMS,
     )
     target_host = serializers.CharField(max_length=255, required=False)
     ignore_hosts = serializers.ListField(
-        child=serializers.CharField(max_length=255), required=False
+        child=serializers.CharField(max_length=255), required=False, max_length=MAX_HINT_ITEMS
     )
     # A server group's uuid (/api/server-groups/): the instances join it, placed by its policy.
     group = serializers.UUIDField(format="hex_verbose", required=False)
@@ -216,4 +225,40 @@ class ServerSerializer(serializers.ModelSerializer):
 
 class CapacityQuerySerializer(serializers.Serializer):
     flavor = FlavorField()
-    aggregate = serializers.UUIDField(format="hex_verbose", required=False)
+    aggregate = serializers.CharField(max_length=255, required=False)
+    availability_zone = serializers.CharField(max_length=255, required=False)
+
+    def validate_aggregate(self, value):
+        found = aggregate_uuid(value=value)
+        if found is None:
+            raise serializers.ValidationError(f"No aggregate {value}.")
+        return found
+
+    def validate_availability_zone(self, value):
+        if not zone_exists(value=value):
+            raise serializers.ValidationError(f"No availability zone {value}.")
+        return value
+
+
+class AggregateSerializer(serializers.ModelSerializer):
+    """An aggregate as Nova's host aggregates show it: uuid, name, zone, metadata. Which
+    providers are members is the Placement API's (``/resource_providers/{uuid}/aggregates``)."""
+
+    uuid = serializers.UUIDField(source="aggregate.uuid", required=False, format="hex_verbose")
+    name = serializers.CharField(max_length=255)
+    availability_zone = serializers.CharField(
+        max_length=255, required=False, allow_blank=True, default=""
+    )
+    metadata = serializers.DictField(
+        child=serializers.CharField(max_length=255, allow_blank=True), required=False, default=dict
+    )
+
+    class Meta:
+        model = AggregateMetadata
+        fields = ["uuid", "name", "availability_zone", "metadata", "created_at", "updated_at"]
+        read_only_fields = ["created_at", "updated_at"]
+
+    def validate_uuid(self, value):
+        if self.instance is not None and str(value) != str(self.instance.aggregate.uuid):
+            raise serializers.ValidationError("An aggregate's uuid cannot change.")
+        return value

@@ -1,12 +1,18 @@
 """The scheduler's routes under /api/ (flavors, servers and their moves, migrations, the
-scheduler, capacity); the site's /api/ URLconf (placementsite/api_urls.py) includes them."""
+scheduler, capacity, aggregates); the site's /api/ URLconf (placementsite/api_urls.py) includes them."""
 
 from placementsite.core.rest.views import AppRouter
 
 from .drain import HostDrainViewSet
 from .moves import MigrationViewSet, ServerMoveViewSet
 from .server_groups import ServerGroupViewSet
-from .views import CapacityViewSet, FlavorViewSet, SchedulerViewSet, ServerViewSet
+from .views import (
+    AggregateViewSet,
+    CapacityViewSet,
+    FlavorViewSet,
+    SchedulerViewSet,
+    ServerViewSet,
+)
 
 router = AppRouter()
 router.register("flavors", FlavorViewSet, basename="flavor")
@@ -20,5 +26,6 @@ router.register("scheduler", SchedulerViewSet, basename="scheduler")
 router.register("capacity", CapacityViewSet, basename="capacity")
 # /api/compute-nodes/{hostname}/drain/ (a detail action only; the host list is the providers').
 router.register("compute-nodes", HostDrainViewSet, basename="compute-node-drain")
+router.register("aggregates", AggregateViewSet, basename="aggregate")
 
 urlpatterns = router.urls

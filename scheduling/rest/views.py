@@ -8,6 +8,7 @@ from rest_framework import mixins, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from placementsite.core import uuids
 from placementsite.core.api import policy
 from placementsite.core.api.errors import placement_error_for
 from placementsite.core.exceptions import Conflict, InvalidRequest
@@ -20,11 +21,16 @@ from placementsite.core.rest.views import (
 )
 
 from .. import policies
-from ..models import Flavor, Server
+from ..models import AggregateMetadata, Flavor, Server
 from ..selectors.capacity import flavor_capacity
 from ..selectors.flavors import FlavorViewer, flavor_lookup, flavor_projects, flavors_visible
 from ..selectors.scheduler import explain
 from ..selectors.server_groups import GroupViewer
+from ..services.aggregates import (
+    aggregate_metadata_create,
+    aggregate_metadata_delete,
+    aggregate_metadata_update,
+)
 from ..services.flavors import flavor_access_add, flavor_access_remove
 from ..services.servers import (
     BootStats,
@@ -35,6 +41,7 @@ from ..services.servers import (
 )
 from .filters import FlavorFilter, ServerFilter
 from .serializers import (
+    AggregateSerializer,
     CapacityQuerySerializer,
     FlavorAccessSerializer,
     FlavorSerializer,
@@ -239,7 +246,7 @@ class SchedulerViewSet(ApiViewSet):
             availability_zone=data["availability_zone"],
             group=data["group"],
         )
-        return Response({"flavor": data["flavor"].name, **explain(spec)})
+        return Response({"flavor": data["flavor"].name, **explain(spec, count=data["count"])})
 
 
 class CapacityViewSet(ApiViewSet):
@@ -249,7 +256,14 @@ class CapacityViewSet(ApiViewSet):
     @extend_schema(
         parameters=[
             OpenApiParameter("flavor", str, required=True, description="flavor name or id"),
-            OpenApiParameter("aggregate", str, description="only hosts in this aggregate"),
+            OpenApiParameter(
+                "aggregate", str, description="only hosts in this aggregate (uuid or name)"
+            ),
+            OpenApiParameter(
+                "availability_zone",
+                str,
+                description="only hosts in this zone (a zone, an aggregate's name or uuid)",
+            ),
         ],
         responses={200: dict},
     )
@@ -257,10 +271,10 @@ class CapacityViewSet(ApiViewSet):
         """How many more instances of a flavor fit, in total and per host; claims nothing."""
         query = CapacityQuerySerializer(data=request.query_params, context=with_flavors(request))
         query.is_valid(raise_exception=True)
-        aggregate = query.validated_data.get("aggregate")
         found = flavor_capacity(
             flavor=query.validated_data["flavor"],
-            aggregate=str(aggregate) if aggregate else None,
+            aggregate=query.validated_data.get("aggregate"),
+            availability_zone=query.validated_data.get("availability_zone", ""),
         )
         return Response(
             {
@@ -269,3 +283,46 @@ class CapacityViewSet(ApiViewSet):
                 "hosts": [{"uuid": h.uuid, "name": h.name, "fits": h.fits} for h in found.hosts],
             }
         )
+
+
+class AggregateViewSet(ApiModelViewSet):
+    """Aggregates as Nova's host aggregates: uuid, name, availability zone and metadata (what
+    ``aggregate_instance_extra_specs`` match and zones name). ``{id}`` is the uuid or the
+    name. Membership stays the Placement API's; creating one with a new uuid (or none: a new
+    one is made) creates the aggregate."""
+
+    queryset = AggregateMetadata.objects.select_related("aggregate")
+    serializer_class = AggregateSerializer
+    ordering_fields = ["name", "created_at"]
+    policy_prefix = policies.AGGREGATES
+    lookup_value_regex = "[^/]+"
+
+    def get_object(self):
+        value = self.kwargs["pk"]
+        found = None
+        parsed = uuids.parse(value)
+        if parsed is not None:
+            found = self.get_queryset().filter(aggregate__uuid=parsed).first()
+        if found is None:
+            found = self.get_queryset().filter(name=value).first()
+        if found is None:
+            raise Http404
+        self.check_object_permissions(self.request, found)
+        return found
+
+    def perform_create(self, serializer):
+        data = serializer.validated_data
+        serializer.instance = aggregate_metadata_create(
+            uuid=data.get("aggregate", {}).get("uuid"),
+            name=data["name"],
+            availability_zone=data.get("availability_zone", ""),
+            metadata=data.get("metadata", {}),
+        )
+
+    def perform_update(self, serializer):
+        data = dict(serializer.validated_data)
+        data.pop("aggregate", None)
+        serializer.instance = aggregate_metadata_update(record=serializer.instance, **data)
+
+    def perform_destroy(self, instance):
+        aggregate_metadata_delete(record=instance)

@@ -69,6 +69,16 @@ class PassTrees:
         self._traits = None
         self._reports = None
         self._rendered = {}
+        # The pass's own placements (real or simulated) consume from here: free units per
+        # (provider id, class id) of every provider the candidates name, read on first use.
+        self._free = None
+        self.consumed = False
+        # Providers whose free units a what-if fill lets go below zero (sharing providers,
+        # checked once the fill is done).
+        self.unbounded = frozenset()
+        # {(provider id, class name): units} the pass consumed: applied to the totals and the
+        # per-provider inventories when they are read after it.
+        self._taken = defaultdict(int)
 
     # usage and capacity
     def totals(self, root_id):
@@ -92,6 +102,10 @@ class PassTrees:
                 pair[0] += capacity
                 pair[1] += used
         self._totals, self._rows = totals, rows
+        for (provider_id, name), amount in self._taken.items():
+            pair = totals.get(self.found.root_of[provider_id], {}).get(name)
+            if pair is not None:
+                pair[1] += amount
 
     # the trees' providers
     def _tree_members(self):
@@ -114,7 +128,8 @@ class PassTrees:
                 self._read_inventories()
             self._inventories = defaultdict(dict)
             for provider_id, name, capacity, used in self._rows:
-                self._inventories[provider_id][name] = {"capacity": capacity, "used": used}
+                taken = self._taken.get((provider_id, name), 0)
+                self._inventories[provider_id][name] = {"capacity": capacity, "used": used + taken}
         return {
             uuid: self._inventories.get(provider_id, {})
             for provider_id, uuid, _parent in self._tree_members()[root_id]
@@ -139,21 +154,117 @@ class PassTrees:
             }
         return self._reports.get(root_id)
 
+    # what the pass's placements consume
+    def fitting(self, root_id):
+        """The host's candidates (by id) that still fit once the pass's own placements are
+        taken, in the engine's order: the engine's answer for the pass's current usage."""
+        found = self.by_host[root_id]
+        if not self.consumed:
+            return found
+        free = self.free()
+        return [c for c in found if all(free[slot] >= amount for slot, amount in c[0])]
+
+    def first_fitting(self, root_id):
+        found = self.by_host[root_id]
+        if not self.consumed:
+            return found[0] if found else None
+        free = self.free()
+        unbounded = self.unbounded
+        for candidate in found:
+            if all(free[slot] >= amount or slot[0] in unbounded for slot, amount in candidate[0]):
+                return candidate
+        return None
+
+    def free(self):
+        """``{(provider id, class id): free units}`` of every provider a candidate names."""
+        if self._free is None and self.found.free is not None:
+            self._free = dict(self.found.free)  # the engine's rows, read with the candidates
+        if self._free is None:
+            ids_of = {name: class_id for class_id, name in self.found.class_names.items()}
+            providers = {p for c in self.found.candidates for (p, _c), _a in c[0]}
+            free = {}
+            if self._totals is None:
+                self._read_inventories()
+            in_trees = set()
+            for provider_id, name, capacity, used in self._rows:
+                in_trees.add(provider_id)
+                if name in ids_of:
+                    free[(provider_id, ids_of[name])] = capacity - used
+            outside = providers - in_trees  # sharing providers of trees that are no host
+            if outside:
+                for (
+                    provider_id,
+                    name,
+                    total,
+                    reserved,
+                    ratio,
+                    used,
+                ) in queries.inventories_with_usage(outside):
+                    if name in ids_of:
+                        free[(provider_id, ids_of[name])] = (
+                            usable_units(total, reserved, ratio) - used
+                        )
+            self._free = free
+        return self._free
+
+    def times_fitting(self, candidate):
+        """How many times the candidate fits the free units now (the unbounded providers do
+        not limit it); None when nothing but unbounded providers would."""
+        free = self.free()
+        unbounded = self.unbounded
+        limits = [
+            free[slot] // amount
+            for slot, amount in candidate[0]
+            if amount > 0 and slot[0] not in unbounded
+        ]
+        return max(1, min(limits)) if limits else None
+
+    def consume(self, candidate, times=1):
+        """Take one candidate's amounts (``[((provider id, class id), amount)]``), ``times``
+        over, in memory: the free units, and the usage the trees' hosts show their filters and
+        weighers."""
+        free = self.free()
+        class_names, root_of = self.found.class_names, self.found.root_of
+        for (provider_id, class_id), each in candidate[0]:
+            amount = each * times
+            free[(provider_id, class_id)] -= amount
+            name = class_names[class_id]
+            self._taken[(provider_id, name)] += amount
+            if self._totals is None:
+                continue
+            pair = self._totals.get(root_of[provider_id], {}).get(name)
+            if pair is not None:
+                pair[1] += amount
+            if self._inventories is not None:
+                row = self._inventories.get(provider_id, {}).get(name)
+                if row is not None:
+                    row["used"] += amount
+        self.consumed = True
+        self._rendered.clear()
+
     # the candidates, as a client sees them
     def candidates(self, root_id):
-        """The host's candidates as a client sees them; one naming a provider deleted since
-        the engine read it (a host sync changed the tree's shape) is stale and left out."""
+        """The host's candidates as a client sees them (those that still fit in this pass);
+        one naming a provider deleted since the engine read it (a host sync changed the
+        tree's shape) is stale and left out."""
         if root_id not in self._rendered:
-            found = self.by_host[root_id]
+            found = self.fitting(root_id)
             self._know_uuids(p for (p, _c), _a in _allocations(found))
-            uuids = self.uuids
             self._rendered[root_id] = [
-                self.found.render(c, uuids)
-                for c in found
-                if all(p in uuids for (p, _c), _a in c[0])
-                and all(p in uuids for _s, ps in c[1] for p in ps)
+                rendered for rendered in map(self.render, found) if rendered is not None
             ]
         return self._rendered[root_id]
+
+    def render(self, candidate):
+        """One candidate as a client sees it, or None when it names a provider deleted since
+        the engine read it."""
+        self._know_uuids(p for (p, _c), _a in candidate[0])
+        uuids = self.uuids
+        if not all(p in uuids for (p, _c), _a in candidate[0]) or not all(
+            p in uuids for _s, ps in candidate[1] for p in ps
+        ):
+            return None
+        return self.found.render(candidate, uuids)
 
     def _know_uuids(self, provider_ids):
         """Read the uuids not known yet (children and sharing providers) in one query."""

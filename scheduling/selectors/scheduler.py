@@ -9,13 +9,14 @@ states in memory.
 
 import logging
 import random
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 
 from django.conf import settings
 
 from placementsite.core import uuids
-from placementsite.core.exceptions import InvalidRequest
+from placementsite.core.exceptions import InvalidRequest, Unavailable
 from placementsite.core.gc_pause import cyclic_gc_paused
 from providers import request_groups
 from providers.models import ResourceProvider
@@ -23,7 +24,14 @@ from providers.selectors.fit import FitRequestError, fit_report
 
 from .. import candidates as engine
 from ..models import Server
-from ..plugins import HostState, configured_filters, configured_weighers, normalise
+from ..plugins import (
+    CycleState,
+    HostState,
+    PluginFailed,
+    Status,
+    configured_filters,
+    configured_weighers,
+)
 from .host_states import host_states
 from .pools import STEP_NAME as POOLS_STEP
 from .pools import pools_taken, without_unavailable_pools
@@ -32,6 +40,19 @@ logger = logging.getLogger("placement.scheduler")
 
 # How many names an explain answer lists per step (the counts cover every host).
 EXPLAIN_SHOWN = 50
+
+
+TIME_BUDGET_EXCEEDED = "scheduler.time_budget_exceeded"
+
+
+class TimeBudgetExceeded(Unavailable):
+    """A scheduling request ran past PLACEMENT_SCHEDULER_TIME_BUDGET: stopped, nothing kept."""
+
+    code = TIME_BUDGET_EXCEEDED
+
+
+def _deadline():
+    return time.monotonic() + settings.PLACEMENT_SCHEDULER_TIME_BUDGET
 
 
 @dataclass
@@ -51,6 +72,10 @@ class SchedulingSpec:
     group: object = None
     group_hosts: Counter = field(default_factory=Counter)
     moving_server: object = None
+    # The current pass's state for its plugins (their pre_filter answers).
+    cycle: CycleState = field(default_factory=CycleState, repr=False)
+    # When the request's time budget (PLACEMENT_SCHEDULER_TIME_BUDGET) runs out.
+    deadline: float = field(default_factory=_deadline, repr=False)
     _hosts_of: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -60,6 +85,14 @@ class SchedulingSpec:
     @property
     def resources(self):
         return self.flavor_request.resources
+
+    def check_time(self):
+        """Raise TimeBudgetExceeded once the request's time budget is spent."""
+        if time.monotonic() > self.deadline:
+            raise TimeBudgetExceeded(
+                f"Scheduling took longer than its budget of "
+                f"{settings.PLACEMENT_SCHEDULER_TIME_BUDGET:g} s; nothing was scheduled."
+            )
 
     def hint_list(self, name):
         value = self.hints.get(name)
@@ -87,7 +120,7 @@ class WeighedHost:
     score: float
     # What each weigher gave every host of the pass, and this host's place in those lists:
     # the per-host dicts of :attr:`weights` are built only for the hosts an answer shows.
-    parts: list = field(default_factory=list, repr=False)  # [(name, raw, normalised, mult)]
+    parts: list = field(default_factory=list, repr=False)  # [(name, raw, normalised, mults)]
     index: int = 0
 
     @property
@@ -97,9 +130,9 @@ class WeighedHost:
             name: {
                 "raw": raw[self.index],
                 "normalised": normalised[self.index],
-                "weighted": multiplier * normalised[self.index],
+                "weighted": multipliers[self.index] * normalised[self.index],
             }
-            for name, raw, normalised, multiplier in self.parts
+            for name, raw, normalised, multipliers in self.parts
         }
 
 
@@ -107,8 +140,7 @@ class WeighedHost:
 class FilterStep:
     name: str
     passed: int
-    dropped: list  # [(HostState, reason)]
-    error: str = ""
+    dropped: list  # [(HostState, Status)]
 
 
 @dataclass
@@ -130,24 +162,61 @@ class Selection:
 # --- filtering and weighing ---------------------------------------------------
 
 
-def _filter(hosts, spec):
+def _applies(plugin, spec):
+    try:
+        return plugin.applies(spec)
+    except Exception as exc:
+        raise _failed(plugin, "filter", exc) from exc
+
+
+def _check(plugin, host, spec):
+    """The filter's Status for the host; one that raises or answers an error fails closed."""
+    try:
+        status = Status.of(plugin.check(host, spec))
+    except Exception as exc:
+        raise _failed(plugin, "filter", exc) from exc
+    if status.code.value == "error":
+        logger.error("Scheduler filter %s answered an error: %s", plugin.name, status.reason)
+        raise PluginFailed(plugin.name, "filter", status.reason)
+    return status
+
+
+def _failed(plugin, kind, exc):
+    logger.exception("Scheduler %s %s failed; the request fails closed", kind, plugin.name)
+    return PluginFailed(plugin.name, kind, f"{type(exc).__name__}: {exc}")
+
+
+def pre_filter(spec, filters):
+    """Run each applicable filter's pre-filter once for the pass; returns those filters."""
+    spec.cycle = CycleState()
+    applicable = []
+    for plugin in filters:
+        if not _applies(plugin, spec):
+            continue
+        try:
+            spec.cycle[plugin.name] = plugin.pre_filter(spec)
+        except Exception as exc:
+            raise _failed(plugin, "filter", exc) from exc
+        applicable.append(plugin)
+    return applicable
+
+
+def _filter(hosts, spec, applicable):
     steps = []
     for plugin in configured_filters():
-        kept, dropped = [], []
-        try:
-            if not plugin.applies(spec):
-                steps.append(FilterStep(plugin.name, len(hosts), []))
-                continue
-            for host in hosts:
-                reason = plugin.check(host, spec)
-                (kept if reason is None else dropped).append((host, reason))
-        except Exception as exc:  # a broken plugin must not break scheduling
-            logger.exception("Scheduler filter %s failed; skipped for this request", plugin.name)
-            steps.append(
-                FilterStep(plugin.name, len(hosts), [], error=f"{type(exc).__name__}: {exc}")
-            )
+        if plugin not in applicable:
+            steps.append(FilterStep(plugin.name, len(hosts), []))
             continue
-        hosts = [host for host, _reason in kept]
+        kept, dropped = [], []
+        spec.check_time()
+        for host in hosts:
+            spec.check_time()
+            status = _check(plugin, host, spec)
+            if status.ok:
+                kept.append(host)
+            else:
+                dropped.append((host, status))
+        hosts = kept
         steps.append(FilterStep(plugin.name, len(hosts), dropped))
     return hosts, steps
 
@@ -156,16 +225,16 @@ def _weigh(hosts, spec):
     scores = [0.0] * len(hosts)
     parts = []
     for plugin in configured_weighers():
+        spec.check_time()
         try:
             raw = [float(plugin.weigh(host, spec)) for host in hosts]
-        except Exception:
-            logger.exception("Scheduler weigher %s failed; skipped for this request", plugin.name)
-            continue
-        normalised = normalise(raw)
-        multiplier = plugin.multiplier
+            normalised = plugin.normalise(raw)
+            multipliers = [plugin.weight_multiplier(host) for host in hosts]
+        except Exception as exc:
+            raise _failed(plugin, "weigher", exc) from exc
         for index, norm in enumerate(normalised):
-            scores[index] += multiplier * norm
-        parts.append((plugin.name, raw, normalised, multiplier))
+            scores[index] += multipliers[index] * norm
+        parts.append((plugin.name, raw, normalised, multipliers))
     weighed = [
         WeighedHost(host, score, parts, index)
         for index, (host, score) in enumerate(zip(hosts, scores, strict=True))
@@ -177,7 +246,7 @@ def _weigh(hosts, spec):
 def candidates_for(spec):
     """The engine's answer for the spec's flavor; unknown names are a 400."""
     try:
-        return engine.find_candidates(spec.flavor_request.candidate_request)
+        return engine.find_candidates(spec.flavor_request.candidate_request, capped=False)
     except request_groups.UnknownResourceClass as exc:
         raise InvalidRequest(
             f"Flavor {spec.flavor.name} asks for {exc}", code="scheduler.invalid_flavor"
@@ -188,24 +257,191 @@ def candidates_for(spec):
         ) from None
 
 
-def select_hosts(spec):
-    """One scheduling pass: candidates, host states, filters, weighers and the pick (a random
-    one among the best ``PLACEMENT_SCHEDULER_HOST_SUBSET_SIZE``)."""
-    with cyclic_gc_paused():
-        found, pools_dropped = without_unavailable_pools(candidates_for(spec))
-        hosts = host_states(found)
-        candidate_hosts = len(hosts) + len(pools_dropped)
-        hosts, steps = _filter(hosts, spec)
-        if pools_dropped:  # before the filters: hosts whose only pools are stale or disabled
-            steps.insert(
-                0, FilterStep(POOLS_STEP, candidate_hosts - len(pools_dropped), pools_dropped)
+class SchedulingPass:
+    """One scheduling pass (Nova's ``HostState.consume_from_request``, kube-scheduler's
+    ``CycleState``): the engine's candidates and the host states are read once, and every
+    placement made in the pass, real (a boot's instances) or simulated (capacity, explain),
+    consumes from them in memory, so instance k sees instances 1..k-1 without a query.
+
+    A host keeps the engine's candidates that still fit what the pass has taken (in the
+    engine's order: what the engine would answer for that usage), so "first candidate" and
+    "fits" mean here what they mean in a fresh pass after real claims.
+    """
+
+    def __init__(self, spec, *, leave_out=()):
+        self.spec = spec
+        with cyclic_gc_paused():
+            # Candidates taking from a stale or disabled pool are left out: hosts left with
+            # none are the pools step's refusals.
+            self.found, self.pools_dropped = without_unavailable_pools(candidates_for(spec))
+            spec.check_time()
+            self.hosts = [h for h in host_states(self.found) if h.id not in leave_out]
+        self.tree = self.hosts[0].tree if self.hosts else None
+        self.filters = pre_filter(spec, configured_filters()) if self.hosts else []
+
+    def fitting_hosts(self):
+        """The hosts with a candidate that still fits, and those without one any more."""
+        if self.tree is None or not self.tree.consumed:
+            return list(self.hosts), []
+        kept, dropped = [], []
+        for host in self.hosts:
+            (kept if self.tree.first_fitting(host.id) is not None else dropped).append(host)
+        return kept, dropped
+
+    def select(self):
+        """Filters and weighers over the hosts that still fit, and the pick (a random one
+        among the best ``PLACEMENT_SCHEDULER_HOST_SUBSET_SIZE``)."""
+        with cyclic_gc_paused():
+            hosts, _gone = self.fitting_hosts()
+            dropped = [(host, Status.unschedulable(why)) for host, why in self.pools_dropped]
+            candidate_hosts = len(hosts) + len(dropped)
+            hosts, steps = _filter(hosts, self.spec, self.filters)
+            if dropped:  # before the filters: hosts whose only pools are stale or disabled
+                steps.insert(0, FilterStep(POOLS_STEP, candidate_hosts - len(dropped), dropped))
+            weighed = _weigh(hosts, self.spec)
+        selection = Selection(candidate_hosts=candidate_hosts, filters=steps, weighed=weighed)
+        if weighed:
+            subset = max(1, settings.PLACEMENT_SCHEDULER_HOST_SUBSET_SIZE)
+            selection.chosen = random.choice(weighed[:subset])
+        return selection
+
+    def take(self, host):
+        """Consume ``host``'s first fitting candidate; returns it as a client sees it, or
+        None when it is stale (a provider of it deleted since the engine read it)."""
+        candidate = self.tree.first_fitting(host.id)
+        if candidate is None:
+            return None
+        allocations = self.tree.render(candidate)
+        if allocations is None:
+            return None
+        self.tree.consume(candidate)
+        return allocations[0]
+
+    def place(self, selection=None):
+        """Place one instance in memory: ``Placement`` (its selection, host, allocations and
+        alternates), or one whose ``host`` is None when nothing fits. ``selection``: this
+        pass's current selection when the caller has made it already."""
+        selection = selection or self.select()
+        for weighed in selection.attempt_order():
+            alternates = _alternates(selection, weighed)
+            allocations = self.take(weighed.host)
+            if allocations is not None:
+                return Placement(selection, weighed.host, allocations, alternates)
+            logger.info("The tree of %s changed since it was read; next host", weighed.host.name)
+        return Placement(selection, None, None, [])
+
+    def fill(self):
+        """Place instances until none fits: ``{host id: (host, instances)}`` (hosts taking
+        none left out).
+
+        Hosts interact only through the sharing providers they draw from; the rest of a
+        host's fill is its own. So each host is filled alone with its first fitting candidate
+        while every filter keeps it (filters judge one host), letting the sharing providers'
+        units go below zero: when none does, no host ever found a pool short, and that is what
+        any order of real boots ends with. When a pool runs short, the order decides who gets
+        it: the pass is read again and filled one instance at a time in the scheduler's own
+        order (bounded by the time budget).
+        """
+        if self.tree is None:
+            return {}
+        sharing = self.found.sharing
+        self.tree.unbounded = frozenset(sharing)
+        try:
+            placed = self._fill_each_host()
+        except _OnlyShared:
+            placed = None
+        finally:
+            self.tree.unbounded = frozenset()
+        free = self.tree.free() if self.tree.consumed else {}
+        if placed is not None and not any(free[slot] < 0 for slot in free if slot[0] in sharing):
+            return placed
+        return SchedulingPass(self.spec)._fill_in_order()
+
+    def _fill_each_host(self):
+        placed = {}
+        filters = self.filters
+        # Filters that do not read usage judge a host once for the whole fill; then each
+        # candidate is repeated as often as it fits, in one step.
+        once = not any(getattr(plugin, "reads_usage", True) for plugin in filters)
+        tree = self.tree
+        with cyclic_gc_paused():
+            for host in self.hosts:
+                self.spec.check_time()
+                count = 0
+                if once:
+                    if all(_check(plugin, host, self.spec).ok for plugin in filters):
+                        candidate = tree.first_fitting(host.id)
+                        while candidate is not None:
+                            times = tree.times_fitting(candidate)
+                            if times is None:
+                                raise _OnlyShared
+                            tree.consume(candidate, times=times)
+                            count += times
+                            candidate = tree.first_fitting(host.id)
+                else:
+                    while tree.first_fitting(host.id) is not None and all(
+                        _check(plugin, host, self.spec).ok for plugin in filters
+                    ):
+                        candidate = tree.first_fitting(host.id)
+                        if tree.times_fitting(candidate) is None:
+                            raise _OnlyShared
+                        tree.consume(candidate)
+                        count += 1
+                if count:
+                    placed[host.id] = (host, count)
+        return placed
+
+    def _fill_in_order(self):
+        placed = {}
+        if self.tree is None:
+            return placed
+        while True:
+            self.spec.check_time()
+            placement = self.place()
+            if placement.host is None:
+                return placed
+            host, count = placed.get(placement.host.id, (placement.host, 0))
+            placed[host.id] = (host, count + 1)
+
+
+class _OnlyShared(Exception):
+    """A host's fill is bounded by sharing providers alone: fill in the scheduler's order."""
+
+
+@dataclass
+class Placement:
+    """One instance placed in a pass: where, with which allocations, and the alternates."""
+
+    selection: Selection
+    host: HostState | None
+    allocations: dict | None  # {provider uuid: {class: amount}}
+    alternates: list  # [{"host", "host_uuid", "allocations"}]
+
+
+def _alternates(selection, claimed):
+    """Other hosts that also fit, in weighed order, each with its first allocations."""
+    keep = max(0, settings.PLACEMENT_SCHEDULER_MAX_ATTEMPTS - 1)
+    found = []
+    for weighed in selection.attempt_order():
+        if len(found) >= keep:
+            break
+        if weighed is claimed:
+            continue
+        allocations = first_allocations(weighed.host)
+        if allocations is not None:
+            found.append(
+                {
+                    "host": weighed.host.name,
+                    "host_uuid": weighed.host.uuid,
+                    "allocations": allocations,
+                }
             )
-        weighed = _weigh(hosts, spec)
-    selection = Selection(candidate_hosts=candidate_hosts, filters=steps, weighed=weighed)
-    if weighed:
-        subset = max(1, settings.PLACEMENT_SCHEDULER_HOST_SUBSET_SIZE)
-        selection.chosen = random.choice(weighed[:subset])
-    return selection
+    return found
+
+
+def select_hosts(spec):
+    """One scheduling pass for one instance (moves and the hosts' tests use it)."""
+    return SchedulingPass(spec).select()
 
 
 # --- explain --------------------------------------------------------------------
@@ -261,27 +497,37 @@ def _by_reason(dropped):
     return sorted(groups.values(), key=lambda g: (-g["count"], g["reason"]))
 
 
-def explain(spec, selection=None):
-    """The funnel from every provider to the chosen host, as plain JSON-able data: how many
-    each resource group keeps and why the others fail, then each filter's refusals, then the
-    weighed hosts with each weigher's part of the score."""
-    selection = selection or select_hosts(spec)
-    return {
+def explain(spec, selection=None, *, count=1, model=None):
+    """The funnel from every host to the chosen one, as plain JSON-able data, and where
+    ``count`` instances would go.
+
+    ``funnel`` counts hosts at every step (each step's ``passed`` and ``dropped_count`` add up
+    to what entered it): the hosts, those with allocation candidates, then each filter.
+    ``groups`` keeps the per-provider view below it (how many providers each resource group
+    keeps and why the others fail), ``weighed`` each weigher's part of the score. Then the
+    pass places ``count`` instances in memory, as a boot would: ``placeable`` of them fit,
+    ``placements`` names their hosts in order.
+    """
+    if selection is None:
+        model = model or SchedulingPass(spec)
+        selection = model.select()
+    hosts_total = ResourceProvider.objects.filter(parent__isnull=True).count()
+    answer = {
         "providers": ResourceProvider.objects.count(),
-        "hosts": ResourceProvider.objects.filter(parent__isnull=True).count(),
+        "hosts": hosts_total,
         "groups": _group_funnel(spec),
         "candidate_hosts": selection.candidate_hosts,
+        "funnel": _host_funnel(hosts_total, selection, model),
         "filters": [
             {
                 "name": step.name,
                 "passed": step.passed,
                 "dropped_count": len(step.dropped),
                 "dropped": [
-                    {**_host_ref(host), "reason": reason}
-                    for host, reason in step.dropped[:EXPLAIN_SHOWN]
+                    {**_host_ref(host), "reason": status.reason, "status": status.code.value}
+                    for host, status in step.dropped[:EXPLAIN_SHOWN]
                 ],
                 "dropped_by_reason": _by_reason(step.dropped),
-                **({"error": step.error} if step.error else {}),
             }
             for step in selection.filters
         ],
@@ -299,3 +545,56 @@ def explain(spec, selection=None):
             else None
         ),
     }
+    if model is not None:
+        placements = []
+        for index in range(count):
+            spec.index = index
+            spec.check_time()
+            placement = model.place(selection if index == 0 else None)
+            if placement.host is None:
+                break
+            placements.append(placement.host.name)
+        answer.update(count=count, placeable=len(placements), placements=placements)
+    return answer
+
+
+def _host_funnel(hosts_total, selection, model=None):
+    """Hosts at every step: all of them, those with candidates, then after each filter. The
+    resources step names (some of) the hosts without a candidate; why each of their providers
+    does not fit is in ``groups``."""
+    steps = [{"step": "hosts", "passed": hosts_total}]
+    entering = hosts_total
+    resources = {
+        "step": "resources",
+        "entered": entering,
+        "passed": selection.candidate_hosts,
+        "dropped_count": entering - selection.candidate_hosts,
+    }
+    if model is not None and resources["dropped_count"]:
+        kept = [host.id for host in model.hosts]
+        by_pools = [host.uuid for host, _why in model.pools_dropped]
+        resources["dropped"] = [
+            {"host": name, "host_uuid": str(uuid)}
+            for name, uuid in ResourceProvider.objects.filter(parent__isnull=True)
+            .exclude(id__in=kept)
+            .exclude(uuid__in=by_pools)
+            .order_by("name")
+            .values_list("name", "uuid")[:EXPLAIN_SHOWN]
+        ]
+    steps.append(resources)
+    entering = selection.candidate_hosts
+    for step in selection.filters:
+        reasons = {}
+        for _host, status in step.dropped:
+            reasons[status.code.value] = reasons.get(status.code.value, 0) + 1
+        steps.append(
+            {
+                "step": step.name,
+                "entered": entering,
+                "passed": step.passed,
+                "dropped_count": len(step.dropped),
+                "reasons": reasons,
+            }
+        )
+        entering = step.passed
+    return steps

@@ -8,9 +8,11 @@ import logging
 from django.db import transaction
 
 from allocations.services.allocations import (
+    AllocationRefused,
     ConsumerAllocations,
     ProviderGone,
     allocation_replace,
+    allocations_replace,
 )
 from placementsite.core.exceptions import ConcurrentUpdate, Conflict
 
@@ -26,10 +28,11 @@ class ClaimFailed(Exception):
     a provider of the candidate deleted since by a host sync, or concurrent updates past the
     retries)."""
 
-    def __init__(self, detail, *, retries=0):
+    def __init__(self, detail, *, retries=0, provider_uuid=None):
         super().__init__(detail)
         self.detail = detail
         self.retries = retries
+        self.provider_uuid = provider_uuid  # the provider that refused, when known
 
 
 def allocation_claim(
@@ -76,3 +79,53 @@ def allocation_claim(
             logger.info(
                 "Claim for %s hit a concurrent update, retrying (%d)", consumer_uuid, retries
             )
+
+
+def allocations_claim(*, claims, project_id, user_id, consumer_type="INSTANCE", then=None):
+    """Write the allocations of several new consumers (``[(consumer uuid, {provider uuid:
+    {class: amount}})]``) in one write, all or none (``POST /allocations``'s: every provider
+    locked once, in id order). ``then()`` runs in the same transaction once they are written.
+
+    Retries a concurrent update as :func:`allocation_claim` does; a refusal raises ClaimFailed
+    naming the provider that refused (``provider_uuid``) when the write says which.
+    """
+    consumers = [
+        ConsumerAllocations(
+            consumer_uuid=str(consumer_uuid),
+            allocations=allocations,
+            project_id=project_id,
+            user_id=user_id,
+            generation=None,
+            consumer_type=consumer_type,
+            assign_devices=True,
+        )
+        for consumer_uuid, allocations in claims
+    ]
+    retries = 0
+    while True:
+        try:
+            with transaction.atomic():
+                allocations_replace(consumers=consumers)
+                if then is not None:
+                    then()
+            return retries
+        except ProviderGone as exc:
+            raise ClaimFailed(exc.detail, retries=retries, provider_uuid=_named(exc)) from None
+        except Conflict as exc:
+            if not isinstance(exc, ConcurrentUpdate) or retries >= CONCURRENT_RETRIES:
+                provider = (
+                    getattr(exc, "provider_uuid", None)
+                    if isinstance(exc, AllocationRefused)
+                    else None
+                )
+                raise ClaimFailed(exc.detail, retries=retries, provider_uuid=provider) from None
+            retries += 1
+            logger.info("Claims hit a concurrent update, retrying (%d)", retries)
+
+
+def _named(exc):
+    """The provider uuid a ProviderGone names in its detail."""
+    detail = exc.detail
+    start = detail.find("'")
+    end = detail.find("'", start + 1)
+    return detail[start + 1 : end] if 0 <= start < end else None

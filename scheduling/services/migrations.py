@@ -35,7 +35,13 @@ from allocations.services.allocations import (
     ProviderGone,
     allocations_replace,
 )
-from placementsite.core.exceptions import ConcurrentUpdate, Conflict, InvalidRequest, NotFound
+from placementsite.core.exceptions import (
+    ConcurrentUpdate,
+    Conflict,
+    InvalidRequest,
+    NotFound,
+    Unavailable,
+)
 from providers.selectors.compute_nodes import host_is_down
 from providers.selectors.resource_pools import sharing_provider_uuids
 from providers.services.compute_nodes import compute_node_disable
@@ -241,7 +247,7 @@ def server_move(*, server, kind, flavor=None, target_host=None):
             if kind == Kind.EVACUATE:
                 _disable_evacuated(source, server)
             return migration
-    except Conflict as exc:
+    except (Conflict, Unavailable) as exc:  # a refusal, a failed plugin, the time budget
         _mark_error(migration.pk, exc.detail)
         raise
     detail = f"No valid host was found to {kind} server {server.uuid}."

@@ -17,16 +17,17 @@ from ..extra_specs import translate_flavor
 from ..flavor_snapshots import flavor_snapshot
 from ..models import BootRequest, Server
 from ..selectors.names import check_names
-from ..selectors.scheduler import SchedulingSpec, explain, first_allocations, select_hosts
+from ..selectors.scheduler import SchedulingPass, SchedulingSpec, explain
 from ..selectors.server_groups import member_host_counts
-from .claims import ClaimFailed, allocation_claim
+from .claims import ClaimFailed, allocations_claim
 from .server_groups import group_admit, group_locked
 
 logger = logging.getLogger("placement.scheduler")
 
 NO_VALID_HOST = "scheduler.no_valid_host"
 KEY_REUSED = "scheduler.idempotency_key_reused"
-# A pass whose claims all fail (hosts taken meanwhile) is followed by a fresh one, this often.
+# A refused claim sends the rest of the request to a fresh pass; this many times max_attempts
+# refusals end it with no valid host.
 SELECTION_ROUNDS = 3
 
 
@@ -86,16 +87,6 @@ def read_group_hosts(spec):
         spec.group_hosts = member_host_counts(group=spec.group, exclude_server=spec.moving_server)
 
 
-def _alternates(selection, claimed):
-    keep = max(0, settings.PLACEMENT_SCHEDULER_MAX_ATTEMPTS - 1)
-    others = [(w, first_allocations(w.host)) for w in selection.attempt_order() if w is not claimed]
-    return [
-        {"host": w.host.name, "host_uuid": w.host.uuid, "allocations": allocations}
-        for w, allocations in others
-        if allocations is not None
-    ][:keep]
-
-
 def _fingerprint(**asked):
     return hashlib.sha256(json.dumps(asked, sort_keys=True, default=str).encode()).hexdigest()
 
@@ -116,68 +107,84 @@ def _boot_request(*, project_id, key, fingerprint):
     return None, list(earlier.servers.order_by("id"))
 
 
-def _place_one(spec, name, stats, boot_request=None):
-    """Schedule and claim one instance; returns its Server or raises NoValidHost."""
-    server_uuid = uuidlib.uuid4()
-    tries_per_pass = max(1, settings.PLACEMENT_SCHEDULER_MAX_ATTEMPTS)
-    selection = None
-    snapshot = flavor_snapshot(spec.flavor)
-    for _round in range(SELECTION_ROUNDS):
-        read_group_hosts(spec)
-        selection = select_hosts(spec)
-        if selection.chosen is None:
-            break
-        for weighed in selection.attempt_order()[:tries_per_pass]:
-            host = weighed.host
-            allocations = first_allocations(host)
-            if allocations is None:
-                logger.info("The tree of %s changed since it was read; next host", host.name)
-                continue
-            record = Server(
-                uuid=server_uuid,
-                name=name,
-                flavor_id=spec.flavor.pk,
-                flavor_snapshot=snapshot,
-                project_id=spec.project_id,
-                user_id=spec.user_id,
-                host_id=host.id,
-                allocations=allocations,
-                alternates=_alternates(selection, weighed),
-                # The zone it landed in (as Nova records it); the one asked for if the host
-                # is in no zone (a request may name an aggregate for one).
-                availability_zone=host.availability_zone or spec.availability_zone,
-                requested_availability_zone=spec.availability_zone,
-                scheduler_hints=spec.hints,
-                boot_request=boot_request,
+def _plan(spec, names, refused):
+    """Place every instance of the request in one pass, in memory (instance k sees 1..k-1,
+    their usage and, in a server group, their hosts); raises NoValidHost, with the funnel of
+    the pass that failed, naming the first instance that does not fit."""
+    read_group_hosts(spec)
+    model = SchedulingPass(spec, leave_out=refused)
+    plan = []
+    for index in range(len(names)):
+        spec.index = index
+        spec.check_time()
+        placement = model.place()
+        if placement.host is None:
+            raise NoValidHost(
+                f"No valid host was found for {names[index]} (flavor {spec.flavor.name}).",
+                explain=explain(spec, placement.selection),
             )
-            stats.hosts_tried += 1
+        plan.append(placement)
+        if spec.group is not None:
+            uuid = placement.host.uuid
+            spec.group_hosts[uuid] = spec.group_hosts.get(uuid, 0) + 1
+    return plan
 
-            def record_and_join(record=record, host=host):
-                # The group's hard policy is checked again here, in the claim's transaction
-                # and under the group's lock: whatever filters are configured, no claim
-                # breaks it.
-                record.save()
-                group_admit(group=spec.group, host_uuid=host.uuid, server=record, join=True)
 
-            try:
-                stats.retries += allocation_claim(
-                    consumer_uuid=server_uuid,
-                    allocations=allocations,
-                    project_id=spec.project_id,
-                    user_id=spec.user_id,
-                    then=record_and_join,
-                )
-            except ClaimFailed as exc:
-                stats.retries += exc.retries
-                logger.info("Claim on %s failed (%s); trying the next host", host.name, exc.detail)
-                continue
-            record.host_name = host.name
-            record.host_uuid = host.uuid
-            return record
-    raise NoValidHost(
-        f"No valid host was found for {name} (flavor {spec.flavor.name}).",
-        explain=explain(spec, selection) if selection is not None else None,
-    )
+def _claim(spec, names, plan, stats, boot_request):
+    """Claim every planned instance in the database in one write (the claim is the truth);
+    returns their Servers or raises ClaimFailed. In a server group, the group's hard policy
+    is checked again in the claim's transaction, under the group's lock: whatever filters are
+    configured, no claim breaks it."""
+    snapshot = flavor_snapshot(spec.flavor)
+    records = [
+        Server(
+            uuid=uuidlib.uuid4(),
+            name=name,
+            flavor=spec.flavor,
+            flavor_snapshot=snapshot,
+            project_id=spec.project_id,
+            user_id=spec.user_id,
+            host_id=placement.host.id,
+            allocations=placement.allocations,
+            alternates=placement.alternates,
+            # The zone it landed in (as Nova records it); the one asked for if the host is in
+            # no zone (a request may name an aggregate for one).
+            availability_zone=placement.host.availability_zone or spec.availability_zone,
+            requested_availability_zone=spec.availability_zone,
+            scheduler_hints=spec.hints,
+            boot_request=boot_request,
+        )
+        for name, placement in zip(names, plan, strict=True)
+    ]
+
+    def record_and_join():
+        Server.objects.bulk_create(records)
+        for record, placement in zip(records, plan, strict=True):
+            group_admit(group=spec.group, host_uuid=placement.host.uuid, server=record, join=True)
+
+    stats.hosts_tried += len({placement.host.id for placement in plan})
+    try:
+        stats.retries += allocations_claim(
+            claims=[(record.uuid, record.allocations) for record in records],
+            project_id=spec.project_id,
+            user_id=spec.user_id,
+            then=record_and_join,
+        )
+    except ClaimFailed as exc:
+        stats.retries += exc.retries
+        raise
+    for record, placement in zip(records, plan, strict=True):
+        record.host_name = placement.host.name
+        record.host_uuid = placement.host.uuid
+    return records
+
+
+def _refusing_host(plan, provider_uuid):
+    """The host of the planned instance whose allocations name ``provider_uuid``."""
+    for placement in plan:
+        if provider_uuid in placement.allocations:
+            return placement.host
+    return None
 
 
 def servers_create(
@@ -193,8 +200,9 @@ def servers_create(
     request_key=None,
     stats=None,
 ):
-    """Place ``count`` instances of ``flavor``, claiming as it goes (instance 2 sees instance
-    1's usage), all in one transaction: the servers appear together when it commits, or never
+    """Place ``count`` instances of ``flavor`` in one pass (instance 2 sees instance 1's usage in
+    memory), then claim them in one write, in one transaction: the servers appear together
+    when it commits, or never
     (NoValidHost for one of them, an error, the process or the database going away). With a
     ``request_key`` (the client's ``Idempotency-Key``), a create the project already made with
     that key answers its servers again (``stats.replayed``) instead of booting anew.
@@ -210,8 +218,8 @@ def servers_create(
         count=count,
         hints=hints,
         availability_zone=availability_zone,
+        group=group,
     )
-    placed = []
     # Each pass allocates a host state per host: no collector walks while they live.
     with transaction.atomic(), cyclic_gc_paused():
         boot_request = None
@@ -233,11 +241,35 @@ def servers_create(
                 return earlier
         with group_locked(group) as locked:
             spec.group = locked
-            for index in range(count):
-                spec.index = index
-                name_of = name if count == 1 else f"{name}-{index + 1}"
-                placed.append(_place_one(spec, name_of, stats, boot_request))
-    return placed
+            return _place_and_claim(spec, name, count, stats, boot_request)
+
+
+def _place_and_claim(spec, name, count, stats, boot_request):
+    """Place the request's instances and claim them, placing afresh when a claim is refused."""
+    names = [name] if count == 1 else [f"{name}-{i + 1}" for i in range(count)]
+    # Every instance is placed in one pass, then all are claimed in one write. A refused
+    # claim (a host taken meanwhile) sends the request to a fresh pass, which reads the
+    # usage afresh and leaves out the host that refused.
+    refused = set()
+    attempts = SELECTION_ROUNDS * max(1, settings.PLACEMENT_SCHEDULER_MAX_ATTEMPTS)
+    for _attempt in range(attempts):
+        plan = _plan(spec, names, refused)
+        try:
+            return _claim(spec, names, plan, stats, boot_request)
+        except ClaimFailed as exc:
+            host = _refusing_host(plan, exc.provider_uuid)
+            if host is not None:
+                refused.add(host.id)
+            logger.info(
+                "Claim on %s failed (%s); placing afresh",
+                host.name if host else "a host",
+                exc.detail,
+            )
+    raise NoValidHost(
+        f"No valid host was found for {names[0]} (flavor {spec.flavor.name}): "
+        f"the hosts chosen were taken meanwhile.",
+        explain=None,
+    )
 
 
 def server_delete(*, server):

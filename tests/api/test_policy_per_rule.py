@@ -181,6 +181,15 @@ API_ENDPOINTS = {
     ),
     "placement:api:scheduler:explain": ("POST", "/api/scheduler/explain/", SERVER_BODY),
     "placement:api:capacity:list": ("GET", "/api/capacity/?flavor=m1.small", None),
+    "placement:api:aggregates:list": ("GET", "/api/aggregates/", None),
+    "placement:api:aggregates:show": ("GET", "/api/aggregates/agg.spare/", None),
+    "placement:api:aggregates:create": ("POST", "/api/aggregates/", {"name": "agg.new"}),
+    "placement:api:aggregates:update": (
+        "PATCH",
+        "/api/aggregates/agg.spare/",
+        {"metadata": {"k": "v"}},
+    ),
+    "placement:api:aggregates:delete": ("DELETE", "/api/aggregates/agg.spare/", None),
     "placement:api:compute_nodes:list": ("GET", "/api/compute-nodes/", None),
     "placement:api:compute_nodes:show": ("GET", f"/api/compute-nodes/{HOST}/", None),
     "placement:api:compute_nodes:update": ("PUT", f"/api/compute-nodes/{HOST}/", report()),
@@ -257,6 +266,7 @@ def api_world(db):
     private = {"name": "m1.private", "vcpus": 1, "ram": 512, "disk": 1, "is_public": False}
     assert admin.post("/api/flavors/", private).status == 201
     assert admin.post("/api/flavors/m1.private/access/", {"project_id": "project-b"}).status == 201
+    assert admin.post("/api/aggregates/", {"name": "agg.spare"}).status == 201
     group = admin.post(
         "/api/server-groups/", {"name": "g", "policy": "affinity", "project_id": "project-a"}
     )

@@ -85,6 +85,21 @@ def test_fits_needs_the_usage_permissions(client, staff_user, cloud):
     assert "data-fits-url" not in c.get("/dashboard/flavors/").content.decode()
 
 
+def test_overview_counts_every_flavor_with_the_capacity_simulation(
+    client, scheduler_operator, cloud
+):
+    # More flavors than the overview used to count (8); a NUMA one, which the simulation
+    # counts as boots would place (no NUMA host here: 0, not an upper bound).
+    for index in range(10):
+        Flavor.objects.create(name=f"z.f{index}", vcpus=1, ram=1024 + index, disk=1)
+    Flavor.objects.create(
+        name="z.numa", vcpus=2, ram=2048, disk=1, extra_specs={"hw:numa_nodes": "2"}
+    )
+    page = _client(client, scheduler_operator).get("/dashboard/").content.decode()
+    assert page.count("fits 16 more") == 10  # 1 vCPU each: 8 on each of the two hosts
+    assert "z.numa" in page and "fits 0 more" in page
+
+
 def test_overview_leaves_flavors_out_for_who_may_not_see_them(client, staff_user, cloud):
     page = _client(client, staff_user).get("/dashboard/").content.decode()
     assert 'id="flavor-fits"' not in page

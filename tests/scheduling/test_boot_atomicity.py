@@ -100,11 +100,11 @@ def nothing_held(api, hosts):
 
 def test_a_boot_in_flight_shows_none_of_its_servers(cloud, monkeypatch):
     api, hosts = cloud
-    pause = PausedWrite(monkeypatch, after=2)
+    pause = PausedWrite(monkeypatch, after=1)
     thread, outcome = in_thread(lambda: create(PlacementClient(version="latest"), key=None))
     assert pause.reached.wait(30)
     try:
-        # Two instances are claimed; another connection sees none of them yet.
+        # The instances are claimed; another connection sees none of them yet.
         assert Server.objects.count() == 0
         assert Allocation.objects.count() == 0
     finally:
@@ -149,7 +149,7 @@ def boot_killed_after_writes(writes):
 
 def test_a_boot_whose_worker_is_killed_mid_way_leaves_nothing(cloud):
     api, hosts = cloud
-    boot_killed_after_writes(2)
+    boot_killed_after_writes(1)
     time.sleep(0.2)  # PostgreSQL notices the closed session and ends its transaction
     nothing_held(api, hosts)
 
@@ -162,7 +162,7 @@ def test_a_boot_whose_worker_is_killed_mid_way_leaves_nothing(cloud):
 
 def test_a_boot_whose_database_session_dies_mid_way_leaves_nothing(cloud, monkeypatch):
     api, hosts = cloud
-    pause = PausedWrite(monkeypatch, after=2)
+    pause = PausedWrite(monkeypatch, after=1)
     thread, outcome = in_thread(lambda: create(PlacementClient(version="latest")))
     assert pause.reached.wait(30)
     kill_session(pause.backend_pid)  # a database restart mid-boot
@@ -180,7 +180,7 @@ def test_a_boot_failing_after_some_claims_leaves_nothing(cloud, monkeypatch):
     def run(write, *args, **kwargs):
         result = original(write, *args, **kwargs)
         writes.append(write)
-        if len(writes) == 2:
+        if len(writes) == 1:
             raise RuntimeError("the request dies here")
         return result
 

@@ -9,10 +9,11 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.utils import timezone
 
+from allocations.models import Allocation
 from providers.models import Aggregate, ComputeNode, ResourceProvider
 from scheduling import plugins
-from scheduling.models import AggregateMetadata
-from scheduling.plugins import BaseFilter, BaseWeigher
+from scheduling.models import AggregateMetadata, Server
+from scheduling.plugins import BaseFilter, BaseWeigher, Status
 from tests.scheduling.scheduler_helpers import boot, make_flavor, make_host
 
 
@@ -26,6 +27,9 @@ def _explain(api, flavor="f", **extra):
     response = api.post("/api/scheduler/explain/", body)
     assert response.status == 200, response
     return response.json
+
+
+SERVER = {"name": "x", "flavor": "f", "project_id": "p", "user_id": "u"}
 
 
 def _report(uuid, *, enabled=True, silent_for=timedelta(0)):
@@ -227,6 +231,19 @@ class BrokenWeigher(BaseWeigher):
         raise ZeroDivisionError("boom")
 
 
+class UndecidedFilter(BaseFilter):
+    def check(self, host, spec):
+        return Status.error("cannot reach the inventory service")
+
+
+class StatusFilter(BaseFilter):
+    def check(self, host, spec):
+        return {
+            "cn1": Status.unschedulable("busy"),
+            "cn2": Status.unresolvable("wrong rack"),
+        }.get(host.name, Status.fits())
+
+
 class NameWeigher(BaseWeigher):
     def weigh(self, host, spec):
         return int(host.name[-1])
@@ -290,16 +307,101 @@ def test_entry_point_plugins(api, settings, flavor, monkeypatch):
         plugins.load_weighers.cache_clear()
 
 
-def test_a_plugin_that_raises_is_logged_and_skipped(api, settings, flavor, caplog):
+def test_a_filter_that_raises_fails_the_request_closed(api, settings, flavor, caplog):
     make_host(api, "cn1")
     here = "tests.scheduling.test_scheduler_filters_weighers"
     settings.PLACEMENT_SCHEDULER_FILTERS = f"{here}.BrokenFilter,host_enabled"
+    response = boot(api, "f")
+    assert response.status == 503
+    assert response.error_code == "scheduler.plugin_failed"
+    assert f"{here}.BrokenFilter" in response.error["detail"]
+    assert "RuntimeError: boom" in response.error["detail"]
+    assert "BrokenFilter failed" in caplog.text
+    assert Server.objects.count() == 0 and Allocation.objects.count() == 0
+    explained = api.post("/api/scheduler/explain/", SERVER)
+    assert explained.status == 503 and explained.error_code == "scheduler.plugin_failed"
+    capacity = api.get("/api/capacity/?flavor=f")
+    assert capacity.status == 503 and capacity.error_code == "scheduler.plugin_failed"
+
+
+def test_a_weigher_that_raises_fails_the_request_closed(api, settings, flavor, caplog):
+    make_host(api, "cn1")
+    here = "tests.scheduling.test_scheduler_filters_weighers"
     settings.PLACEMENT_SCHEDULER_WEIGHERS = f"{here}.BrokenWeigher,ram"
-    assert _host_of(boot(api, "f")) == "cn1"
-    assert "BrokenFilter failed" in caplog.text and "BrokenWeigher failed" in caplog.text
-    funnel = _explain(api)
-    assert funnel["filters"][0]["error"] == "RuntimeError: boom"
-    assert list(funnel["weighed"][0]["weights"]) == ["ram"]
+    response = boot(api, "f")
+    assert response.status == 503
+    assert f"weigher {here}.BrokenWeigher failed" in response.error["detail"]
+    assert "BrokenWeigher failed" in caplog.text
+    assert Server.objects.count() == 0
+
+
+def test_a_filter_status_error_fails_closed(api, settings, flavor):
+    make_host(api, "cn1")
+    settings.PLACEMENT_SCHEDULER_FILTERS = f"{__name__}.UndecidedFilter"
+    response = boot(api, "f")
+    assert response.status == 503
+    assert "cannot reach the inventory service" in response.error["detail"]
+
+
+def test_filter_statuses_in_explain(api, settings, flavor):
+    for name in ("cn0", "cn1", "cn2"):
+        make_host(api, name)
+    settings.PLACEMENT_SCHEDULER_FILTERS = f"{__name__}.StatusFilter"
+    answer = api.post("/api/scheduler/explain/", SERVER).json
+    (step,) = answer["filters"]
+    assert {d["host"]: (d["status"], d["reason"]) for d in step["dropped"]} == {
+        "cn1": ("unschedulable", "busy"),
+        "cn2": ("unresolvable", "wrong rack"),
+    }
+    funnel_step = answer["funnel"][-1]
+    assert funnel_step["reasons"] == {"unschedulable": 1, "unresolvable": 1}
+    assert funnel_step["passed"] == 1 and funnel_step["entered"] == 3
+    assert answer["chosen"]["host"] == "cn0"
+
+
+def test_a_hint_filter_reads_its_hosts_once_per_pass(api, settings, flavor, monkeypatch):
+    from scheduling.plugins.filters import SameHostFilter
+
+    host = make_host(api, "cn0")
+    make_host(api, "cn1")
+    first = boot(api, "f").json["servers"][0]["id"]
+    calls = []
+    real = SameHostFilter.pre_filter
+
+    def counted(self, spec):
+        calls.append(spec)
+        return real(self, spec)
+
+    monkeypatch.setattr(SameHostFilter, "pre_filter", counted)
+    response = boot(api, "f", count=3, scheduler_hints={"same_host": [first]})
+    assert response.status == 201, response
+    assert {s["host_uuid"] for s in response.json["servers"]} == {host}
+    assert len(calls) == 1  # one pass, one pre-filter, for three instances and two hosts
+
+
+def test_ratio_weigher_is_not_stretched_and_free_amounts_are(api, settings, flavor):
+    make_host(api, "a", {"VCPU": 8, "MEMORY_MB": 16384, "DISK_GB": 100})
+    make_host(api, "b", {"VCPU": 8, "MEMORY_MB": 16394, "DISK_GB": 100})
+    settings.PLACEMENT_SCHEDULER_WEIGHERS = "resource:MEMORY_MB:ratio,ram"
+    weighed = {w["host"]: w["weights"] for w in _explain(api)["weighed"]}
+    # Both empty: a free share of 1.0 each, as it is; the free amounts span 0..1 (Nova's).
+    assert weighed["a"]["resource:MEMORY_MB:ratio"]["normalised"] == 1.0
+    assert weighed["b"]["resource:MEMORY_MB:ratio"]["normalised"] == 1.0
+    assert weighed["a"]["ram"]["normalised"] == 0.0
+    assert weighed["b"]["ram"]["normalised"] == 1.0
+
+
+def test_aggregate_metadata_overrides_a_weigher_multiplier(api, settings, flavor):
+    aggregate = api.post(
+        "/api/aggregates/", {"name": "pack", "metadata": {"ram_weight_multiplier": "-1"}}
+    ).json["uuid"]
+    make_host(api, "big", {"VCPU": 8, "MEMORY_MB": 32768, "DISK_GB": 100}, aggregates=[aggregate])
+    make_host(api, "small", {"VCPU": 8, "MEMORY_MB": 8192, "DISK_GB": 100})
+    settings.PLACEMENT_SCHEDULER_WEIGHERS = "ram"
+    weighed = {w["host"]: w for w in _explain(api)["weighed"]}
+    assert weighed["big"]["weights"]["ram"]["weighted"] == -1.0
+    assert weighed["small"]["weights"]["ram"]["weighted"] == 0.0
+    assert _host_of(boot(api, "f")) == "small"
 
 
 class NoIronicFilter(BaseFilter):
@@ -325,7 +427,12 @@ def test_plugins_see_the_host_report_and_extended_resources(api, settings, flavo
     assert _host_of(boot(api, "f")) == "kvm"
     step = _explain(api)["filters"][0]
     assert step["dropped"] == [
-        {"host": "baremetal", "host_uuid": baremetal, "reason": "reports hypervisor ironic"}
+        {
+            "host": "baremetal",
+            "host_uuid": baremetal,
+            "reason": "reports hypervisor ironic",
+            "status": "unschedulable",  # a plain string answer is unschedulable
+        }
     ]
     from scheduling import candidates
     from scheduling.models import Flavor

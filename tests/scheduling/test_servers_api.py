@@ -4,7 +4,8 @@ alternates, claims retried on conflicts."""
 import pytest
 
 from allocations.models import Allocation, Consumer
-from placementsite.core.exceptions import ConcurrentUpdate, Conflict
+from allocations.services.allocations import AllocationRefused
+from placementsite.core.exceptions import ConcurrentUpdate
 from scheduling.models import Server
 from scheduling.services import claims
 from tests.scheduling.scheduler_helpers import boot, make_flavor, make_host, usage
@@ -113,18 +114,18 @@ def test_host_subset_size_picks_among_the_best(api, settings, flavor):
 
 
 def test_capacity_taken_meanwhile_moves_to_the_next_host(api, flavor, monkeypatch):
-    make_host(api, "cn0", {"VCPU": 8, "MEMORY_MB": 16384, "DISK_GB": 100})
+    first = make_host(api, "cn0", {"VCPU": 8, "MEMORY_MB": 16384, "DISK_GB": 100})
     make_host(api, "cn1", {"VCPU": 8, "MEMORY_MB": 8192, "DISK_GB": 100})
-    real = claims.allocation_replace
+    real = claims.allocations_replace
     calls = []
 
-    def first_host_full(*, consumer):
-        calls.append(consumer)
+    def first_host_full(*, consumers):
+        calls.append(consumers)
         if len(calls) == 1:
-            raise Conflict("Unable to allocate inventory: would exceed the capacity")
-        return real(consumer=consumer)
+            raise AllocationRefused("Unable to allocate inventory: would exceed", first)
+        return real(consumers=consumers)
 
-    monkeypatch.setattr(claims, "allocation_replace", first_host_full)
+    monkeypatch.setattr(claims, "allocations_replace", first_host_full)
     server = boot(api, "f").json["servers"][0]
     assert server["host"] == "cn1"
     assert len(calls) == 2
@@ -133,19 +134,20 @@ def test_capacity_taken_meanwhile_moves_to_the_next_host(api, flavor, monkeypatc
 def test_concurrent_update_is_retried_on_the_same_host(api, flavor, monkeypatch):
     host = make_host(api, "cn0")
     make_host(api, "cn1", {"VCPU": 8, "MEMORY_MB": 8192, "DISK_GB": 100})
-    real = claims.allocation_replace
+    real = claims.allocations_replace
     calls = []
 
-    def conflicts_twice(*, consumer):
-        calls.append(consumer)
+    def conflicts_twice(*, consumers):
+        calls.append(consumers)
         if len(calls) <= 2:
             raise ConcurrentUpdate("Another thread concurrently updated the data.")
-        return real(consumer=consumer)
+        return real(consumers=consumers)
 
-    monkeypatch.setattr(claims, "allocation_replace", conflicts_twice)
+    monkeypatch.setattr(claims, "allocations_replace", conflicts_twice)
     server = boot(api, "f").json["servers"][0]
     assert server["host_uuid"] == host
-    assert len(calls) == 3 and {c.allocations.keys() == {host} for c in calls} == {True}
+    assert len(calls) == 3
+    assert {c.allocations.keys() == {host} for call in calls for c in call} == {True}
     assert usage(api, host)["VCPU"] == 2
 
 

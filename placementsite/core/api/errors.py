@@ -61,6 +61,7 @@ EXPLANATIONS = {
     413: "The request is larger than the server is willing or able to process.",
     415: "The request media type is not supported by this server.",
     500: "The server has either erred or is incapable of performing the requested operation.",
+    503: "The server is currently unavailable. Please try again at a later time.",
 }
 
 
@@ -123,6 +124,10 @@ class RequestTooLarge(PlacementError):
     status = 413
 
 
+class ServiceUnavailable(PlacementError):
+    status = 503
+
+
 class UnsupportedMediaType(PlacementError):
     status = 415
 
@@ -132,6 +137,7 @@ _HTTP_ERROR_OF_KIND = (
     (exceptions.InvalidRequest, BadRequest),
     (exceptions.NotFound, NotFound),
     (exceptions.Conflict, Conflict),
+    (exceptions.Unavailable, ServiceUnavailable),
     (exceptions.DomainError, BadRequest),
 )
 

@@ -1,0 +1,26 @@
+"""Reads of aggregates as requests name them: by uuid, name or availability zone."""
+
+from placementsite.core import uuids
+from providers.models import Aggregate
+
+from ..models import AggregateMetadata
+
+
+def aggregate_uuid(*, value):
+    """The uuid (as a string) of the aggregate ``value`` names (its uuid or its name), or
+    None when there is none."""
+    parsed = uuids.parse(value)
+    if parsed is not None and Aggregate.objects.filter(uuid=parsed).exists():
+        return str(parsed)
+    found = AggregateMetadata.objects.filter(name=value).values_list("aggregate__uuid", flat=True)
+    first = found.first()
+    return str(first) if first is not None else None
+
+
+def zone_exists(*, value):
+    """Whether ``value`` names an availability zone as a server create may: a zone set on an
+    aggregate, an aggregate's name or an aggregate's uuid."""
+    return bool(
+        AggregateMetadata.objects.filter(availability_zone=value).exists()
+        or aggregate_uuid(value=value)
+    )
