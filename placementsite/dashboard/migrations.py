@@ -5,6 +5,7 @@ from django.http import Http404
 
 from scheduling.models import LifecycleRecord
 from scheduling.selectors.migrations import migrations_overview
+from scheduling.services.migrations import migration_steps
 
 from .actions import MOVE_ACTIONS
 from .rendering import render_page as _render
@@ -23,6 +24,9 @@ def migration_list(request):
     if action is not None and action not in LifecycleRecord.Action.values:
         raise Http404("No such action.")
     overview = migrations_overview(history_action=action)
+    for migration in overview.in_flight:
+        # Only the steps the services would take: a live migration is finished, not confirmed.
+        migration.steps = migration_steps(migration)
     return _render(
         request,
         "migrations.html",

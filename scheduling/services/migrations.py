@@ -397,15 +397,25 @@ FAILABLE = (Migration.Status.PRE_MIGRATING, Migration.Status.MIGRATING)
 @dataclass(frozen=True)
 class Settlement:
     """How a move may end: from which statuses (``allowed``), into which ``status``, and
-    whether the server goes back to its source (``revert``) or keeps its destination."""
+    whether the server goes back to its source (``revert``) or keeps its destination;
+    ``refused_kinds``: the kinds of move it is no step of."""
 
     verb: str
     allowed: tuple
     status: str
     revert: bool
+    refused_kinds: tuple = ()
 
 
-CONFIRM = Settlement("confirm", CONFIRMABLE, Migration.Status.CONFIRMED, revert=False)
+# A live migration is finished (it completes), never confirmed, as in Nova: there is no resize
+# to confirm, and confirming one still migrating would free its source under a running guest.
+CONFIRM = Settlement(
+    "confirm",
+    CONFIRMABLE,
+    Migration.Status.CONFIRMED,
+    revert=False,
+    refused_kinds=(Migration.Kind.LIVE_MIGRATE,),
+)
 REVERT = Settlement("revert", REVERTIBLE, Migration.Status.REVERTED, revert=True)
 FAIL = Settlement("fail", FAILABLE, Migration.Status.ERROR, revert=True)
 ABANDON = Settlement("abandon", REVERTIBLE, Migration.Status.ERROR, revert=False)
@@ -414,6 +424,20 @@ ABANDON = Settlement("abandon", REVERTIBLE, Migration.Status.ERROR, revert=False
 COMPLETE = Settlement(
     "finish", (Migration.Status.MIGRATING,), Migration.Status.COMPLETED, revert=False
 )
+
+
+def migration_steps(migration) -> tuple[str, ...]:
+    """What an operator may do to ``migration`` as it is now, of ``finish``, ``confirm`` and
+    ``revert``: the steps the services below would take rather than refuse."""
+    steps = []
+    if migration.status == Migration.Status.MIGRATING:
+        steps.append("finish")
+    for settlement in (CONFIRM, REVERT):
+        if migration.status in settlement.allowed and migration.kind not in (
+            settlement.refused_kinds
+        ):
+            steps.append(settlement.verb)
+    return tuple(steps)
 
 
 def migration_finish(*, migration, generation=...):
@@ -481,6 +505,11 @@ def _settle_once(migration_pk, settlement, *, generation, record, error):
         if migration.status not in settlement.allowed:
             raise InvalidMigrationState(
                 f"Migration {migration.uuid} is {migration.status}; it cannot {settlement.verb}."
+            )
+        if migration.kind in settlement.refused_kinds:
+            raise InvalidMigrationState(
+                f"Migration {migration.uuid} is a {migration.kind}; it cannot "
+                f"{settlement.verb} (a live migration is finished)."
             )
         if settlement.revert and server is None:
             raise InvalidMigrationState(f"Migration {migration.uuid} has no server to revert.")

@@ -84,6 +84,44 @@ def test_settling_twice_says_why_and_changes_nothing(api, moving, mover):
     assert Migration.objects.get(uuid=migration["id"]).status == "confirmed"
 
 
+def _buttons(client, migration_id):
+    """The steps the Migrations page offers for one move, in order."""
+    page = client.get("/dashboard/migrations/").content.decode()
+    return [
+        verb
+        for verb in ("finish", "confirm", "revert")
+        if f'action="/dashboard/migrations/{migration_id}/{verb}/"' in page
+    ]
+
+
+def test_the_page_offers_only_the_steps_valid_for_the_kind_and_status(api, mover):
+    setup_hosts(api)
+    cold = boot_one(api, name="cold")
+    live = boot_one(api, name="live")
+    moved = api.post(f"/api/servers/{cold['id']}/migrate/", {}).json["migration"]["id"]
+    lived = api.post(f"/api/servers/{live['id']}/live-migrate/", {}).json["migration"]["id"]
+    assert _buttons(mover, moved) == ["finish", "confirm", "revert"]
+    # A live migration is finished (it completes) or reverted, never confirmed: as the API.
+    assert _buttons(mover, lived) == ["finish", "revert"]
+    _post(mover, f"/dashboard/migrations/{moved}/finish/")
+    assert _buttons(mover, moved) == ["confirm", "revert"]
+    _post(mover, f"/dashboard/migrations/{lived}/finish/")
+    assert Migration.objects.get(uuid=lived).status == "completed"
+    assert _buttons(mover, lived) == []  # no longer in flight
+
+
+def test_confirming_a_live_migration_is_refused_as_by_the_api(api, mover):
+    setup_hosts(api)
+    live = boot_one(api, name="live")
+    lived = api.post(f"/api/servers/{live['id']}/live-migrate/", {}).json["migration"]["id"]
+    r = _post(mover, f"/dashboard/migrations/{lived}/confirm/")
+    assert r.status_code == 302
+    page = mover.get("/dashboard/migrations/").content.decode()
+    assert "Could not confirm the live-migrate of live" in page
+    assert Migration.objects.get(uuid=lived).status == "migrating"
+    assert resources_of(api, lived)  # the source is still held
+
+
 def test_settling_needs_the_change_permission(api, moving, watcher):
     server, migration = moving
     page = watcher.get("/dashboard/migrations/").content.decode()

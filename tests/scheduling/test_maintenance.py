@@ -222,6 +222,21 @@ def test_finishing_a_live_migration_frees_the_source_and_completes_it(api):
     assert api.post(f"/api/migrations/{migration['id']}/revert/", {}).status == 409
 
 
+def test_a_live_migration_is_not_confirmed_only_finished_or_reverted(api):
+    setup_hosts(api)
+    server = boot_one(api)
+    migration = api.post(f"/api/servers/{server['id']}/live-migrate/", {}).json["migration"]
+    refused = api.post(f"/api/migrations/{migration['id']}/confirm/", {})
+    assert refused.status == 409, refused
+    assert refused.json["errors"][0]["code"] == "migration.invalid_state"
+    assert "a live migration is finished" in refused.json["errors"][0]["detail"]
+    assert Migration.objects.get(uuid=migration["id"]).status == "migrating"
+    assert resources_of(api, migration["id"])  # the source is still held
+    reverted = api.post(f"/api/migrations/{migration['id']}/revert/", {})
+    assert reverted.status == 200, reverted
+    assert reverted.json["migration"]["status"] == "reverted"
+
+
 def test_an_expired_live_migration_is_reported_never_reverted(api, settings):
     setup_hosts(api)
     server = boot_one(api)
