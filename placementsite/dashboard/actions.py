@@ -5,24 +5,35 @@ without the permission the admin asks for the same change.
 
 - confirm, revert, finish a migration: ``scheduling.change_migration``;
 - disable (with a reason) or enable a host, resync it: ``providers.change_computenode`` (the
-  admin's compute node form, where an operator enables or disables a host).
+  admin's compute node form, where an operator enables or disables a host);
+- drain a host: that, and the API's policy rule ``placement:api:compute_nodes:drain``.
+
+The actions that came with their own API endpoints (drain here, pools in ``pools.py``, server
+groups in ``server_groups.py``) also need that endpoint's policy rule, checked for the user as
+their API token would be (:func:`policy_allows`), so the dashboard never lets anyone do what
+the API would refuse them.
 """
 
 import logging
 
 from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
+from placementsite.core.api import policy
+from placementsite.core.api.auth import user_context
 from placementsite.core.exceptions import DomainError
-from providers.selectors.compute_nodes import host_states
+from providers.selectors.compute_nodes import host_by_name, host_states
 from providers.services import compute_nodes as host_services
 from providers.services.host_sync import compute_nodes_sync
+from scheduling import policies as scheduling_policies
 from scheduling.selectors.migrations import migration_by_uuid
 from scheduling.services import migrations as moves
+from scheduling.services.drain import host_drain
 
 from .rendering import staff_required
 
@@ -31,6 +42,8 @@ logger = logging.getLogger("placement.dashboard")
 MOVE_ACTIONS = ("scheduling.view_migration", "scheduling.change_migration")
 HOST_ACTIONS = ("providers.view_computenode", "providers.change_computenode")
 REASON_MAX = 255
+
+DRAIN_RULE = f"{scheduling_policies.COMPUTE_NODES}:drain"
 
 MIGRATION_SERVICES = {
     "confirm": moves.migration_confirm,
@@ -52,11 +65,23 @@ def action(*permissions, what):
     return decorator
 
 
+def policy_allows(user, rule, target=None):
+    """Whether the API's policy ``rule`` allows ``user`` (as their API token), on ``target``
+    (a row's project and user; default the user's own, as the API's first check)."""
+    return policy.check(rule, user_context(user), target)
+
+
+def policy_required(request, rule, *, what, target=None):
+    """A 403 page, before anything is done, unless ``rule`` allows the user."""
+    if not policy_allows(request.user, rule, target):
+        raise PermissionDenied(f"You may not {what}: the policy rule {rule} does not allow you.")
+
+
 def _perms(permissions):
     return " and ".join(p.rsplit(".", 1)[1] for p in permissions)
 
 
-def _back(request, default):
+def back(request, default):
     """Where the form came from (its ``next``), if it is this site; else ``default``."""
     target = request.POST.get("next", "")
     if target and url_has_allowed_host_and_scheme(
@@ -66,7 +91,7 @@ def _back(request, default):
     return redirect(default)
 
 
-def _done(request, message):
+def done(request, message):
     logger.info("dashboard: %s by %s", message, request.user.get_username())
     messages.success(request, message)
 
@@ -82,8 +107,8 @@ def migration_action(request, uuid, verb):
     except DomainError as exc:
         messages.error(request, f"Could not {verb} the {migration.kind} of {label}: {exc.detail}")
     else:
-        _done(request, f"The {migration.kind} of {label} is {settled.status}.")
-    return _back(request, reverse("dashboard:migrations"))
+        done(request, f"The {migration.kind} of {label} is {settled.status}.")
+    return back(request, reverse("dashboard:migrations"))
 
 
 def _host(root_provider_id):
@@ -103,7 +128,7 @@ def host_disable(request, hostname):
             lambda: host_services.compute_node_disable(hostname=hostname, reason=reason),
             f"{hostname} is disabled: {reason}",
         )
-    return _back(request, reverse("dashboard:hosts"))
+    return back(request, reverse("dashboard:hosts"))
 
 
 @action(*HOST_ACTIONS, what="change hosts")
@@ -113,7 +138,7 @@ def host_enable(request, hostname):
         lambda: host_services.compute_node_enable(hostname=hostname),
         f"{hostname} is enabled.",
     )
-    return _back(request, reverse("dashboard:hosts"))
+    return back(request, reverse("dashboard:hosts"))
 
 
 @action(*HOST_ACTIONS, what="change hosts")
@@ -123,7 +148,7 @@ def host_resync(request, hostname):
         outcomes = compute_nodes_sync(hostnames=[hostname], force=True, due_only=False)
     except DomainError as exc:
         messages.error(request, f"Could not resync {hostname}: {exc.detail}")
-        return _back(request, reverse("dashboard:hosts"))
+        return back(request, reverse("dashboard:hosts"))
     if not outcomes:
         messages.warning(
             request, f"{hostname} was not synced: it has not reported yet, or a worker holds it."
@@ -136,8 +161,41 @@ def host_resync(request, hostname):
         if outcome.errors:
             messages.error(request, f"{text}; " + "; ".join(outcome.errors))
         else:
-            _done(request, text + ".")
-    return _back(request, reverse("dashboard:hosts"))
+            done(request, text + ".")
+    return back(request, reverse("dashboard:hosts"))
+
+
+@action(*HOST_ACTIONS, what="change hosts")
+def host_drain_view(request, hostname):
+    """Disable the host and move every server off it (the scheduler's drain, as the API's)."""
+    policy_required(request, DRAIN_RULE, what="drain hosts")
+    reason = request.POST.get("reason", "").strip()
+    if len(reason) > REASON_MAX:
+        messages.error(request, f"The reason is longer than {REASON_MAX} characters.")
+        return back(request, reverse("dashboard:hosts"))
+    node = host_by_name(hostname)
+    if node is None:
+        raise Http404("No such compute host.")
+    result = host_drain(node=node, reason=reason)
+    text = (
+        f"{hostname} is disabled ({result.disabled_reason}) and drained: "
+        + _count(result.moved, "server")
+        + " moving"
+    )
+    if result.failed:
+        refused = "; ".join(
+            f"{e['name'] or e['server']}: {e['detail']}"
+            for e in result.servers
+            if e["result"] == "failed"
+        )
+        messages.warning(request, f"{text}, {result.failed} not moved ({refused}).")
+    else:
+        done(request, text + ".")
+    return back(request, reverse("dashboard:migrations"))
+
+
+def _count(n, noun):
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _host_call(request, call, message):
@@ -146,7 +204,7 @@ def _host_call(request, call, message):
     except DomainError as exc:
         messages.error(request, exc.detail)
     else:
-        _done(request, message)
+        done(request, message)
 
 
 def host_context(request, provider):
@@ -154,7 +212,9 @@ def host_context(request, provider):
     None for a provider no host reports) and whether the user may act on it."""
     if provider.parent_id is not None:
         return {"host": None}
+    can_manage = request.user.has_perms(HOST_ACTIONS)
     return {
         "host": _host(provider.id),
-        "can_manage_host": request.user.has_perms(HOST_ACTIONS),
+        "can_manage_host": can_manage,
+        "can_drain_host": can_manage and policy_allows(request.user, DRAIN_RULE),
     }

@@ -1,5 +1,5 @@
-"""Forms of the dashboard: the provider filters, the "try a request" request groups and the
-Schedule page's server request."""
+"""Forms of the dashboard: the provider filters, the "try a request" request groups, the
+Schedule page's server request and a new server group."""
 
 from django import forms
 from django.http import QueryDict
@@ -8,6 +8,7 @@ from placementsite.core.exceptions import InvalidRequest
 from placementsite.core.versions import MAX_VERSION
 from providers import request_groups
 from providers.selectors.dashboard import TREE_CHILD, TREE_ROOT, ProviderFilters
+from scheduling.models import ServerGroup
 from scheduling.selectors import dashboard as flavor_reads
 from scheduling.services.servers import scheduling_spec
 
@@ -244,3 +245,21 @@ class ScheduleForm(forms.Form):
 
     def spec(self):
         return scheduling_spec(**self.request())
+
+
+class ServerGroupForm(forms.Form):
+    """A new server group, as ``POST /api/server-groups/`` takes it (the rules' checks are the
+    service's: only anti-affinity takes ``max_server_per_host``)."""
+
+    name = forms.CharField(max_length=255)
+    policy = forms.ChoiceField(choices=ServerGroup.Policy.choices)
+    max_server_per_host = forms.IntegerField(
+        required=False, min_value=1, label="Max servers per host", help_text="anti-affinity only"
+    )
+    project_id = forms.CharField(max_length=255, label="Project")
+
+    def clean(self):
+        data = super().clean()
+        limit = data.get("max_server_per_host")
+        data["rules"] = {} if limit is None else {"max_server_per_host": limit}
+        return data

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import actions, hosts, migrations, pools, scheduling_views, views
+from . import actions, hosts, migrations, pools, scheduling_views, server_groups, views
 
 app_name = "dashboard"
 
@@ -20,6 +20,7 @@ urlpatterns = [
     path("try/", views.try_request, name="try"),
     path("hosts/", hosts.host_list, name="hosts"),
     path("pools/", pools.pool_list, name="pools"),
+    path("server-groups/", server_groups.group_list, name="server_groups"),
     path("search/", views.search, name="search"),
     path("migrations/", migrations.migration_list, name="migrations"),
     path("flavors/", scheduling_views.flavor_list, name="flavors"),
@@ -48,6 +49,16 @@ urlpatterns = [
     path("hosts/<str:hostname>/disable/", actions.host_disable, name="host_disable"),
     path("hosts/<str:hostname>/enable/", actions.host_enable, name="host_enable"),
     path("hosts/<str:hostname>/resync/", actions.host_resync, name="host_resync"),
+    path("hosts/<str:hostname>/drain/", actions.host_drain_view, name="host_drain"),
+    path("pools/<str:name>/disable/", pools.pool_disable, name="pool_disable"),
+    path("pools/<str:name>/enable/", pools.pool_enable, name="pool_enable"),
+    path("pools/<str:name>/delete/", pools.pool_delete, name="pool_delete"),
+    path("server-groups/create/", server_groups.group_create, name="server_group_create"),
+    path(
+        "server-groups/<uuid:uuid>/delete/",
+        server_groups.group_delete,
+        name="server_group_delete",
+    ),
 ]
 
 # The addresses that act (POST only): the page tests leave them out.
@@ -58,4 +69,10 @@ ACTIONS = (
     "host_disable",
     "host_enable",
     "host_resync",
+    "host_drain",
+    "pool_disable",
+    "pool_enable",
+    "pool_delete",
+    "server_group_create",
+    "server_group_delete",
 )

@@ -183,3 +183,8 @@ def tree_capacities(*, root_ids):
             "resource_provider__root_id", "resource_provider_id", "resource_class__name", "usable"
         )
     )
+
+
+def host_by_name(hostname):
+    """The compute host named ``hostname``, with its provider; None when there is none."""
+    return ComputeNode.objects.select_related("provider").filter(hostname=hostname).first()

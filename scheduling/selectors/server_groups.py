@@ -3,6 +3,8 @@
 from collections import Counter
 from dataclasses import dataclass
 
+from django.db.models import Prefetch, Q
+
 from placementsite.core import uuids
 
 from ..models import ServerGroup, ServerGroupMember
@@ -57,3 +59,22 @@ def group_refusal(*, group: ServerGroup, host_uuid: str, counts: Counter) -> str
 def server_group_of(*, server) -> ServerGroup | None:
     membership = ServerGroupMember.objects.select_related("group").filter(server=server).first()
     return membership.group if membership else None
+
+
+GROUPS_SHOWN = 500
+
+
+def server_groups_listed(*, q=""):
+    """The dashboard's groups (those whose name or project contains ``q``), newest first, at
+    most GROUPS_SHOWN, each with its members' servers, flavors and hosts: two queries."""
+    members = ServerGroupMember.objects.select_related("server__flavor", "server__host").order_by(
+        "created_at", "id"
+    )
+    groups = ServerGroup.objects.prefetch_related(Prefetch("members", queryset=members))
+    if q:
+        groups = groups.filter(Q(name__icontains=q) | Q(project_id__icontains=q))
+    return list(groups.order_by("-created_at", "-id")[:GROUPS_SHOWN])
+
+
+def server_group_by_uuid(uuid) -> ServerGroup | None:
+    return ServerGroup.objects.filter(uuid=uuid).first()

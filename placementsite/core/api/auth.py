@@ -105,6 +105,13 @@ def token_context(meta):
     user = token_user(key)
     if user is None:
         raise Unauthorized("Invalid authentication token")
+    return user_context(user)
+
+
+def user_context(user):
+    """The context of a Django ``user``'s API token: the ``token`` strategy's, and the
+    dashboard's when it checks a policy rule for a logged-in operator, so that an action there
+    is allowed exactly when the same user's token may take it through the API."""
     groups = list(user.groups.values_list("name", flat=True))
     roles = {name.lower() for name in groups if ":" not in name and name != SYSTEM_SCOPE_GROUP}
     if user.is_superuser:
