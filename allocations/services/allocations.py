@@ -39,7 +39,11 @@ from placementsite.core.exceptions import (
 )
 from providers.capacity import CAPACITY_FIELDS, Capacity, CapacityExceeded
 from providers.models import Inventory, ResourceClass
-from providers.services.generations import bump_generation, providers_for_update
+from providers.services.generations import (
+    bump_generation,
+    bump_generations,
+    providers_for_update,
+)
 from providers.services.inventories import (
     InventoryClassUnknown,
     ProviderInventories,
@@ -47,7 +51,7 @@ from providers.services.inventories import (
 )
 
 from ..models import Allocation, Consumer, ConsumerType, Project, User
-from ..selectors.usage import usage_by_provider_and_class
+from . import write_queries
 from .device_assignments import DeviceUnitsExhausted, device_units_assign
 
 # Placement's [placement] incomplete_consumer_project_id / _user_id: the owner
@@ -117,22 +121,24 @@ class UnknownResourceClass(InvalidRequest):
 # --- public services ----------------------------------------------------------
 
 
-def allocation_replace(*, consumer):
-    """``PUT /allocations/{consumer_uuid}``: replace one consumer's allocations."""
+def allocation_replace(*, consumer, savepoint=True):
+    """``PUT /allocations/{consumer_uuid}``: replace one consumer's allocations (``savepoint``
+    as :func:`allocations_replace`)."""
     try:
         with _database_conflicts_reported():
-            _AllocationWrite([consumer]).run()
+            _AllocationWrite([consumer]).run(savepoint=savepoint)
     except UnknownResourceClass as exc:
         raise InvalidRequest(
             f"Unable to allocate inventory for consumer {consumer.consumer_uuid}: {exc.detail}"
         ) from None
 
 
-def allocations_replace(*, consumers):
-    """``POST /allocations``: replace the allocations of several consumers, all or nothing."""
+def allocations_replace(*, consumers, savepoint=True):
+    """``POST /allocations``: replace the allocations of several consumers, all or nothing.
+    ``savepoint=False``: the caller's own savepoint (a claim's retry) undoes a failed write."""
     try:
         with _database_conflicts_reported():
-            _AllocationWrite(consumers).run()
+            _AllocationWrite(consumers).run(savepoint=savepoint)
     except UnknownResourceClass as exc:
         raise InvalidRequest(f"Unable to allocate inventory {exc.detail}") from None
 
@@ -199,11 +205,15 @@ class _database_conflicts_reported:
         return False
 
 
-def _get_or_create(model, names, field_name):
-    """Rows of ``model`` for ``names``, created when missing, in a fixed (sorted) order."""
+def _get_or_create(model, names, field_name, known):
+    """Rows of ``model`` for ``names``, created when missing, in a fixed (sorted) order;
+    ``known`` (``{name: id}``) are those read already."""
     found = {}
     for name in sorted(names):
-        found[name] = model.objects.get_or_create(**{field_name: name})[0]
+        if name in known:
+            found[name] = model(id=known[name], **{field_name: name})
+        else:
+            found[name] = model.objects.get_or_create(**{field_name: name})[0]
     return found
 
 
@@ -233,9 +243,9 @@ class _AllocationWrite:
     def __init__(self, consumers):
         self.requests = sorted(consumers, key=lambda c: c.consumer_uuid)
 
-    def run(self, inventories=None, allow_reserved_equal_total=True):
+    def run(self, inventories=None, allow_reserved_equal_total=True, savepoint=True):
         inventories = inventories or {}
-        with transaction.atomic():
+        with transaction.atomic(savepoint=savepoint):
             self._ensure_owners()
             self._lock_providers(extra=inventories)
             for provider_uuid, (generation, _records) in inventories.items():
@@ -256,10 +266,7 @@ class _AllocationWrite:
                     _reshape_inventory(provider, interim, allow_reserved_equal_total)
             self._clear()
             self._place()
-            try:
-                device_units_assign(consumers=self.consumers, requests=self.requests)
-            except DeviceUnitsExhausted as exc:
-                raise AllocationRefused(exc.detail, exc.provider_uuid) from None
+            self._assign_devices()
             self._finish_allocations()
             for provider_uuid, (_generation, records) in inventories.items():
                 _reshape_inventory(
@@ -269,22 +276,31 @@ class _AllocationWrite:
 
     # 1. owners, before any row lock
     def _ensure_owners(self):
-        self.projects = _get_or_create(
-            Project, {r.project_id for r in self.requests}, "external_id"
-        )
-        self.users = _get_or_create(User, {r.user_id for r in self.requests}, "external_id")
-        self.types = _get_or_create(
-            ConsumerType, {r.consumer_type for r in self.requests if r.consumer_type}, "name"
-        )
+        projects = {r.project_id for r in self.requests}
+        users = {r.user_id for r in self.requests}
+        types = {r.consumer_type for r in self.requests if r.consumer_type}
+        # One read of those that exist (nearly always all); the rest made one by one.
+        known = write_queries.owner_ids(projects, users, types)
+
+        def of(kind):
+            return {name: row_id for (k, name), row_id in known.items() if k == kind}
+
+        self.projects = _get_or_create(Project, projects, "external_id", of("project"))
+        self.users = _get_or_create(User, users, "external_id", of("user"))
+        self.types = _get_or_create(ConsumerType, types, "name", of("type"))
 
     # 2. providers, in id order
     def _lock_providers(self, extra=()):
         wanted = [rp for r in self.requests for rp in r.allocations]
-        held = set(
-            Allocation.objects.filter(
-                consumer__uuid__in=[r.consumer_uuid for r in self.requests]
-            ).values_list("resource_provider__uuid", flat=True)
-        )
+        # A consumer said to be new holds nothing: if it exists after all, its generation
+        # check refuses the write before anything it holds is touched.
+        held = set()
+        if any(r.generation is not None for r in self.requests):
+            held = set(
+                Allocation.objects.filter(
+                    consumer__uuid__in=[r.consumer_uuid for r in self.requests]
+                ).values_list("resource_provider__uuid", flat=True)
+            )
         named = {rp for rp in [*wanted, *extra] if uuids.parse(rp) == rp}
         self.providers = providers_for_update(named | {str(u) for u in held})
         for provider_uuid in extra:
@@ -306,8 +322,27 @@ class _AllocationWrite:
         self.freed = {}  # (provider id, class id) -> what _clear took off the usage
         self.consumers = {}
         self.created = set()  # consumers this transaction made: they hold nothing yet
+        # Consumers said to be new are inserted in one statement, at the generation the write
+        # leaves them (no bump after); one that exists after all is locked and refused below.
+        new = [r for r in self.requests if r.generation is None]
+        made = write_queries.consumers_insert(
+            [
+                (
+                    r.consumer_uuid,
+                    self.projects[r.project_id].id,
+                    self.users[r.user_id].id,
+                    self.types[r.consumer_type].id if r.consumer_type else None,
+                )
+                for r in new
+            ],
+            generation=1,
+        )
+        self.consumers.update(made)
+        self.created.update(made)
+        self.created_at_final = set(made)
         for request in self.requests:
-            self.consumers[request.consumer_uuid] = self._consumer_for_update(request)
+            if request.consumer_uuid not in made:
+                self.consumers[request.consumer_uuid] = self._consumer_for_update(request)
 
     def _consumer_for_update(self, request):
         project = self.projects[request.project_id]
@@ -381,21 +416,7 @@ class _AllocationWrite:
     # 5. capacity, read after the locks, then the new rows
     def _place(self):
         names = {rc for r in self.requests for res in r.allocations.values() for rc in res}
-        classes = {rc.name: rc for rc in ResourceClass.objects.filter(name__in=names)}
-        for request in self.requests:
-            for resources in request.allocations.values():
-                for name in resources:
-                    if name not in classes:
-                        raise UnknownResourceClass(name)
-        provider_ids = [self.providers[rp].id for r in self.requests for rp in r.allocations]
-        class_ids = [rc.id for rc in classes.values()]
-        inventories = {
-            (inv.resource_provider_id, inv.resource_class_id): inv
-            for inv in Inventory.objects.filter(
-                resource_provider_id__in=provider_ids, resource_class_id__in=class_ids
-            )
-        }
-        usage = usage_by_provider_and_class(provider_ids=provider_ids, class_ids=class_ids)
+        classes, inventories, usage = self._read_capacity(names)
         # What each provider and class held before this write: the write may move or shrink
         # what is there (a drain of a lowered inventory), never grow it past its capacity.
         before = {key: usage.get(key, 0) + freed for key, freed in self.freed.items()}
@@ -406,16 +427,16 @@ class _AllocationWrite:
                 provider = self.providers[provider_uuid]
                 self.to_bump[provider_uuid] = provider
                 for name, amount in resources.items():
-                    key = (provider.id, classes[name].id)
-                    inventory = inventories.get(key)
-                    if inventory is None:
+                    key = (provider.id, classes[name])
+                    capacity = inventories.get(key)
+                    if capacity is None:
                         raise AllocationRefused(
                             f"Unable to allocate inventory: Inventory for '{name}' on "
                             f"resource provider '{provider_uuid}' invalid.",
                             provider_uuid,
                         )
                     try:
-                        usage[key] = inventory.capacity.consume(
+                        usage[key] = capacity.consume(
                             amount, usage.get(key, 0), usage_before=before.get(key)
                         )
                     except CapacityExceeded as exc:
@@ -424,11 +445,55 @@ class _AllocationWrite:
                         Allocation(
                             resource_provider=provider,
                             consumer=consumer,
-                            resource_class=classes[name],
+                            resource_class_id=classes[name],
                             used=amount,
                         )
                     )
         Allocation.objects.bulk_create(rows)
+        self.written = rows
+
+    def _read_capacity(self, names):
+        """``({class: id}, {(provider id, class id): Capacity}, {(provider id, class id):
+        used})`` of the providers written to, in one read (plus one when a class is missing
+        there); raises UnknownResourceClass for a class that does not exist."""
+        provider_ids = [self.providers[rp].id for r in self.requests for rp in r.allocations]
+        inventories, usage, classes = {}, {}, {}
+        self.with_units = set()  # (provider id, class id) with device units
+        for provider_id, class_id, name, *fields, used, has_units in (
+            write_queries.inventories_with_usage(provider_ids, names) if names else ()
+        ):
+            key = (provider_id, class_id)
+            classes[name] = class_id
+            inventories[key] = Capacity(*fields)
+            if used:
+                usage[key] = used
+            if has_units:
+                self.with_units.add(key)
+        if names - set(classes):  # a class without inventory here, or no such class
+            classes.update(
+                ResourceClass.objects.filter(name__in=names - set(classes)).values_list(
+                    "name", "id"
+                )
+            )
+        for request in self.requests:
+            for resources in request.allocations.values():
+                for name in resources:
+                    if name not in classes:
+                        raise UnknownResourceClass(name)
+        return classes, inventories, usage
+
+    def _assign_devices(self):
+        # Consumers all made by this write hold no units yet, and exactly the rows written.
+        fresh = len(self.created) == len(self.consumers)
+        try:
+            device_units_assign(
+                consumers=self.consumers,
+                requests=self.requests,
+                written=self.written if fresh else None,
+                with_units=self.with_units if fresh else None,
+            )
+        except DeviceUnitsExhausted as exc:
+            raise AllocationRefused(exc.detail, exc.provider_uuid) from None
 
     # 6. generations, and consumers left with nothing
     def _finish(self):
@@ -436,16 +501,19 @@ class _AllocationWrite:
         self._delete_emptied_consumers()
 
     def _finish_allocations(self):
-        for provider in sorted(self.to_bump.values(), key=lambda p: p.id):
-            try:
-                bump_generation(provider)
-            except ConcurrentUpdate:
-                raise ConcurrentUpdate(
-                    "Inventory and/or allocations changed while attempting to allocate: "
-                    + CONCURRENTLY_UPDATED
-                ) from None
-        consumer_ids = [c.id for c in self.consumers.values()]
-        Consumer.objects.filter(id__in=consumer_ids).update(generation=F("generation") + 1)
+        try:
+            bump_generations(self.to_bump.values())
+        except ConcurrentUpdate:
+            raise ConcurrentUpdate(
+                "Inventory and/or allocations changed while attempting to allocate: "
+                + CONCURRENTLY_UPDATED
+            ) from None
+        # Consumers made by this write were inserted at their final generation.
+        consumer_ids = [
+            c.id for uuid, c in self.consumers.items() if uuid not in self.created_at_final
+        ]
+        if consumer_ids:
+            Consumer.objects.filter(id__in=consumer_ids).update(generation=F("generation") + 1)
 
     def _delete_emptied_consumers(self):
         emptied = [self.consumers[r.consumer_uuid].id for r in self.requests if not r.allocations]

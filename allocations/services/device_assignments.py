@@ -42,28 +42,30 @@ class DeviceUnitsExhausted(Exception):
         self.provider_uuid = provider_uuid
 
 
-def device_units_assign(*, consumers, requests):
+def device_units_assign(*, consumers, requests, written=None, with_units=None):
     """Bring the device assignments of ``consumers`` (``{uuid: Consumer}``, locked) in step
-    with their allocations just written (see the module docstring)."""
+    with their allocations just written (see the module docstring).
+
+    ``written``, for consumers all made by this write: the Allocation rows written, which are
+    all they hold (and they hold no units yet); ``with_units``: the (provider id, class id)
+    pairs with device units, when the caller read them already. Each spares a read."""
     ids = [c.id for c in consumers.values()]
     assigning = {consumers[r.consumer_uuid].id for r in requests if r.assign_devices}
-    held = defaultdict(lambda: defaultdict(list))  # (provider, class) -> consumer -> [rows]
-    for row_id, consumer_id, provider_id, class_id in (
-        DeviceAssignment.objects.filter(consumer_id__in=ids)
-        .order_by("unit__address")
-        .values_list("id", "consumer_id", "unit__provider_id", "unit__resource_class_id")
-    ):
-        held[(provider_id, class_id)][consumer_id].append(row_id)
+    held = _held(ids) if written is None else {}
     if not held and not assigning:
         return
     allocated = defaultdict(dict)  # (provider, class) -> consumer -> used
-    for consumer_id, provider_id, class_id, used in Allocation.objects.filter(
-        consumer_id__in=ids
-    ).values_list("consumer_id", "resource_provider_id", "resource_class_id", "used"):
-        allocated[(provider_id, class_id)][consumer_id] = used
-    with_units = _keys_with_units(
-        key for key, users in allocated.items() if assigning.intersection(users)
+    rows = (
+        Allocation.objects.filter(consumer_id__in=ids).values_list(
+            "consumer_id", "resource_provider_id", "resource_class_id", "used"
+        )
+        if written is None
+        else [(a.consumer_id, a.resource_provider_id, a.resource_class_id, a.used) for a in written]
     )
+    for consumer_id, provider_id, class_id, used in rows:
+        allocated[(provider_id, class_id)][consumer_id] = used
+    asked = {key for key, users in allocated.items() if assigning.intersection(users)}
+    with_units = _keys_with_units(asked) if with_units is None else asked & with_units
     handovers, freed, missing = defaultdict(list), [], []
     for key in sorted(set(held) | with_units):
         rows, users = held.get(key, {}), allocated.get(key, {})
@@ -88,6 +90,18 @@ def device_units_assign(*, consumers, requests):
     if freed:
         DeviceAssignment.objects.filter(id__in=freed).delete()
     _assign_free_units(missing)
+
+
+def _held(consumer_ids):
+    """``{(provider, class): {consumer: [assignment row ids]}}``, in unit address order."""
+    held = defaultdict(lambda: defaultdict(list))
+    for row_id, consumer_id, provider_id, class_id in (
+        DeviceAssignment.objects.filter(consumer_id__in=consumer_ids)
+        .order_by("unit__address")
+        .values_list("id", "consumer_id", "unit__provider_id", "unit__resource_class_id")
+    ):
+        held[(provider_id, class_id)][consumer_id].append(row_id)
+    return held
 
 
 def _keys_with_units(keys):

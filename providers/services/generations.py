@@ -6,6 +6,7 @@ sent, changes what it changes, and bumps the generation with a
 compare-and-swap update, all in one transaction.
 """
 
+from django.db import connection
 from django.db.models import F
 
 from placementsite.core import uuids
@@ -55,3 +56,30 @@ def bump_generation(provider):
         raise ConcurrentUpdate(GENERATION_CONFLICT)
     provider.generation += 1
     return provider.generation
+
+
+_BUMP = """
+    UPDATE providers_resourceprovider p SET generation = p.generation + 1
+    FROM unnest(%s::bigint[], %s::bigint[]) AS seen(id, generation)
+    WHERE p.id = seen.id AND p.generation = seen.generation
+    RETURNING p.id
+"""
+
+
+def bump_generations(providers):
+    """:func:`bump_generation` for several providers (locked by the caller) in one statement:
+    each incremented iff nobody else did; raises ConcurrentUpdate unless all were."""
+    providers = sorted(providers, key=lambda p: p.id)
+    if not providers:
+        return
+    if connection.vendor != "postgresql":
+        for provider in providers:
+            bump_generation(provider)
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(_BUMP, [[p.id for p in providers], [p.generation for p in providers]])
+        bumped = {row_id for (row_id,) in cursor.fetchall()}
+    if len(bumped) != len(providers):
+        raise ConcurrentUpdate(GENERATION_CONFLICT)
+    for provider in providers:
+        provider.generation += 1

@@ -65,8 +65,9 @@ def allocation_claim(
     retries = 0
     while True:
         try:
+            # This savepoint undoes a failed write for the retry: the write needs none of its own.
             with transaction.atomic():
-                allocation_replace(consumer=consumer)
+                allocation_replace(consumer=consumer, savepoint=False)
                 if then is not None:
                     then()
             return retries
@@ -104,8 +105,9 @@ def allocations_claim(*, claims, project_id, user_id, consumer_type="INSTANCE", 
     retries = 0
     while True:
         try:
+            # This savepoint undoes a failed write for the retry: the write needs none of its own.
             with transaction.atomic():
-                allocations_replace(consumers=consumers)
+                allocations_replace(consumers=consumers, savepoint=False)
                 if then is not None:
                     then()
             return retries

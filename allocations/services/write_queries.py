@@ -1,0 +1,137 @@
+"""The allocation write's fixed-shape statements, as SQL text: each replaces several ORM
+round trips with one (a boot's claim sends a dozen statements fewer). They run at the same
+points of the write as the statements they replace, under the same row locks. On another
+database than PostgreSQL (SQLite, for development) the ORM does the same in more statements."""
+
+from django.db import connection
+from django.db.models import Exists, OuterRef, Sum
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from providers.capacity import CAPACITY_FIELDS
+from providers.models import DeviceUnit, Inventory
+
+from ..models import Allocation, Consumer, ConsumerType, Project, User
+
+_OWNERS = """
+    SELECT 'project', external_id, id FROM allocations_project WHERE external_id = ANY(%s)
+    UNION ALL
+    SELECT 'user', external_id, id FROM allocations_user WHERE external_id = ANY(%s)
+    UNION ALL
+    SELECT 'type', name, id FROM allocations_consumertype WHERE name = ANY(%s)
+"""
+
+
+def owner_ids(projects, users, types):
+    """``{("project" | "user" | "type", name): id}`` of the rows that exist, in one read."""
+    if connection.vendor != "postgresql":
+        found = {}
+        for kind, model, column, names in (
+            ("project", Project, "external_id", projects),
+            ("user", User, "external_id", users),
+            ("type", ConsumerType, "name", types),
+        ):
+            rows = model.objects.filter(**{f"{column}__in": names}).values_list(column, "id")
+            found.update({(kind, name): row_id for name, row_id in rows})
+        return found
+    with connection.cursor() as cursor:
+        cursor.execute(_OWNERS, [sorted(projects), sorted(users), sorted(types)])
+        return {(kind, name): row_id for kind, name, row_id in cursor.fetchall()}
+
+
+_NEW_CONSUMERS = """
+    INSERT INTO allocations_consumer
+        (created_at, updated_at, uuid, project_id, user_id, consumer_type_id, generation)
+    SELECT %s, %s, v.uuid, v.project_id, v.user_id, v.type_id, %s
+    FROM unnest(%s::uuid[], %s::bigint[], %s::bigint[], %s::bigint[])
+        WITH ORDINALITY AS v(uuid, project_id, user_id, type_id, n)
+    ORDER BY v.n
+    ON CONFLICT (uuid) DO NOTHING
+    RETURNING id, uuid
+"""
+
+
+def consumers_insert(rows, generation):
+    """Insert the consumers ``rows`` (``(uuid, project id, user id, type id or None)``, in
+    uuid order) that do not exist yet, with ``generation``; returns the new ones as
+    ``{uuid: Consumer}``. A uuid another transaction holds (committed, or inserting it now:
+    the insert waits for it) is left out, for the caller to lock and check (and every one, on
+    another database than PostgreSQL)."""
+    if not rows or connection.vendor != "postgresql":
+        return {}
+    now = timezone.now()
+    uuids, projects, users, types = (list(column) for column in zip(*rows, strict=True))
+    with connection.cursor() as cursor:
+        cursor.execute(_NEW_CONSUMERS, [now, now, generation, uuids, projects, users, types])
+        made = {str(uuid): row_id for row_id, uuid in cursor.fetchall()}
+    return {
+        uuid: Consumer(
+            id=made[uuid],
+            uuid=uuid,
+            project_id=project,
+            user_id=user,
+            consumer_type_id=consumer_type,
+            generation=generation,
+            created_at=now,
+            updated_at=now,
+        )
+        for uuid, project, user, consumer_type in rows
+        if uuid in made
+    }
+
+
+_CAPACITY = """
+    SELECT i.resource_provider_id, c.id, c.name,
+           i.total, i.reserved, i.min_unit, i.max_unit, i.step_size, i.allocation_ratio,
+           COALESCE((SELECT SUM(a.used) FROM allocations_allocation a
+                     WHERE a.resource_provider_id = i.resource_provider_id
+                       AND a.resource_class_id = i.resource_class_id), 0),
+           EXISTS (SELECT 1 FROM providers_deviceunit d
+                   WHERE d.provider_id = i.resource_provider_id
+                     AND d.resource_class_id = i.resource_class_id)
+    FROM providers_inventory i
+    JOIN providers_resourceclass c ON c.id = i.resource_class_id
+    WHERE i.resource_provider_id = ANY(%s) AND c.name = ANY(%s)
+"""
+
+
+def inventories_with_usage(provider_ids, class_names):
+    """One row per inventory of ``provider_ids`` in the classes named: ``(provider id, class
+    id, class name, total, reserved, min_unit, max_unit, step_size, allocation_ratio, used,
+    has device units)``. Read after the providers' row locks, so the usage is current."""
+    if connection.vendor != "postgresql":
+        return _inventories_with_usage_orm(provider_ids, class_names)
+    with connection.cursor() as cursor:
+        cursor.execute(_CAPACITY, [sorted(set(provider_ids)), sorted(class_names)])
+        return cursor.fetchall()
+
+
+def _inventories_with_usage_orm(provider_ids, class_names):
+    same = {
+        "resource_provider_id": OuterRef("resource_provider_id"),
+        "resource_class_id": OuterRef("resource_class_id"),
+    }
+    used = (
+        Allocation.objects.filter(**same)
+        .values("resource_provider_id")
+        .annotate(total=Sum("used"))
+        .values("total")
+    )
+    units = DeviceUnit.objects.filter(
+        provider_id=OuterRef("resource_provider_id"),
+        resource_class_id=OuterRef("resource_class_id"),
+    )
+    return list(
+        Inventory.objects.filter(
+            resource_provider_id__in=provider_ids, resource_class__name__in=class_names
+        )
+        .annotate(used=Coalesce(used, 0), has_units=Exists(units))
+        .values_list(
+            "resource_provider_id",
+            "resource_class_id",
+            "resource_class__name",
+            *CAPACITY_FIELDS,
+            "used",
+            "has_units",
+        )
+    )
