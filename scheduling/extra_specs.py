@@ -75,8 +75,19 @@ DEVICE_CLASSES = frozenset({"PCI_DEVICE", "SRIOV_NET_VF", "VGPU", "PGPU", "FPGA"
 DEVICE_GROUP = "_PCI"
 GROUP_POLICY = "group_policy"
 MAX_NUMA_NODES = 8
+# A boot's own resources beyond its flavor's (Nova's port resource requests): one granular
+# group each, ``_REQUESTED1``, ``_REQUESTED2``...
+REQUESTED_GROUP = "_REQUESTED"
+MAX_REQUESTED_GROUPS = 8
 
-__all__ = ["INVALID_EXTRA_SPEC", "InvalidExtraSpec", "translate", "translate_flavor", "validate"]
+__all__ = [
+    "INVALID_EXTRA_SPEC",
+    "InvalidExtraSpec",
+    "requested_problems",
+    "translate",
+    "translate_flavor",
+    "validate",
+]
 
 
 @dataclass
@@ -316,13 +327,31 @@ class FlavorRequest:
     resources: dict  # class -> amount, summed over every group (one instance)
 
 
-def translate(*, vcpus, ram, disk, ephemeral=0, swap=0, extra_specs=None, traits=(), aggregates=()):
-    """One flavor's request, plus a request's own required ``traits`` and ``aggregates`` (each
-    aggregate a uuid the host must be in, e.g. the availability zone's)."""
+def translate(
+    *,
+    vcpus,
+    ram,
+    disk,
+    ephemeral=0,
+    swap=0,
+    extra_specs=None,
+    traits=(),
+    aggregates=(),
+    requested=(),
+):
+    """One flavor's request, plus a request's own required ``traits``, ``aggregates`` (each
+    aggregate a uuid the host must be in, e.g. the availability zone's) and ``requested``
+    resources (``[{"resources": {class: amount}, "required": [trait or !trait]}]``, each a
+    granular group of its own, as Nova adds a port's resource request: one provider of the
+    host's tree, or a pool it shares, gives each)."""
     amounts = standard_amounts(vcpus=vcpus, ram=ram, disk=disk, ephemeral=ephemeral, swap=swap)
     groups, group_policy, aggregate_specs, same_subtree = _groups_from_specs(
         extra_specs or {}, amounts
     )
+    for index, asked in enumerate(requested, start=1):
+        groups[f"{REQUESTED_GROUP}{index}"] = _Group(
+            resources=dict(asked["resources"]), required=list(asked.get("required") or ())
+        )
     groups[""].required.extend(traits)
     if aggregates:
         groups[""].member_of.append("in:" + ",".join(sorted(aggregates)))
@@ -345,7 +374,7 @@ def translate(*, vcpus, ram, disk, ephemeral=0, swap=0, extra_specs=None, traits
     )
 
 
-def translate_flavor(flavor, *, traits=(), aggregates=()):
+def translate_flavor(flavor, *, traits=(), aggregates=(), requested=()):
     return translate(
         vcpus=flavor.vcpus,
         ram=flavor.ram,
@@ -355,7 +384,30 @@ def translate_flavor(flavor, *, traits=(), aggregates=()):
         extra_specs=flavor.extra_specs,
         traits=traits,
         aggregates=aggregates,
+        requested=requested,
     )
+
+
+def requested_problems(requested) -> dict[str, list[str]]:
+    """``{field: [why]}`` for a boot's ``requested_resources`` (already of the right shape)
+    naming a resource class or trait that does not exist; empty when every name does."""
+    classes = {name for asked in requested for name in asked["resources"]}
+    traits = {name.lstrip("!") for asked in requested for name in asked.get("required") or ()}
+    known_classes = set(
+        ResourceClass.objects.filter(name__in=classes).values_list("name", flat=True)
+    )
+    known_traits = set(Trait.objects.filter(name__in=traits).values_list("name", flat=True))
+    problems = {}
+    for index, asked in enumerate(requested):
+        for name in sorted(asked["resources"]):
+            if name not in known_classes:
+                field = f"requested_resources.{index}.resources.{name}"
+                problems[field] = [f"No such resource class {name}."]
+        for name in asked.get("required") or ():
+            if name.lstrip("!") not in known_traits:
+                field = f"requested_resources.{index}.required"
+                problems.setdefault(field, []).append(f"No such trait {name.lstrip('!')}.")
+    return problems
 
 
 def validate(*, vcpus, ram, disk, ephemeral=0, swap=0, extra_specs=None):

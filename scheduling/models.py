@@ -92,6 +92,9 @@ class Server(TimestampedModel):
     availability_zone = models.CharField(max_length=255, blank=True, default="")
     requested_availability_zone = models.CharField(max_length=255, blank=True, default="")
     scheduler_hints = models.JSONField(default=dict, blank=True)
+    # What the boot asked beyond its flavor (an address of an IP pool, a port's bandwidth):
+    # ``[{"resources": {class: amount}, "required": [trait]}]``, asked again by every move.
+    requested_resources = models.JSONField(default=list, blank=True)
     boot_request = models.ForeignKey(
         BootRequest, null=True, blank=True, on_delete=models.SET_NULL, related_name="servers"
     )

@@ -5,8 +5,9 @@ from rest_framework import serializers
 
 from allocations.selectors.devices import devices_of_consumers
 from placementsite.core.rest.serializers import StrictFieldsMixin
+from providers.models import MAX_INT
 
-from ..extra_specs import InvalidExtraSpec, validate
+from ..extra_specs import MAX_REQUESTED_GROUPS, InvalidExtraSpec, requested_problems, validate
 from ..flavor_snapshots import size_changes
 from ..models import AggregateMetadata, Flavor, Server
 from ..selectors.aggregates import aggregate_uuid, zone_exists
@@ -146,6 +147,26 @@ class FlavorField(serializers.Field):
         return value.name
 
 
+class RequestedGroupSerializer(StrictFieldsMixin, serializers.Serializer):
+    """One group of what a boot asks beyond its flavor (as a Nova port's resource request):
+    given by one provider of the host's tree or a pool the host shares."""
+
+    resources = serializers.DictField(
+        child=serializers.IntegerField(min_value=1, max_value=MAX_INT),
+        allow_empty=False,
+        help_text='resource class: amount, e.g. {"IPV4_ADDRESS": 1}',
+    )
+    required = serializers.ListField(
+        child=serializers.RegexField(
+            r"^!?[A-Z0-9_]{1,255}$", error_messages={"invalid": "A trait name, or !name."}
+        ),
+        required=False,
+        default=list,
+        max_length=MAX_HINT_ITEMS,
+        help_text="traits the provider must have (!NAME: must not have)",
+    )
+
+
 class ServerRequestSerializer(serializers.Serializer):
     """The body of a server create (and of an explain)."""
 
@@ -158,10 +179,30 @@ class ServerRequestSerializer(serializers.Serializer):
     availability_zone = serializers.CharField(
         max_length=255, required=False, allow_blank=True, default=""
     )
+    requested_resources = serializers.ListField(
+        child=RequestedGroupSerializer(),
+        required=False,
+        default=list,
+        max_length=MAX_REQUESTED_GROUPS,
+        help_text="what each instance asks beyond its flavor, one group per item (as Nova "
+        'adds a port\'s resource request): [{"resources": {"IPV4_ADDRESS": 1}}]',
+    )
+
+    def validate_requested_resources(self, requested):
+        return [
+            {"resources": dict(sorted(group["resources"].items())), "required": group["required"]}
+            if group["required"]
+            else {"resources": dict(sorted(group["resources"].items()))}
+            for group in requested
+        ]
 
     def validate(self, attrs):
         """``scheduler_hints.group`` names a group the caller may see (its project's, or any
-        with ``placement:api:server_groups:all_projects``); another is a 400 naming it."""
+        with ``placement:api:server_groups:all_projects``); another is a 400 naming it. So is
+        a resource class or trait of ``requested_resources`` that does not exist."""
+        problems = requested_problems(attrs["requested_resources"])
+        if problems:  # named in full: requested_resources.0.resources.CUSTOM_X
+            raise serializers.ValidationError(problems)
         wanted = attrs["scheduler_hints"].get("group")
         attrs["group"] = None
         if wanted:
@@ -210,6 +251,7 @@ class ServerSerializer(serializers.ModelSerializer):
             "availability_zone",
             "requested_availability_zone",
             "scheduler_hints",
+            "requested_resources",
             "flavor_snapshot",
             "created_at",
         ]

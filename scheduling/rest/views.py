@@ -207,6 +207,7 @@ class ServerViewSet(
                 request_key=key,
                 stats=stats,
                 group=data["group"],
+                requested_resources=data["requested_resources"],
             )
         except NoValidHost as exc:
             return no_valid_host_response(request, exc)
@@ -245,6 +246,7 @@ class SchedulerViewSet(ApiViewSet):
             hints=data["scheduler_hints"],
             availability_zone=data["availability_zone"],
             group=data["group"],
+            requested_resources=data["requested_resources"],
         )
         return Response({"flavor": data["flavor"].name, **explain(spec, count=data["count"])})
 

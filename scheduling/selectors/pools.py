@@ -65,26 +65,44 @@ def spec_within_pools(spec, held):
     """For a move of a server holding ``held`` (``{provider uuid: {class: amount}}``):
     ``(spec, kept)`` where ``spec`` asks only for hosts sharing the server's pools (their
     aggregates), without the classes the server holds on them, and ``kept`` is what the
-    server keeps on each pool (``{pool uuid: {class: the flavor's amount}}``), to be added to
-    the destination's allocations. None when the server holds no pool (or the request would
-    ask nothing else)."""
+    server keeps on each pool (``{pool uuid: {class: the request's amount}}``), to be added
+    to the destination's allocations. A pool's classes are taken out of whichever groups ask
+    them (the flavor's, or a boot's ``_REQUESTED`` group, which goes when it asks nothing
+    more). None when the server holds no pool (or the request would ask nothing else)."""
     pools = sharing_provider_uuids(uuids=list(held))
     request = spec.flavor_request.candidate_request
-    group = request.groups.get("")
-    if not pools or group is None:
+    if not pools or "" not in request.groups:
         return None
-    resources = dict(group.resources)
-    kept, member_of = {}, list(group.member_of)
+    tied = {suffix for suffixes in request.same_subtree for suffix in suffixes}
+    asked = {suffix: dict(group.resources) for suffix, group in request.groups.items()}
+    kept, member_of = {}, list(request.groups[""].member_of)
     for pool in sorted(pools):
-        amounts = {name: resources.pop(name) for name in sorted(held[pool]) if name in resources}
         aggregates = provider_aggregate_uuids(uuid=pool)
-        if not amounts or not aggregates:
-            resources.update(amounts)
-            continue
-        kept[pool] = amounts
-        member_of.append(frozenset(UUID(a) for a in aggregates))
-    if not kept or not resources:
+        amounts = _taken_out(asked, held[pool], tied) if aggregates else {}
+        if amounts:
+            kept[pool] = amounts
+            member_of.append(frozenset(UUID(a) for a in aggregates))
+    if not kept or not asked[""]:
         return None
-    groups = {**request.groups, "": replace(group, resources=resources, member_of=tuple(member_of))}
+    groups = {
+        suffix: replace(group, resources=asked[suffix])
+        for suffix, group in request.groups.items()
+        if asked[suffix] or not suffix
+    }
+    groups[""] = replace(groups[""], member_of=tuple(member_of))
     flavor_request = replace(spec.flavor_request, candidate_request=replace(request, groups=groups))
     return replace(spec, flavor_request=flavor_request, _hosts_of={}), kept
+
+
+def _taken_out(asked, on_pool, tied):
+    """Take out of ``asked`` (``{suffix: {class: amount}}``, changed in place) the classes
+    the server holds on a pool (``on_pool``), in every group asking them, at the request's
+    amounts (a resize's new ones: the claim checks the pool has room for any growth);
+    returns ``{class: amount taken}``. Groups tied by ``same_subtree`` stay whole."""
+    taken = {}
+    for suffix in sorted(asked):
+        if suffix in tied:
+            continue
+        for name in sorted(set(asked[suffix]) & set(on_pool)):
+            taken[name] = taken.get(name, 0) + asked[suffix].pop(name)
+    return taken

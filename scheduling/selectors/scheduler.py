@@ -72,6 +72,9 @@ class SchedulingSpec:
     group: object = None
     group_hosts: Counter = field(default_factory=Counter)
     moving_server: object = None
+    # What each instance asks beyond its flavor (in ``flavor_request`` already), kept to be
+    # recorded on the servers.
+    requested_resources: list = field(default_factory=list)
     # The current pass's state for its plugins (their pre_filter answers).
     cycle: CycleState = field(default_factory=CycleState, repr=False)
     # When the request's time budget (PLACEMENT_SCHEDULER_TIME_BUDGET) runs out.

@@ -144,8 +144,12 @@ def placement_audit(*, delete=False, heal=False, origin="command", now=None):
         flavor = server_flavor(server)
         snapshot = server.flavor_snapshot
         key = json.dumps(snapshot, sort_keys=True) if snapshot else server.flavor_id
+        # What the boot asked beyond its flavor is the server's too.
+        key = (key, json.dumps(server.requested_resources or [], sort_keys=True))
         if key not in flavor_totals:
-            flavor_totals[key] = translate_flavor(flavor).resources
+            flavor_totals[key] = translate_flavor(
+                flavor, requested=server.requested_resources or ()
+            ).resources
         wanted = flavor_totals[key]
         have = _totals(entry["allocations"])
         if have != wanted:

@@ -210,6 +210,7 @@ def server_move(*, server, kind, flavor=None, target_host=None):
         availability_zone=server.requested_availability_zone,
         group=group,
         moving_server=server.uuid,
+        requested_resources=server.requested_resources or (),
     )
     migration = Migration.objects.create(
         server=server,

@@ -61,13 +61,16 @@ def scheduling_spec(
     traits=(),
     group=None,
     moving_server=None,
+    requested_resources=(),
 ):
     """The request the scheduler reads; a target host or zone that does not exist is a 400.
-    ``group``: the server group the instances join (or the moving server is in)."""
+    ``group``: the server group the instances join (or the moving server is in);
+    ``requested_resources``: what each instance asks beyond its flavor (granular groups
+    ``_REQUESTED1``..., see :func:`scheduling.extra_specs.translate`)."""
     check_names(target_host=(hints or {}).get("target_host"), availability_zone=availability_zone)
     spec = SchedulingSpec(
         flavor=flavor,
-        flavor_request=translate_flavor(flavor, traits=traits),
+        flavor_request=translate_flavor(flavor, traits=traits, requested=requested_resources),
         project_id=project_id,
         user_id=user_id,
         hints=dict(hints or {}),
@@ -75,6 +78,7 @@ def scheduling_spec(
         count=count,
         group=group,
         moving_server=moving_server,
+        requested_resources=list(requested_resources),
     )
     read_group_hosts(spec)
     return spec
@@ -152,6 +156,7 @@ def _claim(spec, names, plan, stats, boot_request):
             availability_zone=placement.host.availability_zone or spec.availability_zone,
             requested_availability_zone=spec.availability_zone,
             scheduler_hints=spec.hints,
+            requested_resources=list(spec.requested_resources),
             boot_request=boot_request,
         )
         for name, placement in zip(names, plan, strict=True)
@@ -199,6 +204,7 @@ def servers_create(
     group=None,
     request_key=None,
     stats=None,
+    requested_resources=(),
 ):
     """Place ``count`` instances of ``flavor`` in one pass (instance 2 sees instance 1's usage in
     memory), then claim them in one write, in one transaction: the servers appear together
@@ -209,7 +215,10 @@ def servers_create(
 
     With a server ``group``, the transaction also holds the group's row lock: the passes see
     every member placed before (by this request or a concurrent one, which waits), each claim
-    checks the hard policy again, and the servers join the group together or not at all."""
+    checks the hard policy again, and the servers join the group together or not at all.
+
+    ``requested_resources`` (an IP pool's address, say) is asked by each instance besides its
+    flavor, recorded on the servers and asked again by their moves."""
     stats = stats if stats is not None else BootStats()
     spec = scheduling_spec(
         flavor=flavor,
@@ -219,6 +228,7 @@ def servers_create(
         hints=hints,
         availability_zone=availability_zone,
         group=group,
+        requested_resources=requested_resources,
     )
     # Each pass allocates a host state per host: no collector walks while they live.
     with transaction.atomic(), cyclic_gc_paused():
@@ -232,6 +242,12 @@ def servers_create(
                 hints=hints or {},
                 availability_zone=availability_zone or "",
                 group=str(group.uuid) if group is not None else "",
+                # Only when asked: keys of boots before the field replay as they did.
+                **(
+                    {"requested_resources": list(requested_resources)}
+                    if requested_resources
+                    else {}
+                ),
             )
             boot_request, earlier = _boot_request(
                 project_id=project_id, key=request_key, fingerprint=asked

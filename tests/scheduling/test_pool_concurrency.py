@@ -1,4 +1,5 @@
-"""Clients booting on a nearly full resource pool at once, through HTTP against a gunicorn of
+"""Clients booting on a nearly full resource pool (shared disk, or an IP pool's addresses
+asked as ``requested_resources``) at once, through HTTP against a gunicorn of
 several worker processes on PostgreSQL: the pool is never over-allocated, every request is
 placed (201) or refused with scheduler.no_valid_host (409), and what the pool holds is what
 the servers hold."""
@@ -74,3 +75,66 @@ def test_boots_racing_for_a_nearly_full_pool_never_over_allocate_it(server, sett
     held = Allocation.objects.filter(resource_provider=pool).aggregate(n=Sum("used"))["n"]
     assert held <= 100 * POOL_SLOTS
     assert held == 100 * (placed + 1) == 100 * Server.objects.count()
+
+
+IP_SLOTS = 6
+
+
+def test_boots_racing_for_the_last_addresses_of_an_ip_pool_never_over_allocate_it(server, settings):  # noqa: F811
+    settings.PLACEMENT_RESOURCE_PLUGINS = ["vcpu", "memory", "disk", "numa", "pci"]
+    settings.PLACEMENT_SYNC_ON_REPORT = False
+    for index in range(HOSTS):
+        compute_node_report(
+            hostname=f"s{index}", report={"vcpus": 16, "memory_mb": 65536, "local_gb": 500}
+        )
+    resource_pool_report(
+        name="net1",
+        report={
+            "kind": "ip_pool",
+            "inventories": {"IPV4_ADDRESS": {"total": IP_SLOTS}},
+            "members": [f"s{index}" for index in range(HOSTS)],
+        },
+    )
+    compute_nodes_sync(due_only=False)
+    assert [o.status for o in resource_pools_sync(due_only=False)] == ["ok"]
+    pool = ResourcePool.objects.get(name="net1").provider
+    Flavor.objects.create(name="small", vcpus=1, ram=512, disk=1)
+    asked = [{"resources": {"IPV4_ADDRESS": 1}}]
+    clients = [Client(server) for _ in range(CLIENTS)]
+    status, body = clients[0].call(
+        "POST",
+        "/api/servers/",
+        {
+            "name": "first",
+            "flavor": "small",
+            "project_id": "p",
+            "user_id": "u",
+            "requested_resources": asked,
+        },
+    )
+    assert status == 201, body
+
+    def work(client, index):
+        answers = []
+        for n in range(BOOTS_PER_CLIENT):
+            request = {
+                "name": f"c{index}-{n}",
+                "flavor": "small",
+                "project_id": "p",
+                "user_id": "u",
+                "requested_resources": asked,
+            }
+            status, payload = client.call("POST", "/api/servers/", request)
+            code = payload["errors"][0]["code"] if status >= 400 else None
+            answers.append((status, code))
+        return answers
+
+    answers = [a for per_client in race(clients, work) for a in per_client]
+    outcomes = Counter(answers)
+    assert set(outcomes) <= {(201, None), (409, "scheduler.no_valid_host")}, outcomes
+    placed = outcomes[(201, None)]
+    # The hosts have room for every boot: only the pool's addresses run out.
+    assert 0 < placed <= IP_SLOTS - 1, outcomes
+    held = Allocation.objects.filter(resource_provider=pool).aggregate(n=Sum("used"))["n"]
+    assert held <= IP_SLOTS
+    assert held == placed + 1 == Server.objects.count()
