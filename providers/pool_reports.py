@@ -1,12 +1,11 @@
 """A resource pool's report: the rules its fields are held to, in one place (the API's
 serializer and the admin ask here)."""
 
-from placementsite.core import uuids
-
 from .capacity import Capacity
-from .host_reports import hostname_valid
+from .host_reports import HOSTNAME_RULE
 from .plugins import PluginLoadError
 from .plugins.pools import pool_plugin
+from .selectors.pool_members import pool_members
 from .services.inventories import inventory_checked
 
 
@@ -27,9 +26,17 @@ def pool_class_problem(kind: str, resource_class: str) -> str | None:
         return None  # the kind's own error is reported
 
 
-def member_valid(member: str) -> bool:
-    """A member is a host name or an aggregate uuid."""
-    return hostname_valid(member) or uuids.parse(member) is not None
+def members_problem(members) -> str | None:
+    """Why a pool's ``members`` cannot be stored (None when they can): a member that is no
+    aggregate's uuid or name and cannot be a host's name (see
+    :mod:`providers.selectors.pool_members`)."""
+    unknown = pool_members(members).unknown
+    if unknown:
+        return (
+            f"{unknown[0]!r} names no aggregate (by uuid or name) and is not a host name "
+            f"({HOSTNAME_RULE})."
+        )
+    return None
 
 
 def inventory_problem(values: dict) -> str | None:

@@ -6,6 +6,12 @@ class SchedulingConfig(AppConfig):
     verbose_name = "Scheduling"
 
     def ready(self):
+        # Providers read aggregate names (a pool's members) through their declared seam.
+        from providers import aggregate_names
+
+        from .selectors import aggregates
+
+        aggregate_names.install(aggregates)
         # An unknown filter or weigher name stops startup, listing the available ones.
         from .plugins import check_configuration
 

@@ -6,13 +6,17 @@ from placementsite.core.rest.serializers import StrictFieldsMixin, StrictSeriali
 
 from ..host_reports import (
     HOSTNAME_PATTERN,
-    HOSTNAME_RULE,
     REPORT_FIELDS,
     resource_class_problem,
     trait_problem,
 )
 from ..models import MAX_INT, ComputeNode, ResourceClass, ResourcePool
-from ..pool_reports import inventory_problem, member_valid, pool_class_problem, pool_kind_problem
+from ..pool_reports import (
+    inventory_problem,
+    members_problem,
+    pool_class_problem,
+    pool_kind_problem,
+)
 from ..selectors.compute_nodes import is_stale
 from ..selectors.resource_pools import pool_is_stale, pool_usage
 from ..services.compute_nodes import report_tree_problems
@@ -257,6 +261,10 @@ class PoolInventorySerializer(StrictSerializer):
     step_size = serializers.IntegerField(min_value=1, max_value=MAX_INT, required=False)
 
 
+# A pool's members are resolved on every sync: a bounded list keeps that one read.
+MAX_POOL_MEMBERS = 10000
+
+
 class PoolReportSerializer(StrictSerializer):
     """A pool's report: what ``PUT /api/resource-pools/{name}/`` takes."""
 
@@ -265,10 +273,11 @@ class PoolReportSerializer(StrictSerializer):
     )
     inventories = serializers.DictField(child=PoolInventorySerializer(), required=False)
     members = serializers.ListField(
-        child=serializers.CharField(max_length=150),
+        child=serializers.CharField(max_length=255),
         required=False,
         default=list,
-        help_text="host names and aggregate uuids whose hosts can use the pool",
+        max_length=MAX_POOL_MEMBERS,
+        help_text="host names, and aggregates (uuids or names) whose hosts can use the pool",
     )
     traits = serializers.ListField(
         child=serializers.CharField(max_length=255), required=False, default=list
@@ -284,11 +293,9 @@ class PoolReportSerializer(StrictSerializer):
         return kind
 
     def validate_members(self, members):
-        bad = [m for m in members if not member_valid(m)]
-        if bad:
-            raise serializers.ValidationError(
-                f"{bad[0]!r} is neither a host name ({HOSTNAME_RULE}) nor an aggregate uuid."
-            )
+        problem = members_problem(members)
+        if problem:
+            raise serializers.ValidationError(problem)
         return list(dict.fromkeys(members))
 
     def validate_traits(self, traits):

@@ -3,9 +3,9 @@ their providers hold.
 
 A pool is *stale* when it has not reported for ``PLACEMENT_POOL_STALE_SECONDS``; stale and
 disabled pools are *unavailable*: the scheduler takes nothing from their providers. A pool's
-*members* are the hosts it names, the providers of the aggregates it names, and the hosts
-whose report names it as their ``disk_pool``: their root providers share the pool's
-aggregate.
+*members* are the hosts it names, the providers of the aggregates it names (by uuid or by
+name), and the hosts whose report names it as their ``disk_pool``: their root providers
+share the pool's aggregate.
 """
 
 from datetime import datetime, timedelta
@@ -13,8 +13,6 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
-
-from placementsite.core import uuids
 
 from ..models import (
     SHARING_TRAIT,
@@ -24,6 +22,7 @@ from ..models import (
     ResourceProviderAggregate,
 )
 from ..usage import usage_by_provider_and_class
+from .pool_members import pool_members
 
 
 def pool_stale_after():
@@ -64,19 +63,17 @@ def unavailable_pools(*, provider_ids, now=None) -> dict[int, str]:
 
 
 def pool_member_root_ids(pool: ResourcePool) -> set[int]:
-    """Root provider ids of the pool's members (see the module docstring). Hosts named that
-    have no provider yet (not reported, not synced) are not members yet."""
-    named_hosts, aggregates = [], []
-    for member in pool.members or ():
-        found = uuids.parse(member)
-        (aggregates if found is not None else named_hosts).append(found or member)
+    """Root provider ids of the pool's members (see the module docstring and
+    :mod:`providers.selectors.pool_members`). Hosts named that have no provider yet (not
+    reported, not synced) are not members yet."""
+    members = pool_members(pool.members or ())
     hosts = ComputeNode.objects.filter(provider__isnull=False).filter(
-        Q(hostname__in=named_hosts) | Q(disk_pool=pool.name)
+        Q(hostname__in=members.hostnames) | Q(disk_pool=pool.name)
     )
     roots = {root for root in hosts.values_list("provider__root_id", flat=True) if root}
-    if aggregates:
+    if members.aggregates:
         roots |= set(
-            ResourceProviderAggregate.objects.filter(aggregate__uuid__in=aggregates)
+            ResourceProviderAggregate.objects.filter(aggregate__uuid__in=members.aggregates)
             .exclude(aggregate__uuid=pool.aggregate_uuid)
             .values_list("resource_provider__root_id", flat=True)
         )

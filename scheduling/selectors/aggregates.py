@@ -24,3 +24,10 @@ def zone_exists(*, value):
         AggregateMetadata.objects.filter(availability_zone=value).exists()
         or aggregate_uuid(value=value)
     )
+
+
+def aggregate_uuids_named(*, names):
+    """``{name: aggregate uuid}`` for the names among ``names`` an aggregate has (one read);
+    what providers ask through :mod:`providers.aggregate_names` (a pool's members)."""
+    rows = AggregateMetadata.objects.filter(name__in=list(names)).exclude(name="")
+    return {name: str(uuid) for name, uuid in rows.values_list("name", "aggregate__uuid")}
