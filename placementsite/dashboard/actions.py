@@ -65,10 +65,25 @@ def action(*permissions, what):
     return decorator
 
 
+class PolicyChecker:
+    """The API's policy decisions for one user (as their API token): the context is built
+    once, and each rule on each target decided once (a page asks for every row)."""
+
+    def __init__(self, user):
+        self.context = user_context(user)
+        self._decided = {}
+
+    def allows(self, rule, target=None):
+        """Whether ``rule`` allows the user on ``target`` (a row's project and user; default
+        the user's own, as the API's first check)."""
+        key = (rule, tuple(sorted(target.items())) if target else None)
+        if key not in self._decided:
+            self._decided[key] = policy.check(rule, self.context, target)
+        return self._decided[key]
+
+
 def policy_allows(user, rule, target=None):
-    """Whether the API's policy ``rule`` allows ``user`` (as their API token), on ``target``
-    (a row's project and user; default the user's own, as the API's first check)."""
-    return policy.check(rule, user_context(user), target)
+    return PolicyChecker(user).allows(rule, target)
 
 
 def policy_required(request, rule, *, what, target=None):

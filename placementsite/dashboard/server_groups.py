@@ -12,14 +12,10 @@ from django.urls import reverse
 
 from placementsite.core.exceptions import DomainError
 from scheduling import policies as scheduling_policies
-from scheduling.selectors.server_groups import (
-    GROUPS_SHOWN,
-    server_group_by_uuid,
-    server_groups_listed,
-)
+from scheduling.selectors.server_groups import server_group_by_uuid, server_groups_page
 from scheduling.services.server_groups import server_group_create, server_group_delete
 
-from .actions import action, back, done, policy_allows, policy_required
+from .actions import PolicyChecker, action, back, done, policy_required
 from .forms import ServerGroupForm
 from .rendering import render_page, staff_required
 
@@ -42,16 +38,16 @@ def group_list(request):
 def _page(request, form=None, status=None):
     q = request.GET.get("q", "")[:200]
     user = request.user
-    groups = server_groups_listed(q=q)
+    page = server_groups_page(q=q, page_number=request.GET.get("page") or 1)
     can_delete = user.has_perms(DELETE)
-    for group in groups:
-        group.deletable = can_delete and policy_allows(
-            user, DELETE_RULE, _target(group.project_id, group.user_id)
+    checker = PolicyChecker(user)
+    for group in page.object_list:
+        group.deletable = can_delete and checker.allows(
+            DELETE_RULE, _target(group.project_id, group.user_id)
         )
     context = {
-        "groups": groups,
+        "page": page,
         "q": q,
-        "shown_max": GROUPS_SHOWN,
         "can_create": user.has_perms(ADD),
         "form": form or ServerGroupForm(),
     }

@@ -3,6 +3,7 @@
 from collections import Counter
 from dataclasses import dataclass
 
+from django.core.paginator import Paginator
 from django.db.models import Prefetch, Q
 
 from placementsite.core import uuids
@@ -61,19 +62,16 @@ def server_group_of(*, server) -> ServerGroup | None:
     return membership.group if membership else None
 
 
-GROUPS_SHOWN = 500
-
-
-def server_groups_listed(*, q=""):
-    """The dashboard's groups (those whose name or project contains ``q``), newest first, at
-    most GROUPS_SHOWN, each with its members' servers, flavors and hosts: two queries."""
+def server_groups_page(*, q="", page_number=1, per_page=50):
+    """A page of the dashboard's groups (those whose name or project contains ``q``), newest
+    first, each with its members' servers, flavors and hosts: three queries."""
     members = ServerGroupMember.objects.select_related("server__flavor", "server__host").order_by(
         "created_at", "id"
     )
     groups = ServerGroup.objects.prefetch_related(Prefetch("members", queryset=members))
     if q:
         groups = groups.filter(Q(name__icontains=q) | Q(project_id__icontains=q))
-    return list(groups.order_by("-created_at", "-id")[:GROUPS_SHOWN])
+    return Paginator(groups.order_by("-created_at", "-id"), per_page).get_page(page_number)
 
 
 def server_group_by_uuid(uuid) -> ServerGroup | None:

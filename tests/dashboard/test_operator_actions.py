@@ -6,10 +6,12 @@ same change or the API endpoint's policy rule for the same user."""
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, Permission
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from providers.models import ComputeNode, ResourcePool
-from scheduling.models import Migration, Server, ServerGroup
+from scheduling.models import Flavor, Migration, Server, ServerGroup, ServerGroupMember
 from tests.dashboard.test_pools_page import pooled  # noqa: F401 (a fixture)
 from tests.providers.hosts import report, sync
 from tests.scheduling.move_helpers import boot_one, setup_hosts
@@ -289,3 +291,39 @@ def test_deleting_an_unknown_group_is_a_404(db):
     admin = _user("group-admin", GROUP_ADMIN, roles=["admin"])
     r = _post(admin, "/dashboard/server-groups/00000000-0000-4000-8000-000000000000/delete/")
     assert r.status_code == 404
+
+
+def test_the_groups_page_is_paged_newest_first_and_filtered(db):
+    viewer = _user("viewer", VIEW_GROUPS)
+    for i in range(55):
+        ServerGroup.objects.create(name=f"g{i:02d}", policy="affinity", project_id=f"p{i % 2}")
+    first = viewer.get("/dashboard/server-groups/").content.decode()
+    assert "55 groups" in first and 'data-group="g54"' in first and 'data-group="g04"' not in first
+    second = viewer.get("/dashboard/server-groups/?page=2").content.decode()
+    assert 'data-group="g04"' in second and 'data-group="g05"' not in second
+    filtered = viewer.get("/dashboard/server-groups/?q=g1").content.decode()
+    assert filtered.count("data-group=") == 10  # g10..g19
+
+
+def _groups_with_members(count, flavor):
+    for i in range(count):
+        group = ServerGroup.objects.create(name=f"q{i}", policy="affinity", project_id=f"p{i}")
+        for j in range(2):
+            server = Server.objects.create(
+                name=f"s{i}-{j}", flavor=flavor, project_id=f"p{i}", user_id="u"
+            )
+            ServerGroupMember.objects.create(group=group, server=server)
+
+
+def test_the_groups_page_costs_the_same_queries_for_one_group_or_many(db):
+    admin = _user("group-admin", GROUP_ADMIN, roles=["admin"])
+    flavor = Flavor.objects.create(name="m1.tiny", vcpus=1, ram=512, disk=1)
+    _groups_with_members(1, flavor)
+    admin.get("/dashboard/server-groups/")
+    with CaptureQueriesContext(connection) as one:
+        admin.get("/dashboard/server-groups/")
+    _groups_with_members(30, flavor)
+    with CaptureQueriesContext(connection) as many:
+        page = admin.get("/dashboard/server-groups/").content.decode()
+    assert page.count('data-action="delete"') == 31
+    assert len(many.captured_queries) == len(one.captured_queries)

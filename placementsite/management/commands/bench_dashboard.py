@@ -8,7 +8,9 @@ providers, aggregates, traits, two consumers per node) and dropped at the
 end; ``--keep`` keeps it for the next run, ``--use-existing`` times the
 configured database as it is. Every page is rendered through the whole
 Django stack (middleware, session, templates) as a logged-in staff user,
-``--repeat`` times after one warm-up, and the median is printed.
+``--repeat`` times after one warm-up, and the median is printed; so is every
+action's POST (host, drain, pools, server groups, migrations), each on
+data made for it beforehand.
 """
 
 import logging
@@ -17,6 +19,7 @@ import statistics
 import time
 import uuid
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import connection, transaction
@@ -48,6 +51,9 @@ TRAITS = [
 CUSTOM_TRAITS = ["CUSTOM_GOLD", "CUSTOM_SILVER", "CUSTOM_MAINTENANCE"]
 # A compute host reported and synced through the services, for the host actions.
 BENCH_HOST = "bench-host"
+# Resource pools and server groups (with two members each) for their pages and actions.
+BENCH_POOLS = 5
+BENCH_GROUPS = 200
 FLAVORS = [  # name, vcpus, ram, disk
     ("m1.small", 2, 4096, 20),
     ("m1.medium", 4, 8192, 40),
@@ -71,6 +77,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         scratch = not options["use_existing"]
+        if scratch:
+            # The scratch cloud's reports are synced here; no worker is asked for them.
+            settings.PLACEMENT_SYNC_ON_REPORT = False
         old_name = connection.settings_dict["NAME"]
         if scratch:
             connection.settings_dict.setdefault("TEST", {})["NAME"] = f"{old_name}_bench"
@@ -134,6 +143,8 @@ class Command(BaseCommand):
             + "&g1-resources=PCPU:4&g2-resources=DISK_GB:100&g2-required=STORAGE_DISK_SSD",
             "try, nothing fits": "/dashboard/try/?submit=1&resources=VCPU:100000",
             "hosts": "/dashboard/hosts/",
+            "pools": "/dashboard/pools/",
+            "server groups": "/dashboard/server-groups/",
             "hosts, disabled": "/dashboard/hosts/?state=disabled",
             "migrations": "/dashboard/migrations/",
             "flavors": "/dashboard/flavors/",
@@ -176,51 +187,101 @@ class Command(BaseCommand):
         )
 
     def time_actions(self, client, repeat):
-        """The actions' POSTs (their redirect not followed): a host disabled and enabled in
-        turn, resynced, and ``repeat`` moves confirmed, each made beforehand."""
-        from scheduling.models import Flavor
-        from scheduling.services.migrations import server_move
-        from scheduling.services.servers import servers_create
+        """The actions' POSTs (their redirect not followed), each on data made for it
+        beforehand (untimed): a host disabled and enabled in turn, resynced and drained (of
+        one server each time), pools disabled, enabled and deleted, server groups created and
+        deleted, and ``repeat`` moves confirmed."""
+        from scheduling.models import Flavor, ServerGroup
 
         logging.getLogger("placement.dashboard").setLevel(logging.WARNING)  # one line a POST
         host = f"/dashboard/hosts/{BENCH_HOST}"
+        pool = "/dashboard/pools/bench-pool-0"
+        group = {"name": "bench", "policy": "anti-affinity", "project_id": "bench"}
         timed = {
             "action: disable host": (f"{host}/disable/", {"reason": "bench"}),
             "action: enable host": (f"{host}/enable/", {}),
             "action: resync host": (f"{host}/resync/", {}),
+            "action: disable pool": (f"{pool}/disable/", {"reason": "bench"}),
+            "action: enable pool": (f"{pool}/enable/", {}),
+            "action: create group": ("/dashboard/server-groups/create/", group),
         }
         worst = 0.0
         for name, (url, data) in timed.items():
-            times = []
-            for _ in range(repeat + 1):
-                started = time.perf_counter()
-                response = client.post(url, data)
-                times.append((time.perf_counter() - started) * 1000)
+            worst = max(worst, self._post(client, name, [(url, data)] * (repeat + 1)))
+        groups = ServerGroup.objects.filter(name="bench").values_list("uuid", flat=True)
+        deletes = [(f"/dashboard/server-groups/{g}/delete/", {}) for g in groups]
+        worst = max(worst, self._post(client, "action: delete group", deletes))
+        pools = [_unused_pool(f"bench-unused-{i}") for i in range(repeat + 1)]
+        deletes = [(f"/dashboard/pools/{name}/delete/", {}) for name in pools]
+        worst = max(worst, self._post(client, "action: delete pool", deletes))
+        flavor = Flavor.objects.get(name="m1.small")
+        worst = max(worst, self._drains(client, flavor, repeat))
+        moves = [_moving(flavor, f"bench-{i}") for i in range(repeat + 1)]
+        confirms = [(f"/dashboard/migrations/{m.uuid}/confirm/", {}) for m in moves]
+        return max(worst, self._post(client, "action: confirm migration", confirms))
+
+    def _drains(self, client, flavor, repeat):
+        """Drains of the bench host holding one server each time (enabled and booted on
+        beforehand, untimed); the first is the warm-up."""
+        from providers.services.compute_nodes import compute_node_enable
+        from scheduling.services.servers import servers_create
+
+        times = []
+        for index in range(repeat + 1):
+            compute_node_enable(hostname=BENCH_HOST)
+            servers_create(
+                name=f"bench-drained-{index}",
+                flavor=flavor,
+                project_id="bench",
+                user_id="bench",
+                hints={"target_host": BENCH_HOST},
+            )
+            started = time.perf_counter()
+            response = client.post(f"/dashboard/hosts/{BENCH_HOST}/drain/", {"reason": "bench"})
+            times.append((time.perf_counter() - started) * 1000)
+            if response.status_code != 302:
+                self.stdout.write(f"{'action: drain host':<26} HTTP {response.status_code}")
+                return 0.0
+        compute_node_enable(hostname=BENCH_HOST)
+        return self._line("action: drain host (1 vm)", times[1:])
+
+    def _post(self, client, name, requests):
+        """Time each ``(url, data)`` POST; the first is the warm-up."""
+        times = []
+        for url, data in requests:
+            started = time.perf_counter()
+            response = client.post(url, data)
+            times.append((time.perf_counter() - started) * 1000)
             if response.status_code != 302:
                 self.stdout.write(f"{name:<26} HTTP {response.status_code}")
-                continue
-            worst = max(worst, self._line(name, times[1:]))
-        flavor = Flavor.objects.get(name="m1.small")
-        moves = []
-        for index in range(repeat + 1):
-            (server,) = servers_create(
-                name=f"bench-{index}", flavor=flavor, project_id="bench", user_id="bench"
-            )
-            moves.append(server_move(server=server, kind="migrate"))
-        times = []
-        for migration in moves:
-            started = time.perf_counter()
-            response = client.post(f"/dashboard/migrations/{migration.uuid}/confirm/")
-            times.append((time.perf_counter() - started) * 1000)
-        if response.status_code == 302:
-            worst = max(worst, self._line("action: confirm migration", times[1:]))
-        return worst
+                return 0.0
+        return self._line(name, times[1:])
 
     def _line(self, name, times):
         median = statistics.median(times)
         verdict = "ok" if median < TARGET_MS else f"OVER {TARGET_MS} ms"
         self.stdout.write(f"{name:<26} {median:>10.1f} {max(times):>8.1f}  {verdict}")
         return median
+
+
+def _moving(flavor, name):
+    """A server booted and being migrated, for a confirm."""
+    from scheduling.services.migrations import server_move
+    from scheduling.services.servers import servers_create
+
+    (server,) = servers_create(name=name, flavor=flavor, project_id="bench", user_id="bench")
+    return server_move(server=server, kind="migrate")
+
+
+def _unused_pool(name):
+    """A pool reported and synced, nothing allocated from it, for a delete."""
+    from providers.services.pool_sync import resource_pools_sync
+    from providers.services.resource_pools import resource_pool_report
+
+    report = {"kind": "shared_storage", "inventories": {"DISK_GB": {"total": 1000}}}
+    resource_pool_report(name=name, report={**report, "members": []})
+    resource_pools_sync(names=[name])
+    return name
 
 
 def _names(model, names):
@@ -374,3 +435,49 @@ def _scheduling(count):
         },
     )
     compute_nodes_sync(hostnames=[BENCH_HOST])
+    _pools_and_groups()
+
+
+def _pools_and_groups():
+    """BENCH_POOLS pools (each offered to 20 hosts), BENCH_GROUPS server groups of two
+    servers each (servers recorded directly, as the cloud's allocations are)."""
+    from providers.services.pool_sync import resource_pools_sync
+    from providers.services.resource_pools import resource_pool_report
+    from scheduling.models import Flavor, Server, ServerGroupMember
+    from scheduling.services.server_groups import server_group_create
+
+    hosts = list(
+        ResourceProvider.objects.filter(name__startswith="cn-", parent__isnull=True)
+        .order_by("id")
+        .values_list("name", "id")[: max(BENCH_POOLS * 20, BENCH_GROUPS * 2)]
+    )
+    for index in range(BENCH_POOLS):
+        members = [name for name, _id in hosts[index * 20 : index * 20 + 20]]
+        report = {"kind": "shared_storage", "inventories": {"DISK_GB": {"total": 100000}}}
+        resource_pool_report(name=f"bench-pool-{index}", report={**report, "members": members})
+    resource_pools_sync()
+    flavor = Flavor.objects.get(name="m1.small")
+    groups = [
+        server_group_create(
+            name=f"group-{i:03d}",
+            policy="anti-affinity" if i % 2 else "affinity",
+            rules=None,
+            project_id=f"project-{i % 40:04d}",
+        )
+        for i in range(BENCH_GROUPS)
+    ]
+    servers = Server.objects.bulk_create(
+        [
+            Server(
+                name=f"member-{i:04d}",
+                flavor=flavor,
+                project_id=groups[i // 2].project_id,
+                user_id="bench",
+                host_id=hosts[i % len(hosts)][1],
+            )
+            for i in range(len(groups) * 2)
+        ]
+    )
+    ServerGroupMember.objects.bulk_create(
+        [ServerGroupMember(group=groups[i // 2], server=s) for i, s in enumerate(servers)]
+    )
