@@ -211,11 +211,16 @@ class ServerViewSet(
             )
         except NoValidHost as exc:
             return no_valid_host_response(request, exc)
-        servers = Server.objects.select_related("flavor", "host").filter(
-            uuid__in=[s.uuid for s in placed]
-        )
-        order = {s.uuid: i for i, s in enumerate(placed)}
-        rendered = ServerSerializer(sorted(servers, key=lambda s: order[s.uuid]), many=True).data
+        # The servers just made are rendered as made (flavor and host in hand); those of an
+        # earlier create with the same key as read back.
+        servers = placed
+        if stats.replayed:
+            found = Server.objects.select_related("flavor", "host").filter(
+                uuid__in=[s.uuid for s in placed]
+            )
+            order = {s.uuid: i for i, s in enumerate(placed)}
+            servers = sorted(found, key=lambda s: order[s.uuid])
+        rendered = ServerSerializer(servers, many=True).data
         response = Response({"servers": rendered}, status=201)
         if stats.replayed:
             response["Idempotent-Replayed"] = "true"

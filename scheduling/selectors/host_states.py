@@ -34,11 +34,7 @@ def host_states(found):
     if not by_host:
         return []
     tree = PassTrees(found, by_host)
-    hosts = {}
-    for provider_id, uuid, name in queries.provider_names(by_host):
-        tree.uuids[provider_id] = uuid
-        hosts[provider_id] = HostState(uuid=uuid, name=name, id=provider_id, tree=tree)
-    _add_aggregates(hosts)
+    hosts = _hosts(tree, by_host)
     _add_availability(hosts)
     return sorted(hosts.values(), key=lambda h: h.name)
 
@@ -277,22 +273,23 @@ def _allocations(candidates):
     return [entry for allocations, _mappings in candidates for entry in allocations]
 
 
-def _add_aggregates(hosts):
-    aggregate_ids = {}
-    for provider_id, aggregate_id, uuid in queries.provider_aggregates(hosts):
-        aggregate_ids.setdefault(provider_id, set()).add(aggregate_id)
-        hosts[provider_id].aggregates |= {uuid}
-    wanted = set().union(*aggregate_ids.values()) if aggregate_ids else set()
-    if not wanted:
-        return
-    metadata = {
-        row["aggregate_id"]: row
-        for row in AggregateMetadata.objects.filter(aggregate_id__in=wanted).values(
-            "aggregate_id", "name", "availability_zone", "metadata"
-        )
-    }
-    for provider_id, ids in aggregate_ids.items():
-        hosts[provider_id].aggregate_metadata = [metadata[i] for i in sorted(ids) if i in metadata]
+def _hosts(tree, root_ids):
+    """``{root id: HostState}`` with names, aggregates and their metadata: one query."""
+    hosts, metadata = {}, defaultdict(dict)
+    for pk, uuid, name, aggregate_id, aggregate_uuid, meta in queries.hosts_with_aggregates(
+        root_ids
+    ):
+        host = hosts.get(pk)
+        if host is None:
+            tree.uuids[pk] = uuid
+            host = hosts[pk] = HostState(uuid=uuid, name=name, id=pk, tree=tree)
+        if aggregate_id is not None:
+            host.aggregates |= {aggregate_uuid}
+        if meta is not None:
+            metadata[pk][aggregate_id] = meta
+    for pk, found in metadata.items():
+        hosts[pk].aggregate_metadata = [found[i] for i in sorted(found)]
+    return hosts
 
 
 def availability_zone_of(provider_id):

@@ -12,6 +12,7 @@ from django.db import IntegrityError, transaction
 from allocations.services.allocations import allocation_delete
 from placementsite.core.exceptions import Conflict, NotFound
 from placementsite.core.gc_pause import cyclic_gc_paused
+from providers.models import ResourceProvider
 
 from ..extra_specs import translate_flavor
 from ..flavor_snapshots import flavor_snapshot
@@ -181,6 +182,10 @@ def _claim(spec, names, plan, stats, boot_request):
     for record, placement in zip(records, plan, strict=True):
         record.host_name = placement.host.name
         record.host_uuid = placement.host.uuid
+        # The host as the pass read it: whoever renders the server reads no row for it.
+        record.host = ResourceProvider(
+            id=placement.host.id, uuid=placement.host.uuid, name=placement.host.name
+        )
     return records
 
 

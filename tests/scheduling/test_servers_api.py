@@ -119,11 +119,11 @@ def test_capacity_taken_meanwhile_moves_to_the_next_host(api, flavor, monkeypatc
     real = claims.allocations_replace
     calls = []
 
-    def first_host_full(*, consumers):
+    def first_host_full(*, consumers, **options):
         calls.append(consumers)
         if len(calls) == 1:
             raise AllocationRefused("Unable to allocate inventory: would exceed", first)
-        return real(consumers=consumers)
+        return real(consumers=consumers, **options)
 
     monkeypatch.setattr(claims, "allocations_replace", first_host_full)
     server = boot(api, "f").json["servers"][0]
@@ -137,11 +137,11 @@ def test_concurrent_update_is_retried_on_the_same_host(api, flavor, monkeypatch)
     real = claims.allocations_replace
     calls = []
 
-    def conflicts_twice(*, consumers):
+    def conflicts_twice(*, consumers, **options):
         calls.append(consumers)
         if len(calls) <= 2:
             raise ConcurrentUpdate("Another thread concurrently updated the data.")
-        return real(consumers=consumers)
+        return real(consumers=consumers, **options)
 
     monkeypatch.setattr(claims, "allocations_replace", conflicts_twice)
     server = boot(api, "f").json["servers"][0]
