@@ -139,16 +139,28 @@ def test_a_failed_move_within_a_pool_puts_it_back(api, one_pool):
     assert resources_of(api, server["id"]) == before
 
 
-@pytest.mark.parametrize("verb", ["confirm", "revert"])
-def test_a_move_across_pools_holds_both_as_host_resources(api, verb):
+@pytest.fixture
+def two_pools(api):
     put_host(api, "s1", disk_pool="ceph1")
     put_host(api, "s2", disk_pool="ceph2")
     put_pool(api, "ceph1", ceph(members=[]))
     put_pool(api, "ceph2", ceph(members=[]))
     sync_all()
     make_flavor(api, "p.f", vcpus=1, ram=512, disk=100)
-    one, two = provider(api, "ceph1")["uuid"], provider(api, "ceph2")["uuid"]
+    return provider(api, "ceph1")["uuid"], provider(api, "ceph2")["uuid"]
+
+
+def held_by(api, consumer):
+    response = api.get(f"/allocations/{consumer}")
+    assert response.status == 200, response
+    return {rp: a["resources"] for rp, a in response.json["allocations"].items()}
+
+
+@pytest.mark.parametrize("verb", ["confirm", "revert"])
+def test_a_move_across_pools_holds_both_as_host_resources(api, two_pools, verb):
+    one, two = two_pools
     server = boot_one(api, "p.f")
+    before = resources_of(api, server["id"])
     source = one if server["host"] == "s1" else two
     dest = two if source == one else one
     moving = migrate(api, server)
@@ -158,3 +170,28 @@ def test_a_move_across_pools_holds_both_as_host_resources(api, verb):
     settle(api, moving, verb)
     expected = (0, 100) if verb == "confirm" else (100, 0)
     assert (pool_used(api, source), pool_used(api, dest)) == expected
+    assert held_by(api, moving["id"]) == {}  # the migration consumer holds nothing after
+    if verb == "revert":
+        assert resources_of(api, server["id"]) == before
+    else:
+        assert source not in resources_of(api, server["id"])
+
+
+@pytest.mark.parametrize("action", ["confirm", "revert"])
+def test_the_cleanups_expired_actions_settle_a_move_across_pools_exactly(
+    api, two_pools, settings, action
+):
+    one, two = two_pools
+    server = boot_one(api, "p.f")
+    before = resources_of(api, server["id"])
+    source = one if server["host"] == "s1" else two
+    dest = two if source == one else one
+    moving = migrate(api, server)
+    settings.PLACEMENT_MIGRATION_EXPIRED_ACTION = action
+    Migration.objects.update(lease_started_at="2000-01-01T00:00:00Z")
+    call_command("cleanup_migrations", stdout=io.StringIO())
+    expected = (0, 100) if action == "confirm" else (100, 0)
+    assert (pool_used(api, source), pool_used(api, dest)) == expected
+    assert held_by(api, moving["id"]) == {}
+    if action == "revert":
+        assert resources_of(api, server["id"]) == before
