@@ -4,7 +4,10 @@ pool has a free one, its allocation holds it on the pool's provider, a full pool
 bad input a 400 naming the field, explain accepts it, and moves ask it again: held once
 within one pool, on both pools across two, confirm and revert leaving usage exact."""
 
+import io
+
 import pytest
+from django.core.management import call_command
 
 from tests.providers.pools import provider, put_host, put_pool, sync_all, usages
 from tests.scheduling.move_helpers import resources_of
@@ -162,3 +165,31 @@ def test_a_move_across_ip_pools_holds_both_until_it_settles(api, verb):
         assert resources_of(api, server["id"]) == before
     else:
         assert source not in resources_of(api, server["id"])
+
+
+def test_the_audit_counts_what_a_boot_asked_beyond_its_flavor(api, net1):
+    response = boot(api, "small", requested_resources=ADDRESS)
+    assert response.status == 201, response
+    out = io.StringIO()
+    call_command("placement_audit", stdout=out)
+    assert "mismatch" not in out.getvalue(), out.getvalue()
+
+    server = response.json["servers"][0]
+    current = api.get(f"/allocations/{server['id']}").json
+    without_address = {
+        rp: {"resources": a["resources"]} for rp, a in current["allocations"].items() if rp != net1
+    }
+    response = api.put(
+        f"/allocations/{server['id']}",
+        {
+            "allocations": without_address,
+            "project_id": "p1",
+            "user_id": "u1",
+            "consumer_generation": current["consumer_generation"],
+            "consumer_type": "INSTANCE",
+        },
+    )
+    assert response.status == 204, response
+    out = io.StringIO()
+    call_command("placement_audit", stdout=out)
+    assert f"mismatch: {server['id']}" in out.getvalue(), out.getvalue()
