@@ -464,6 +464,11 @@ PLACEMENT_SCHEDULER_HOST_SUBSET_SIZE = int(
     os.environ.get("PLACEMENT_SCHEDULER_HOST_SUBSET_SIZE", "1")
 )
 PLACEMENT_SCHEDULER_MAX_ATTEMPTS = int(os.environ.get("PLACEMENT_SCHEDULER_MAX_ATTEMPTS", "3"))
+# Which NUMA cells of a host a NUMA request takes, as Nova 34's
+# [compute] packing_host_numa_cells_allocation_strategy (False: spread, the default).
+PLACEMENT_NUMA_CELLS_STRATEGY = os.environ.get("PLACEMENT_NUMA_CELLS_STRATEGY", "spread")
+if PLACEMENT_NUMA_CELLS_STRATEGY not in ("spread", "pack"):
+    raise ImproperlyConfigured("PLACEMENT_NUMA_CELLS_STRATEGY must be spread or pack")
 # Seconds one scheduling request (a boot, an explain, a capacity, a move) may spend placing:
 # past it, it stops, releases what it claimed and answers 503 scheduler.time_budget_exceeded
 # (well under gunicorn's 30 s worker timeout).

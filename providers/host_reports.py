@@ -131,16 +131,20 @@ def contribution_checked(before, after):
 
 
 def apply_defaults(tree):
-    """The operator's default ratio on every inventory; default reserved on the first holder."""
+    """The operator's default ratio on every inventory; default reserved on the first holder
+    that is not a NUMA cell. A class the cells alone hold keeps its full amount on each cell:
+    the host's reservation is held for the host as a whole (scheduling.host_limits), never
+    carved out of one cell."""
     ratios = settings.PLACEMENT_ALLOCATION_RATIOS
     reserved = settings.PLACEMENT_RESERVED
     seen = set()
     for spec in tree.providers():
+        cell = spec.source == "numa_topology"
         for name, inventory in spec.inventories.items():
             if inventory.allocation_ratio is None:
                 inventory.allocation_ratio = float(ratios.get(name, 1.0))
             if inventory.reserved is None:
-                amount = int(reserved.get(name, 0)) if name not in seen else 0
+                amount = int(reserved.get(name, 0)) if name not in seen and not cell else 0
                 inventory.reserved = min(amount, inventory.total)
             if inventory.max_unit is None:
                 inventory.max_unit = inventory.total

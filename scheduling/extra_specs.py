@@ -11,7 +11,8 @@ Accepted keys (values are strings or integers):
   ``!uuid`` / ``!in:...`` (none of them), as Placement's query;
 * ``group_policy=none|isolate``;
 * ``hw:numa_nodes=N`` splits the flavor's CPUs and memory into N granular groups (``_NUMA0``...),
-  one per NUMA node provider, isolated unless ``group_policy`` says otherwise: evenly, or as
+  one per NUMA node provider (each requires ``HW_NUMA_ROOT``, 1 node included: a host without
+  NUMA cells cannot take them), isolated unless ``group_policy`` says otherwise: evenly, or as
   ``hw:numa_cpus.I`` (a CPU map) and ``hw:numa_mem.I`` (MB) give each node when both are given
   for every node (their sums must be the flavor's, as Nova requires);
 * ``hw:cpu_policy=dedicated`` asks for ``PCPU`` instead of ``VCPU``; ``mixed`` asks for as many
@@ -68,6 +69,7 @@ THREAD_POLICY = "hw:cpu_thread_policy"
 DEDICATED_MASK = "hw:cpu_dedicated_mask"
 REALTIME_MASK = "hw:cpu_realtime_mask"
 HYPERTHREADING = "HW_CPU_HYPERTHREADING"
+NUMA_ROOT_TRAIT = "HW_NUMA_ROOT"
 PCI_NUMA_AFFINITY = "hw:pci_numa_affinity_policy"
 # The classes a host's devices give (the pci plugin's): what the PCI NUMA affinity ties to a
 # NUMA group.
@@ -253,6 +255,10 @@ def _split_numa(groups, nodes, extra_specs):
         for name, amount in shares[index].items():
             if amount:
                 group.resources[name] = amount
+        # Only a NUMA cell's provider may take a NUMA group (as Nova refuses an instance with
+        # a NUMA topology on a host without one): never the root of a host without cells.
+        if NUMA_ROOT_TRAIT not in group.required:
+            group.required.append(NUMA_ROOT_TRAIT)
 
 
 def _numa_layout(nodes, extra_specs, split):

@@ -71,7 +71,12 @@ class VcpuPlugin(ResourcePlugin):
 
 
 class MemoryPlugin(ResourcePlugin):
+    """MEMORY_MB: on the root, or with NUMA on, each cell's full memory (the host's
+    reservation is held for the host as a whole: scheduling.host_limits)."""
+
     name = "memory"
+    # 2: cells no longer carry the host's reservation: hosts synced by 1 are synced again.
+    version = "2"
     resource_classes = ("MEMORY_MB",)
 
     def contribute(self, report, tree):

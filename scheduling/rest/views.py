@@ -253,7 +253,15 @@ class SchedulerViewSet(ApiViewSet):
             group=data["group"],
             requested_resources=data["requested_resources"],
         )
-        return Response({"flavor": data["flavor"].name, **explain(spec, count=data["count"])})
+        answer = {"flavor": data["flavor"].name, **explain(spec, count=data["count"])}
+        if not answer["placeable"]:
+            # A boot of the same body would answer no valid host: so does explain, with the
+            # funnel that says why in the error's ``explain``.
+            exc = NoValidHost(
+                f"No valid host was found (flavor {data['flavor'].name}).", explain=answer
+            )
+            return no_valid_host_response(request, exc)
+        return Response(answer)
 
 
 class CapacityViewSet(ApiViewSet):

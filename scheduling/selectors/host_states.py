@@ -10,11 +10,13 @@ enabled/stale marks, which the built-in filters read, are read up front: two sma
 
 from collections import defaultdict
 
+from django.conf import settings
+
 from providers.capacity import usable_units
 from providers.models import ComputeNode
 from providers.selectors import compute_nodes
 
-from .. import queries
+from .. import host_limits, queries
 from ..candidates import trait_lists
 from ..models import AggregateMetadata
 from ..plugins import HostState
@@ -75,6 +77,12 @@ class PassTrees:
         # {(provider id, class name): units} the pass consumed: applied to the totals and the
         # per-provider inventories when they are read after it.
         self._taken = defaultdict(int)
+        # {root id: {class: limit}} of the hosts whose reservation is held for the whole host
+        # (scheduling.host_limits), read on first use.
+        self._limits = None
+        self._limit_rows = None
+        self._cell_facts = None  # {(provider id, class): (total, capacity, used)}
+        self._numa_suffixes = None
 
     # usage and capacity
     def totals(self, root_id):
@@ -87,17 +95,22 @@ class PassTrees:
         """Sum each tree's classes; keep the rows for :meth:`inventories`."""
         totals = defaultdict(dict)
         rows = []
+        limit_rows = defaultdict(list)
+        totals_of = {}
         for row in queries.tree_inventories_with_usage(self.by_host):
             root_id, provider_id, name, total, reserved, ratio, used = row
             capacity = usable_units(total, reserved, ratio)
             rows.append((provider_id, name, capacity, used))
+            limit_rows[root_id].append((provider_id == root_id, name, total, reserved, ratio))
+            totals_of[(provider_id, name)] = (total, capacity, used)
             pair = totals[root_id].get(name)
             if pair is None:
                 totals[root_id][name] = [capacity, used]
             else:
                 pair[0] += capacity
                 pair[1] += used
-        self._totals, self._rows = totals, rows
+        self._totals, self._rows, self._limit_rows = totals, rows, limit_rows
+        self._cell_facts = totals_of
         for (provider_id, name), amount in self._taken.items():
             pair = totals.get(self.found.root_of[provider_id], {}).get(name)
             if pair is not None:
@@ -150,25 +163,167 @@ class PassTrees:
             }
         return self._reports.get(root_id)
 
+    # the hosts' limits (scheduling.host_limits)
+    def limits(self, root_id):
+        """``{class: limit}`` of the host (empty for most). Read for every host at once, and
+        only when a candidate takes something below a root (a NUMA cell's, a device's)."""
+        if self._limits is None:
+            root_of = self.found.root_of
+            below_root = any(
+                p != root_of.get(p, p)
+                for candidates in self.by_host.values()
+                for candidate in candidates
+                for (p, _c), _a in candidate[0]
+            )
+            self._limits = {}
+            if below_root:
+                if self._limit_rows is None:
+                    self._read_inventories()
+                for root_id_, rows in self._limit_rows.items():
+                    node = self.report(root_id_)
+                    has_cells = bool(node and (node.numa_topology or {}).get("cells"))
+                    found = host_limits.limits_of(rows, has_cells)
+                    if found:
+                        self._limits[root_id_] = found
+        return self._limits.get(root_id, {})
+
+    def has_limits(self):
+        self.limits(None)
+        return bool(self._limits)
+
+    def _asked(self, root_id, candidate, times=1):
+        """``{class: amount}`` the candidate takes from the host's own tree."""
+        asked = defaultdict(int)
+        class_names, root_of = self.found.class_names, self.found.root_of
+        for (provider_id, class_id), amount in candidate[0]:
+            if root_of.get(provider_id) == root_id:
+                asked[class_names[class_id]] += amount * times
+        return asked
+
+    def _used(self, root_id, names):
+        totals = self.totals(root_id)
+        return {name: totals.get(name, (0, 0))[1] for name in names}
+
+    def limit_refusal(self, root_id, candidate, times=1):
+        """Why the candidate would take the host past its limits (None: it would not)."""
+        limits = self.limits(root_id)
+        if not limits:
+            return None
+        return host_limits.refusal(
+            limits, self._used(root_id, limits), self._asked(root_id, candidate, times)
+        )
+
+    def host_limit_refusal(self, root_id):
+        """Why the host cannot take any candidate of its own that still fits its providers'
+        free units, when its limits are what refuse it; None otherwise."""
+        if not self.limits(root_id):
+            return None
+        why = None
+        for candidate in self._fitting_units(root_id):
+            why = self.limit_refusal(root_id, candidate)
+            if why is None:
+                return None
+        return why
+
     # what the pass's placements consume
-    def fitting(self, root_id):
-        """The host's candidates (by id) that still fit once the pass's own placements are
-        taken, in the engine's order: the engine's answer for the pass's current usage."""
+    def _fitting_units(self, root_id):
         found = self.by_host[root_id]
         if not self.consumed:
             return found
         free = self.free()
-        return [c for c in found if all(free[slot] >= amount for slot, amount in c[0])]
+        unbounded = self.unbounded
+        return [
+            c
+            for c in found
+            if all(free[slot] >= amount or slot[0] in unbounded for slot, amount in c[0])
+        ]
+
+    def fitting(self, root_id):
+        """The host's candidates (by id) that still fit once the pass's own placements are
+        taken, in the engine's order (for a NUMA request, in the order the NUMA cells
+        strategy prefers them): the engine's answer for the pass's current usage."""
+        found = self._fitting_units(root_id)
+        if self.limits(root_id):
+            found = [c for c in found if self.limit_refusal(root_id, c) is None]
+        return self._by_cells_strategy(root_id, found)
+
+    # the NUMA cells strategy (spread or pack, as Nova's host cell order)
+    def _numa_groups(self):
+        """The request's NUMA group suffixes in order (``_NUMA0``, ``_NUMA1``...), or ()."""
+        if self._numa_suffixes is None:
+            suffixes = set()
+            for candidates in self.by_host.values():
+                for _allocations, mappings in candidates[:1]:
+                    suffixes |= {s for s, _ps in mappings if s.startswith("_NUMA")}
+            self._numa_suffixes = tuple(sorted(suffixes, key=lambda s: int(s[5:] or 0)))
+        return self._numa_suffixes
+
+    def _by_cells_strategy(self, root_id, candidates):
+        suffixes = self._numa_groups()
+        if not suffixes or len(candidates) < 2:
+            return candidates
+        rank = self._cell_ranks(root_id, candidates, suffixes)
+        order = {s: i for i, s in enumerate(suffixes)}
+
+        def key(candidate):
+            cells = sorted((order[s], ps[0]) for s, ps in candidate[1] if s in order)
+            return tuple(rank.get(p, len(rank)) for _i, p in cells)
+
+        return sorted(candidates, key=key)
+
+    def _cell_ranks(self, root_id, candidates, suffixes):
+        """``{cell provider id: rank}``: Nova's order of the host cells (Nova 34's
+        ``numa_fit_instance_to_host``) for ``PLACEMENT_NUMA_CELLS_STRATEGY``: with more cells
+        than the request's NUMA nodes, ``spread`` puts the least used cells first (fewest
+        used CPUs, shared or pinned as the request asks, then most free memory) and ``pack``
+        the most used; otherwise the cells' own order. The first fitting permutation of that
+        order is Nova's choice: the candidates are tried in the lexicographic order of their
+        cells' ranks."""
+        cells = sorted({p for c in candidates for s, ps in c[1] if s in suffixes for p in ps})
+        node = self.report(root_id)
+        host_cells = len((node.numa_topology or {}).get("cells") or []) if node else len(cells)
+        if host_cells <= len(suffixes):
+            return {p: i for i, p in enumerate(cells)}
+        if self._cell_facts is None:
+            self._read_inventories()
+        pack = settings.PLACEMENT_NUMA_CELLS_STRATEGY == "pack"
+        pinned = "PCPU" in self.found.requested_classes
+
+        def facts(provider_id, name):
+            total, capacity, used = self._cell_facts.get((provider_id, name), (0, 0, 0))
+            return total, capacity, used + self._taken.get((provider_id, name), 0)
+
+        def avail_memory(p):
+            total, _capacity, used = facts(p, "MEMORY_MB")
+            return total - used
+
+        ordered = sorted(cells, key=avail_memory, reverse=not pack)
+        if pinned:
+            free_pcpus = {p: facts(p, "PCPU")[1] - facts(p, "PCPU")[2] for p in cells}
+            ordered = sorted(ordered, key=free_pcpus.get, reverse=not pack)
+        else:
+            cpu_usage = {p: facts(p, "VCPU")[2] for p in cells}
+            ordered = sorted(ordered, key=cpu_usage.get, reverse=pack)
+        return {p: i for i, p in enumerate(ordered)}
 
     def first_fitting(self, root_id):
-        found = self.by_host[root_id]
-        if not self.consumed:
+        if self._numa_groups() and len(self.by_host[root_id]) > 1:
+            found = self.fitting(root_id)
             return found[0] if found else None
-        free = self.free()
+        found = self.by_host[root_id]
+        limited = bool(self.limits(root_id))
+        if not self.consumed and not limited:
+            return found[0] if found else None
+        free = self.free() if self.consumed else None
         unbounded = self.unbounded
         for candidate in found:
-            if all(free[slot] >= amount or slot[0] in unbounded for slot, amount in candidate[0]):
-                return candidate
+            if free is not None and not all(
+                free[slot] >= amount or slot[0] in unbounded for slot, amount in candidate[0]
+            ):
+                continue
+            if limited and self.limit_refusal(root_id, candidate) is not None:
+                continue
+            return candidate
         return None
 
     def free(self):
@@ -213,7 +368,19 @@ class PassTrees:
             for slot, amount in candidate[0]
             if amount > 0 and slot[0] not in unbounded
         ]
-        return max(1, min(limits)) if limits else None
+        root_id = candidate_root(self.found, candidate) if candidate[0] else None
+        host = self.limits(root_id) if root_id is not None else {}
+        if host:
+            asked = self._asked(root_id, candidate)
+            used = self._used(root_id, host)
+            limits += [
+                (limit - used[name]) // asked[name] for name, limit in host.items() if asked[name]
+            ]
+        if not limits:
+            return None
+        if self._numa_groups():
+            return 1  # the cells strategy may choose other cells for the next instance
+        return max(1, min(limits))
 
     def consume(self, candidate, times=1):
         """Take one candidate's amounts (``[((provider id, class id), amount)]``), ``times``

@@ -38,6 +38,9 @@ from .pools import pools_taken, without_unavailable_pools
 
 logger = logging.getLogger("placement.scheduler")
 
+# The funnel's step of hosts refused by their host-level limits (scheduling.host_limits).
+HOST_LIMITS_STEP = "host_limits"
+
 # How many names an explain answer lists per step (the counts cover every host).
 EXPLAIN_SHOWN = 50
 
@@ -284,21 +287,35 @@ class SchedulingPass:
 
     def fitting_hosts(self):
         """The hosts with a candidate that still fits, and those without one any more."""
-        if self.tree is None or not self.tree.consumed:
+        if self.tree is None or (not self.tree.consumed and not self.tree.has_limits()):
             return list(self.hosts), []
         kept, dropped = [], []
         for host in self.hosts:
             (kept if self.tree.first_fitting(host.id) is not None else dropped).append(host)
         return kept, dropped
 
+    def over_host_limits(self, gone):
+        """``[(host, Status)]`` of the hosts in ``gone`` refused by their host-level limits
+        (scheduling.host_limits) rather than by their providers' free units."""
+        refused = []
+        for host in gone:
+            why = self.tree.host_limit_refusal(host.id)
+            if why is not None:
+                refused.append((host, Status.unschedulable(why)))
+        return refused
+
     def select(self):
         """Filters and weighers over the hosts that still fit, and the pick (a random one
         among the best ``PLACEMENT_SCHEDULER_HOST_SUBSET_SIZE``)."""
         with cyclic_gc_paused():
-            hosts, _gone = self.fitting_hosts()
+            hosts, gone = self.fitting_hosts()
             dropped = [(host, Status.unschedulable(why)) for host, why in self.pools_dropped]
-            candidate_hosts = len(hosts) + len(dropped)
+            over_limits = self.over_host_limits(gone) if gone else []
+            candidate_hosts = len(hosts) + len(dropped) + len(over_limits)
             hosts, steps = _filter(hosts, self.spec, self.filters)
+            if over_limits:  # hosts whose reservation, held for the whole host, refuses
+                passed = candidate_hosts - len(dropped) - len(over_limits)
+                steps.insert(0, FilterStep(HOST_LIMITS_STEP, passed, over_limits))
             if dropped:  # before the filters: hosts whose only pools are stale or disabled
                 steps.insert(0, FilterStep(POOLS_STEP, candidate_hosts - len(dropped), dropped))
             weighed = _weigh(hosts, self.spec)

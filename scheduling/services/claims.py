@@ -16,6 +16,8 @@ from allocations.services.allocations import (
 )
 from placementsite.core.exceptions import ConcurrentUpdate, Conflict
 
+from ..host_limits import claim_checked
+
 logger = logging.getLogger("placement.scheduler")
 
 # A concurrent update (a provider generation moved under us, a deadlock) is retried this many
@@ -68,6 +70,7 @@ def allocation_claim(
             # This savepoint undoes a failed write for the retry: the write needs none of its own.
             with transaction.atomic():
                 allocation_replace(consumer=consumer, savepoint=False)
+                claim_checked([allocations])
                 if then is not None:
                     then()
             return retries
@@ -108,6 +111,7 @@ def allocations_claim(*, claims, project_id, user_id, consumer_type="INSTANCE", 
             # This savepoint undoes a failed write for the retry: the write needs none of its own.
             with transaction.atomic():
                 allocations_replace(consumers=consumers, savepoint=False)
+                claim_checked([allocations for _uuid, allocations in claims])
                 if then is not None:
                     then()
             return retries

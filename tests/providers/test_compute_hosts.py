@@ -178,8 +178,9 @@ def test_numa_cells_become_children_holding_vcpu_and_memory(api):
         assert cell["traits"] == ["HW_NUMA_ROOT"]
         assert cell["inventories"]["VCPU"]["total"] == 4
         assert cell["inventories"]["MEMORY_MB"]["total"] == 8192
-    # The host's reserved memory is taken once, on the first cell.
-    assert host["host-n_NUMA0"]["inventories"]["MEMORY_MB"]["reserved"] == 512
+    # The cells carry their full memory: the host's reservation is held for the whole host
+    # (scheduling.host_limits), never carved out of one cell.
+    assert host["host-n_NUMA0"]["inventories"]["MEMORY_MB"]["reserved"] == 0
     assert host["host-n_NUMA1"]["inventories"]["MEMORY_MB"]["reserved"] == 0
 
 

@@ -401,7 +401,9 @@ def test_explain_gives_the_reason_a_host_was_disabled(api):
     )
 
     body = {"name": "x", "flavor": "small", "project_id": "p", "user_id": "u"}
-    funnel = api.post("/api/scheduler/explain/", body).json
+    response = api.post("/api/scheduler/explain/", body)
+    assert response.status == 409 and response.error_code == "scheduler.no_valid_host"
+    funnel = response.json["errors"][0]["explain"]
     step = next(s for s in funnel["filters"] if s["name"] == "host_enabled")
     dropped = [(d["host"], d["reason"]) for d in step["dropped"]]
     assert dropped == [("h2", "disabled by the operator: maintenance")]

@@ -64,8 +64,9 @@ def test_nested_granular_groups_count_per_provider(api):
 
 def test_numa_flavor_counts_over_nodes(api):
     root = make_host(api, "cn1", {"DISK_GB": 1000})
-    make_host(api, "numa0", {"VCPU": 8, "MEMORY_MB": 8192}, parent=root)
-    make_host(api, "numa1", {"VCPU": 8, "MEMORY_MB": 8192}, parent=root)
+    cell = {"parent": root, "traits": ["HW_NUMA_ROOT"]}
+    make_host(api, "numa0", {"VCPU": 8, "MEMORY_MB": 8192}, **cell)
+    make_host(api, "numa1", {"VCPU": 8, "MEMORY_MB": 8192}, **cell)
     make_flavor(api, "f", vcpus=4, ram=2048, disk=1, extra_specs={"hw:numa_nodes": 2})
     total, hosts = _capacity(api, "flavor=f")
     assert hosts == {"cn1": 4} and total == 4

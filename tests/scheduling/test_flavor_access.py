@@ -33,7 +33,7 @@ def flavors(api, settings, policy_file):
         ram=512,
         disk=1,
         is_public=False,
-        extra_specs={"hw:numa_nodes": "1"},
+        extra_specs={"hw:cpu_policy": "shared"},
     )
     return private
 
@@ -72,7 +72,7 @@ def test_project_given_access_lists_and_shows_it(api, flavors):
     assert response.json == {"flavor": "private", "projects": ["projA"]}
     assert names(caller("projA").get("/api/flavors/")) == ["private", "public"]
     shown = caller("projA").get("/api/flavors/private/")
-    assert shown.status == 200 and shown.json["extra_specs"] == {"hw:numa_nodes": "1"}
+    assert shown.status == 200 and shown.json["extra_specs"] == {"hw:cpu_policy": "shared"}
     assert names(caller("projC").get("/api/flavors/")) == ["public"]
 
 

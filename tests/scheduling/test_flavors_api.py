@@ -188,8 +188,9 @@ def test_member_of_an_aggregate(api):
 
 def test_numa_nodes_split_cpu_and_memory_over_isolated_nodes(api):
     root = make_host(api, "cn1", {"DISK_GB": 100})
-    numa0 = make_host(api, "cn1-numa0", {"VCPU": 4, "MEMORY_MB": 4096}, parent=root)
-    numa1 = make_host(api, "cn1-numa1", {"VCPU": 4, "MEMORY_MB": 4096}, parent=root)
+    cell = {"parent": root, "traits": ["HW_NUMA_ROOT"]}
+    numa0 = make_host(api, "cn1-numa0", {"VCPU": 4, "MEMORY_MB": 4096}, **cell)
+    numa1 = make_host(api, "cn1-numa1", {"VCPU": 4, "MEMORY_MB": 4096}, **cell)
     make_flavor(api, "f", vcpus=4, ram=2048, extra_specs={"hw:numa_nodes": 2})
     server = _boot_one(api, "f")
     assert server["allocations"][numa0] == {"VCPU": 2, "MEMORY_MB": 1024}

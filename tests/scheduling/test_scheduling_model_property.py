@@ -145,6 +145,9 @@ def _explain(api, count, zone=""):
     if zone:
         body["availability_zone"] = zone
     response = api.post("/api/scheduler/explain/", body)
+    if response.status == 409:  # nothing placeable: the funnel is the error's
+        assert response.error_code == "scheduler.no_valid_host", response
+        return response.json["errors"][0]["explain"]
     assert response.status == 200, response
     return response.json
 

@@ -1,0 +1,249 @@
+"""NUMA placement as Nova's NUMA fitting sees it (issue 30), through HTTP on PostgreSQL: NUMA
+groups land on NUMA cells only, the host's reservation is held for the whole host, asymmetric
+cells go through the same per-cell groups."""
+
+import pytest
+
+from tests.providers.devices import PLUGINS, provider_uuid, report_and_sync
+
+pytestmark = [pytest.mark.django_db, pytest.mark.postgresql]
+
+NO_CELLS = {"vcpus": 4, "memory_mb": 4096, "local_gb": 1000, "numa_topology": None}
+UNEVEN = {
+    "vcpus": 4,
+    "memory_mb": 6144,
+    "local_gb": 100,
+    "numa_topology": {
+        "cells": [
+            {"id": 0, "cpus": [0, 1], "memory_mb": 4096},
+            {"id": 1, "cpus": [2, 3], "memory_mb": 2048},
+        ]
+    },
+}
+EVEN = {
+    "vcpus": 4,
+    "memory_mb": 8192,
+    "local_gb": 100,
+    "numa_topology": {
+        "cells": [
+            {"id": 0, "cpus": [0, 1], "memory_mb": 4096},
+            {"id": 1, "cpus": [2, 3], "memory_mb": 4096},
+        ]
+    },
+}
+
+
+@pytest.fixture(autouse=True)
+def plugins(settings):
+    settings.PLACEMENT_RESOURCE_PLUGINS = PLUGINS
+    settings.PLACEMENT_ALLOCATION_RATIOS = {"VCPU": 1.0, "MEMORY_MB": 1.0, "DISK_GB": 1.0}
+    settings.PLACEMENT_RESERVED = {"VCPU": 0, "MEMORY_MB": 512, "DISK_GB": 0}
+
+
+def flavor(api, name, vcpus, ram, **specs):
+    body = {"name": name, "vcpus": vcpus, "ram": ram, "disk": 1, "extra_specs": specs}
+    return api.post("/api/flavors/", body)
+
+
+def request(flavor_name, host, name="vm"):
+    return {
+        "name": name,
+        "flavor": flavor_name,
+        "project_id": "p1",
+        "user_id": "u1",
+        "scheduler_hints": {"target_host": host},
+    }
+
+
+def allocations(api, server_id):
+    found = api.get(f"/allocations/{server_id}").json["allocations"]
+    return {rp: a["resources"] for rp, a in found.items()}
+
+
+def test_a_numa_request_is_refused_on_a_host_without_cells(api):
+    report_and_sync(api, "flat", NO_CELLS)
+    assert flavor(api, "n1", 1, 1024, **{"hw:numa_nodes": "1"}).status == 201
+
+    explained = api.post("/api/scheduler/explain/", request("n1", "flat"))
+    booted = api.post("/api/servers/", request("n1", "flat"))
+
+    for response in (explained, booted):
+        assert response.status == 409, response
+        assert response.json["errors"][0]["code"] == "scheduler.no_valid_host"
+    funnel = explained.json["errors"][0]["explain"]
+    numa0 = next(g for g in funnel["groups"] if g["group"] == "_NUMA0")
+    assert numa0["fitting"] == 0
+    assert numa0["reasons"] == {"missing_trait": 1}
+    (example,) = numa0["left_out_examples"]
+    assert example["provider"] == "flat"
+    assert any("HW_NUMA_ROOT" in reason for reason in example["reasons"]), example
+    resources = next(s for s in funnel["funnel"] if s["step"] == "resources")
+    assert resources["dropped"] == [{"host": "flat", "host_uuid": provider_uuid(api, "flat")}]
+
+
+def test_a_flavor_without_numa_still_boots_on_a_host_without_cells(api):
+    report_and_sync(api, "flat", NO_CELLS)
+    flavor(api, "plain", 1, 1024)
+
+    assert api.post("/api/servers/", request("plain", "flat")).status == 201
+
+
+def test_the_reservation_is_not_carved_out_of_cell_zero(api):
+    report_and_sync(api, "h", UNEVEN)
+    flavor(api, "big", 1, 4096, **{"hw:numa_nodes": "1"})
+
+    cell0 = api.get(f"/resource_providers/{provider_uuid(api, 'h_NUMA0')}/inventories").json
+    assert cell0["inventories"]["MEMORY_MB"]["total"] == 4096
+    assert cell0["inventories"]["MEMORY_MB"]["reserved"] == 0
+
+    response = api.post("/api/servers/", request("big", "h"))
+
+    assert response.status == 201, response
+    placed = allocations(api, response.json["servers"][0]["id"])
+    assert placed[provider_uuid(api, "h_NUMA0")]["MEMORY_MB"] == 4096
+
+
+def test_the_host_keeps_its_reservation_across_its_cells(api):
+    # 6144 MB over two cells, 512 reserved for the host: 5632 MB for instances in all.
+    report_and_sync(api, "h", UNEVEN)
+    flavor(api, "big", 1, 4096, **{"hw:numa_nodes": "1"})
+    flavor(api, "rest", 1, 2048, **{"hw:numa_nodes": "1"})
+    flavor(api, "fits", 1, 1536, **{"hw:numa_nodes": "1"})
+    assert api.post("/api/servers/", request("big", "h")).status == 201
+
+    explained = api.post("/api/scheduler/explain/", request("rest", "h"))
+    booted = api.post("/api/servers/", request("rest", "h"))
+
+    assert booted.status == 409, booted
+    assert explained.status == 409, explained
+    funnel = explained.json["errors"][0]["explain"]
+    step = next(s for s in funnel["filters"] if s["name"] == "host_limits")
+    assert step["dropped_count"] == 1
+    assert "5632" in step["dropped"][0]["reason"], step
+    assert api.post("/api/servers/", request("fits", "h")).status == 201
+
+
+def test_capacity_holds_the_host_reservation(api):
+    wide = {
+        **UNEVEN,
+        "vcpus": 16,
+        "numa_topology": {
+            "cells": [
+                {"id": 0, "cpus": list(range(8)), "memory_mb": 4096},
+                {"id": 1, "cpus": list(range(8, 16)), "memory_mb": 2048},
+            ]
+        },
+    }
+    report_and_sync(api, "h", wide)
+    flavor(api, "one", 1, 1024, **{"hw:numa_nodes": "1"})
+
+    answer = api.get("/api/capacity/?flavor=one").json
+
+    # The cells alone would take 4 + 2; the host allows 6144 - 512 = 5632 MB: 5.
+    assert {h["name"]: h["fits"] for h in answer["hosts"]} == {"h": 5}
+    for index in range(5):
+        assert api.post("/api/servers/", request("one", "h", f"vm{index}")).status == 201
+    assert api.post("/api/servers/", request("one", "h", "vm5")).status == 409
+
+
+def test_asymmetric_cells_go_to_one_cell_each(api):
+    report_and_sync(api, "h", EVEN)
+    specs = {
+        "hw:numa_nodes": "2",
+        "hw:numa_cpus.0": "0",
+        "hw:numa_cpus.1": "1,2",
+        "hw:numa_mem.0": "1024",
+        "hw:numa_mem.1": "3072",
+    }
+    assert flavor(api, "asym", 3, 4096, **specs).status == 201
+
+    response = api.post("/api/servers/", request("asym", "h"))
+
+    assert response.status == 201, response
+    placed = allocations(api, response.json["servers"][0]["id"])
+    cells = {provider_uuid(api, "h_NUMA0"), provider_uuid(api, "h_NUMA1")}
+    shares = sorted(
+        (a.get("VCPU", 0), a.get("MEMORY_MB", 0)) for rp, a in placed.items() if rp in cells
+    )
+    assert shares == [(1, 1024), (2, 3072)]
+
+
+@pytest.mark.parametrize(
+    "specs, key",
+    [
+        ({"hw:numa_cpus.0": "0", "hw:numa_cpus.1": "0,1,2"}, "hw:numa_cpus.1"),
+        ({"hw:numa_cpus.0": "0", "hw:numa_cpus.1": "1"}, "hw:numa_cpus.0"),
+        ({"hw:numa_mem.0": "1024", "hw:numa_mem.1": "1024"}, "hw:numa_mem.0"),
+    ],
+)
+def test_asymmetric_cells_are_checked_as_nova_checks_them(api, specs, key):
+    full = {
+        "hw:numa_nodes": "2",
+        "hw:numa_cpus.0": "0",
+        "hw:numa_cpus.1": "1,2",
+        "hw:numa_mem.0": "1024",
+        "hw:numa_mem.1": "3072",
+        **specs,
+    }
+
+    response = flavor(api, "bad", 3, 4096, **full)
+
+    assert response.status == 400, response
+    assert key in response.json["errors"][0]["detail"]
+
+
+FOUR_CELLS = {
+    "vcpus": 16,
+    "memory_mb": 16384,
+    "local_gb": 100,
+    "numa_topology": {
+        "cells": [
+            {"id": n, "cpus": list(range(4 * n, 4 * n + 4)), "memory_mb": 4096} for n in range(4)
+        ]
+    },
+}
+
+
+def cells_taken(api, host, server_ids):
+    names = {provider_uuid(api, f"{host}_NUMA{n}"): n for n in range(4)}
+    taken = []
+    for server_id in server_ids:
+        placed = allocations(api, server_id)
+        taken.append(sorted(names[rp] for rp, a in placed.items() if rp in names and "VCPU" in a))
+    return taken
+
+
+def boot_four(api):
+    report_and_sync(api, "h", FOUR_CELLS)
+    flavor(api, "one", 1, 512, **{"hw:numa_nodes": "1"})
+    ids = []
+    for index in range(4):
+        response = api.post("/api/servers/", request("one", "h", f"vm{index}"))
+        assert response.status == 201, response
+        ids.append(response.json["servers"][0]["id"])
+    return cells_taken(api, "h", ids)
+
+
+def test_cells_are_spread_by_default_as_nova(api):
+    # Nova 34 (packing_host_numa_cells_allocation_strategy=False): the least used cell first.
+    assert boot_four(api) == [[0], [1], [2], [3]]
+
+
+def test_cells_are_packed_when_asked(api, settings):
+    settings.PLACEMENT_NUMA_CELLS_STRATEGY = "pack"
+    assert boot_four(api) == [[0], [0], [0], [0]]
+
+
+def test_explain_chooses_the_cell_a_boot_takes(api):
+    report_and_sync(api, "h", FOUR_CELLS)
+    flavor(api, "one", 1, 512, **{"hw:numa_nodes": "1"})
+    first = api.post("/api/servers/", request("one", "h", "vm0")).json["servers"][0]["id"]
+
+    explained = api.post("/api/scheduler/explain/", request("one", "h"))
+    booted = api.post("/api/servers/", request("one", "h", "vm1")).json["servers"][0]["id"]
+
+    assert explained.status == 200
+    chosen = explained.json["chosen"]["allocations"]
+    cell1 = provider_uuid(api, "h_NUMA1")
+    assert chosen[cell1]["VCPU"] == 1
+    assert cells_taken(api, "h", [first, booted]) == [[0], [1]]
