@@ -67,15 +67,8 @@ def refusal(limits, used, asked):
 
 def _host_facts(root_id):
     """``(limits, used)`` of the host ``root_id`` as the database holds them now."""
-    from providers.models import ComputeNode
-
     from . import queries
 
-    topology = (
-        ComputeNode.objects.filter(provider_id=root_id).values_list("numa_topology", flat=True)
-    ).first()
-    if not (topology or {}).get("cells"):
-        return {}, {}
     rows = queries.tree_inventories_with_usage([root_id])
     limits = limits_of(
         [
@@ -92,21 +85,33 @@ def _host_facts(root_id):
 
 def claim_checked(allocations_by_consumer):
     """In the claim's transaction, after its allocations are written: lock each host root
-    the claim touches (in id order) and refuse (HostLimitExceeded) when a host's usage, the
-    claim's included, passes its limit. Committed claims of other transactions are seen once
-    the root's lock is ours (each statement reads what was committed before it began)."""
-    from providers.models import ResourceProvider
+    with NUMA cells the claim takes from (in id order) and refuse (HostLimitExceeded) when
+    the host's usage, the claim's included, passes its limit. Committed claims of other
+    transactions are seen once the root's lock is ours (each statement reads what was
+    committed before it began). A claim on roots alone costs one statement."""
+    from django.db.models import F
+
+    from providers.models import ComputeNode, ResourceProvider
 
     provider_uuids = {p for allocations in allocations_by_consumer for p in allocations}
     if not provider_uuids:
         return
-    root_ids = sorted(
-        set(
-            ResourceProvider.objects.filter(uuid__in=provider_uuids).values_list(
-                "root_id", flat=True
-            )
-        )
+    below_roots = set(
+        ResourceProvider.objects.filter(uuid__in=provider_uuids)
+        .exclude(id=F("root_id"))
+        .values_list("root_id", flat=True)
     )
+    if not below_roots:
+        return
+    root_ids = sorted(
+        root_id
+        for root_id, topology in ComputeNode.objects.filter(
+            provider_id__in=below_roots
+        ).values_list("provider_id", "numa_topology")
+        if (topology or {}).get("cells")
+    )
+    if not root_ids:
+        return
     list(
         ResourceProvider.objects.select_for_update()
         .filter(id__in=root_ids)
@@ -115,8 +120,6 @@ def claim_checked(allocations_by_consumer):
     )
     for root_id in root_ids:
         limits, used = _host_facts(root_id)
-        if not limits:
-            continue
         for name, limit in sorted(limits.items()):
             if used.get(name, 0) > limit:
                 raise HostLimitExceeded(
