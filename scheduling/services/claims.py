@@ -85,13 +85,17 @@ def allocation_claim(
             )
 
 
-def allocations_claim(*, claims, project_id, user_id, consumer_type="INSTANCE", then=None):
+def allocations_claim(
+    *, claims, project_id, user_id, consumer_type="INSTANCE", then=None, host_limits=True
+):
     """Write the allocations of several new consumers (``[(consumer uuid, {provider uuid:
     {class: amount}})]``) in one write, all or none (``POST /allocations``'s: every provider
     locked once, in id order). ``then()`` runs in the same transaction once they are written.
 
     Retries a concurrent update as :func:`allocation_claim` does; a refusal raises ClaimFailed
     naming the provider that refused (``provider_uuid``) when the write says which.
+    ``host_limits``: False when the caller's pass saw no host with a host-level limit among
+    the claim's (scheduling.host_limits), sparing the check's statement.
     """
     consumers = [
         ConsumerAllocations(
@@ -111,7 +115,8 @@ def allocations_claim(*, claims, project_id, user_id, consumer_type="INSTANCE", 
             # This savepoint undoes a failed write for the retry: the write needs none of its own.
             with transaction.atomic():
                 allocations_replace(consumers=consumers, savepoint=False)
-                claim_checked([allocations for _uuid, allocations in claims])
+                if host_limits:
+                    claim_checked([allocations for _uuid, allocations in claims])
                 if then is not None:
                     then()
             return retries

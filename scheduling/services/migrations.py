@@ -47,6 +47,7 @@ from providers.selectors.resource_pools import sharing_provider_uuids
 from providers.services.compute_nodes import compute_node_disable
 
 from ..flavor_snapshots import flavor_snapshot, server_flavor
+from ..host_limits import claim_checked
 from ..models import LifecycleRecord, Migration, Server
 from ..selectors.host_states import availability_zone_of
 from ..selectors.pools import spec_within_pools
@@ -354,6 +355,7 @@ def _move_to(migration_pk, host, dest_allocations, group=None):
                     ),
                 ]
             )
+            claim_checked([dest_allocations])  # the destination's reservation, host-wide
         except ConcurrentUpdate:
             raise
         except AllocationRefused as exc:

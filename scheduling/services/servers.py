@@ -175,6 +175,8 @@ def _claim(spec, names, plan, stats, boot_request):
             project_id=spec.project_id,
             user_id=spec.user_id,
             then=record_and_join,
+            # Hosts whose reservation is held host-wide, as the pass read them.
+            host_limits=any(p.host.tree.limits(p.host.id) for p in plan),
         )
     except ClaimFailed as exc:
         stats.retries += exc.retries
