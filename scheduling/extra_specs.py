@@ -50,6 +50,7 @@ from placementsite.core.versions import MAX_VERSION
 from providers import query_params as qp
 from providers import request_groups
 from providers.models import MAX_INT, ResourceClass, Trait
+from providers.services.resource_classes import resource_class_ensure
 
 from . import nova_extra_specs
 from .nova_extra_specs import INVALID_EXTRA_SPEC, InvalidExtraSpec, cpu_map
@@ -70,6 +71,7 @@ DEDICATED_MASK = "hw:cpu_dedicated_mask"
 REALTIME_MASK = "hw:cpu_realtime_mask"
 HYPERTHREADING = "HW_CPU_HYPERTHREADING"
 NUMA_ROOT_TRAIT = "HW_NUMA_ROOT"
+MEM_PAGE_SIZE = "hw:mem_page_size"
 PCI_NUMA_AFFINITY = "hw:pci_numa_affinity_policy"
 # The classes a host's devices give (the pci plugin's): what the PCI NUMA affinity ties to a
 # NUMA group.
@@ -181,17 +183,30 @@ def _groups_from_specs(extra_specs, amounts):
                 raise InvalidExtraSpec(key, "expected a string")
             aggregate_specs[key[len(AGGREGATE_SPEC_PREFIX) :]] = value
     _pin_cpus(groups, extra_specs)
+    numa_nodes = _numa_groups(groups, numa_nodes, extra_specs)
     if numa_nodes:
-        _split_numa(groups, numa_nodes, extra_specs)
         group_policy = group_policy or "isolate"
-    else:
-        for key in extra_specs:
-            if NUMA_CPUS.match(key) or NUMA_MEM.match(key):
-                raise InvalidExtraSpec(key, f"needs {NUMA_NODES}")
     same_subtree = []
     if numa_nodes and extra_specs.get(PCI_NUMA_AFFINITY) == "required" and _split_devices(groups):
         same_subtree.append(("_NUMA0", DEVICE_GROUP))
     return groups, group_policy, aggregate_specs, same_subtree
+
+
+def _numa_groups(groups, numa_nodes, extra_specs):
+    """Split the CPUs and memory over the NUMA groups, with the page size asked; returns
+    the number of NUMA nodes (0: none)."""
+    page_kb = _page_size(extra_specs)
+    if page_kb is not None and not numa_nodes:
+        numa_nodes = 1  # as Nova: a page size alone gives the instance one NUMA node
+    if not numa_nodes:
+        for key in extra_specs:
+            if NUMA_CPUS.match(key) or NUMA_MEM.match(key):
+                raise InvalidExtraSpec(key, f"needs {NUMA_NODES}")
+        return 0
+    _split_numa(groups, numa_nodes, extra_specs)
+    if page_kb:
+        _ask_pages(groups, numa_nodes, page_kb)
+    return numa_nodes
 
 
 def _split_devices(groups):
@@ -238,18 +253,25 @@ def _split_numa(groups, nodes, extra_specs):
         name: unsuffixed.pop(name) for name in ("VCPU", "PCPU", "MEMORY_MB") if name in unsuffixed
     }
     cpus, mem = _numa_layout(nodes, extra_specs, split)
+    total_cpus = split.get("VCPU", 0) + split.get("PCPU", 0)
     if cpus is None:
-        for name, amount in split.items():
+        for name, amount in (("vCPUs", total_cpus), ("MEMORY_MB", split.get("MEMORY_MB", 0))):
             if amount % nodes:
                 raise InvalidExtraSpec(
                     NUMA_NODES, f"{name} {amount} cannot be split evenly over {nodes} NUMA nodes"
                 )
-        shares = [{name: amount // nodes for name, amount in split.items()}] * nodes
-    else:
-        cpu_class = "PCPU" if "PCPU" in split else "VCPU"
-        shares = [{cpu_class: cpus[i], "MEMORY_MB": mem[i]} for i in range(nodes)]
-        if "PCPU" in split and "VCPU" in split:
-            raise InvalidExtraSpec(NUMA_NODES, "a mixed CPU policy is split evenly only")
+        each = total_cpus // nodes  # as Nova: node i has the vCPUs i*each .. (i+1)*each - 1
+        cpus = [set(range(i * each, (i + 1) * each)) for i in range(nodes)]
+        mem = [split.get("MEMORY_MB", 0) // nodes] * nodes
+    pinned = _mixed_pinned(extra_specs, total_cpus) if "PCPU" in split and "VCPU" in split else None
+    shares = []
+    for i in range(nodes):
+        if pinned is not None:  # mixed: each node's dedicated vCPUs as PCPU, the rest VCPU
+            share = {"PCPU": len(cpus[i] & pinned), "VCPU": len(cpus[i] - pinned)}
+        else:
+            share = {"PCPU" if "PCPU" in split else "VCPU": len(cpus[i])}
+        share["MEMORY_MB"] = mem[i]
+        shares.append(share)
     for index in range(nodes):
         group = groups.setdefault(f"_NUMA{index}", _Group())
         for name, amount in shares[index].items():
@@ -259,6 +281,58 @@ def _split_numa(groups, nodes, extra_specs):
         # a NUMA topology on a host without one): never the root of a host without cells.
         if NUMA_ROOT_TRAIT not in group.required:
             group.required.append(NUMA_ROOT_TRAIT)
+
+
+PAGE_UNITS = {"": 1, "k": 1, "m": 1024, "g": 1024**2, "t": 1024**3}
+# What ``hw:mem_page_size=large`` asks: the commonest huge page size (Nova takes any huge page
+# size the cell has; one request group names one class, so the project takes this one).
+LARGE_PAGE_KB = 2048
+
+
+def mempage_class(size_kb):
+    return f"CUSTOM_MEMPAGE_{size_kb}KB"
+
+
+def _page_size(extra_specs):
+    """``hw:mem_page_size`` in KiB: None when not given, 0 for small pages (``small``, ``any``
+    or 4 KiB: the cells' MEMORY_MB), else the huge page size asked."""
+    value = extra_specs.get(MEM_PAGE_SIZE)
+    if value is None:
+        return None
+    text = str(value).strip()
+    if text in ("small", "any"):
+        return 0
+    if text == "large":
+        return LARGE_PAGE_KB
+    match = re.fullmatch(r"(\d+)\s*([kKmMgGtT]?)(i?)([bB]?)(it)?", text)
+    if not match:
+        raise InvalidExtraSpec(MEM_PAGE_SIZE, f"not a page size: {text!r}")
+    size_kb = int(match.group(1)) * PAGE_UNITS[match.group(2).lower()]
+    if size_kb < 4:
+        raise InvalidExtraSpec(MEM_PAGE_SIZE, f"{text} is below the 4 KiB small page")
+    return 0 if size_kb == 4 else size_kb
+
+
+def _ask_pages(groups, nodes, page_kb):
+    """Each NUMA group asks its memory in pages of ``page_kb`` too (its cell's page pool)."""
+    name = mempage_class(page_kb)
+    for index in range(nodes):
+        group = groups[f"_NUMA{index}"]
+        memory_kb = group.resources.get("MEMORY_MB", 0) * 1024
+        if memory_kb % page_kb:
+            raise InvalidExtraSpec(
+                MEM_PAGE_SIZE,
+                f"node {index}'s {memory_kb // 1024} MB is not a whole number of "
+                f"{page_kb} KiB pages",
+            )
+        if memory_kb:
+            group.resources[name] = memory_kb // page_kb
+
+
+def _mixed_pinned(extra_specs, vcpus):
+    """The vCPU ids a mixed policy pins (its mask, as :func:`_pin_cpus` read it)."""
+    mask_key = DEDICATED_MASK if DEDICATED_MASK in extra_specs else REALTIME_MASK
+    return set(cpu_map(mask_key, extra_specs[mask_key], universe=range(vcpus)))
 
 
 def _numa_layout(nodes, extra_specs, split):
@@ -283,7 +357,7 @@ def _numa_layout(nodes, extra_specs, split):
         if members & seen or any(cpu >= total_cpus for cpu in members):
             raise InvalidExtraSpec(key, f"CPUs must be distinct and below {total_cpus}")
         seen |= members
-        cpus.append(len(members))
+        cpus.append(set(members))
     if len(seen) != total_cpus:
         raise InvalidExtraSpec(cpu_keys[0], f"the maps must cover all {total_cpus} CPUs")
     mem = [_amount(mem_keys[i], extra_specs[mem_keys[i]], minimum=1) for i in range(nodes)]
@@ -423,6 +497,9 @@ def validate(*, vcpus, ram, disk, ephemeral=0, swap=0, extra_specs=None):
         vcpus=vcpus, ram=ram, disk=disk, ephemeral=ephemeral, swap=swap, extra_specs=extra_specs
     )
     classes = set(translated.resources)
+    for name in sorted(classes):
+        if name.startswith("CUSTOM_MEMPAGE_"):  # Nova takes any page size before any host has it
+            resource_class_ensure(name=name)
     known = set(ResourceClass.objects.filter(name__in=classes).values_list("name", flat=True))
     for key in sorted(extra_specs or {}):
         match = RESOURCE_KEY.match(key)

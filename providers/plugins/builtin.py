@@ -7,6 +7,12 @@ from django.conf import settings
 from .base import InventorySpec, ResourcePlugin, UnitSpec
 
 NUMA_ROOT_TRAIT = "HW_NUMA_ROOT"
+SMALL_PAGE_KB = 4
+
+
+def mempage_class(size_kb):
+    """The resource class of a cell's pages of ``size_kb`` KiB (``CUSTOM_MEMPAGE_2048KB``)."""
+    return f"CUSTOM_MEMPAGE_{size_kb}KB"
 
 
 def numa_key(cell_id):
@@ -45,6 +51,8 @@ class VcpuPlugin(ResourcePlugin):
     each on the cells whose ``cpus`` hold them. PCPU is never overcommitted (ratio 1.0)."""
 
     name = "vcpu"
+    # 2: the hyperthreading trait from cpu_info's topology: hosts synced by 1 are synced again.
+    version = "2"
     resource_classes = ("VCPU", "PCPU")
 
     def contribute(self, report, tree):
@@ -56,6 +64,10 @@ class VcpuPlugin(ResourcePlugin):
                 return len(cpus & shared)
             return 0 if dedicated else len(cpus)
 
+        # SMT (cpu_info's topology with more than one thread a core): the trait Nova's
+        # hw:cpu_thread_policy asks for or forbids.
+        if int(((report.cpu_info or {}).get("topology") or {}).get("threads") or 1) > 1:
+            tree.root.traits.add("HW_CPU_HYPERTHREADING")
         host_vcpus = len(shared) if shared is not None else (0 if dedicated else report.vcpus)
         _per_cell(
             report, tree, "VCPU", lambda cell: shared_of(set(cell.get("cpus") or ())), host_vcpus
@@ -75,7 +87,8 @@ class MemoryPlugin(ResourcePlugin):
     reservation is held for the host as a whole: scheduling.host_limits)."""
 
     name = "memory"
-    # 2: cells no longer carry the host's reservation: hosts synced by 1 are synced again.
+    # 2: cells no longer carry the host's reservation, and carry their huge pages: hosts
+    # synced by 1 are synced again.
     version = "2"
     resource_classes = ("MEMORY_MB",)
 
@@ -83,6 +96,15 @@ class MemoryPlugin(ResourcePlugin):
         _per_cell(
             report, tree, "MEMORY_MB", lambda cell: cell.get("memory_mb", 0), report.memory_mb
         )
+        # Huge pages: one class per page size, counted in pages, on each cell that has them
+        # (a flavor's hw:mem_page_size asks its memory in those pages).
+        for cell in _numa_cells(report, tree):
+            for pool in cell.get("mempages") or ():
+                if pool["size_kb"] > SMALL_PAGE_KB and pool["total"] > 0:
+                    child = tree.child(numa_key(cell["id"]), source="numa_topology")
+                    child.inventories[mempage_class(pool["size_kb"])] = InventorySpec(
+                        pool["total"], reserved=0, allocation_ratio=1.0
+                    )
 
 
 class DiskPlugin(ResourcePlugin):

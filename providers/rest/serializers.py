@@ -34,10 +34,25 @@ def _amount(**kwargs):
     return serializers.IntegerField(min_value=0, max_value=MAX_INT, **kwargs)
 
 
+class MempageSerializer(StrictSerializer):
+    """One page pool of a cell, as Nova's host NUMA cell reports it (``size_kb`` 4 is the
+    small pages; larger sizes are huge pages)."""
+
+    size_kb = serializers.IntegerField(min_value=4, max_value=MAX_INT)
+    total = _amount()
+
+
 class NumaCellSerializer(StrictSerializer):
     id = _amount()
     cpus = serializers.ListField(child=_amount(), allow_empty=True)
     memory_mb = _amount()
+    mempages = MempageSerializer(many=True, required=False)
+
+    def validate_mempages(self, pages):
+        sizes = [page["size_kb"] for page in pages]
+        if len(set(sizes)) != len(sizes):
+            raise serializers.ValidationError("Two page pools have the same size_kb.")
+        return pages
 
     def validate_cpus(self, cpus):
         if len(set(cpus)) != len(cpus):

@@ -247,3 +247,110 @@ def test_explain_chooses_the_cell_a_boot_takes(api):
     cell1 = provider_uuid(api, "h_NUMA1")
     assert chosen[cell1]["VCPU"] == 1
     assert cells_taken(api, "h", [first, booted]) == [[0], [1]]
+
+
+# --- issue 25's NUMA half: page sizes, dedicated CPUs, thread policy, mixed -------------------
+
+
+def paged(pages_per_cell=(1024, 1024), **overrides):
+    cells = [
+        {
+            "id": n,
+            "cpus": [2 * n, 2 * n + 1],
+            "memory_mb": 4096,
+            "mempages": [{"size_kb": 4, "total": 524288}, {"size_kb": 2048, "total": pages}],
+        }
+        for n, pages in enumerate(pages_per_cell)
+    ]
+    return {**EVEN, "numa_topology": {"cells": cells}, **overrides}
+
+
+def test_a_page_size_asks_the_cells_pages(api):
+    report_and_sync(api, "h", paged())
+    cell0 = api.get(f"/resource_providers/{provider_uuid(api, 'h_NUMA0')}/inventories").json
+    assert cell0["inventories"]["CUSTOM_MEMPAGE_2048KB"]["total"] == 1024
+    assert flavor(api, "huge", 1, 1024, **{"hw:mem_page_size": "2MB"}).status == 201
+
+    response = api.post("/api/servers/", request("huge", "h"))
+
+    assert response.status == 201, response
+    placed = allocations(api, response.json["servers"][0]["id"])
+    cell = next(a for a in placed.values() if "CUSTOM_MEMPAGE_2048KB" in a)
+    assert cell == {"VCPU": 1, "MEMORY_MB": 1024, "CUSTOM_MEMPAGE_2048KB": 512}
+
+
+def test_a_host_without_the_page_size_is_refused_and_explain_says_why(api):
+    report_and_sync(api, "h", EVEN)
+    flavor(api, "huge", 1, 1024, **{"hw:mem_page_size": "1GB"})
+
+    response = api.post("/api/scheduler/explain/", request("huge", "h"))
+
+    assert response.status == 409, response
+    groups = response.json["errors"][0]["explain"]["groups"]
+    numa0 = next(g for g in groups if g["group"] == "_NUMA0")
+    assert numa0["resources"]["CUSTOM_MEMPAGE_1048576KB"] == 1
+    assert numa0["fitting"] == 0 and numa0["left_out"] >= 2, numa0
+    texts = [r for example in numa0["left_out_examples"] for r in example["reasons"]]
+    assert any("CUSTOM_MEMPAGE_1048576KB" in text for text in texts), texts
+
+
+def test_memory_not_a_whole_number_of_pages_is_a_400(api):
+    response = flavor(api, "odd", 1, 1025, **{"hw:mem_page_size": "2048"})
+
+    assert response.status == 400, response
+    assert "hw:mem_page_size" in response.json["errors"][0]["detail"]
+
+
+def test_dedicated_cpus_come_from_the_cells_dedicated_set(api):
+    report_and_sync(api, "h", {**EVEN, "cpu_dedicated_set": [1, 2, 3], "cpu_shared_set": [0]})
+    flavor(api, "pin", 2, 2048, **{"hw:numa_nodes": "2", "hw:cpu_policy": "dedicated"})
+    flavor(api, "pin3", 3, 2048, **{"hw:numa_nodes": "1", "hw:cpu_policy": "dedicated"})
+
+    response = api.post("/api/servers/", request("pin", "h"))
+    refused = api.post("/api/scheduler/explain/", request("pin3", "h"))
+
+    assert response.status == 201, response
+    placed = allocations(api, response.json["servers"][0]["id"])
+    pcpus = sorted(a["PCPU"] for a in placed.values() if "PCPU" in a)
+    assert pcpus == [1, 1]
+    assert refused.status == 409  # no cell has three dedicated CPUs
+
+
+def test_mixed_policy_splits_each_cells_dedicated_cpus(api):
+    report_and_sync(api, "h", {**EVEN, "cpu_dedicated_set": [1, 3], "cpu_shared_set": [0, 2]})
+    specs = {
+        "hw:numa_nodes": "2",
+        "hw:cpu_policy": "mixed",
+        "hw:cpu_dedicated_mask": "1,2",
+        "hw:numa_cpus.0": "0,1",
+        "hw:numa_cpus.1": "2",
+        "hw:numa_mem.0": "1024",
+        "hw:numa_mem.1": "1024",
+    }
+    assert flavor(api, "mixed", 3, 2048, **specs).status == 201
+
+    response = api.post("/api/servers/", request("mixed", "h"))
+
+    assert response.status == 201, response
+    placed = allocations(api, response.json["servers"][0]["id"])
+    cells = sorted(
+        (a.get("VCPU", 0), a.get("PCPU", 0)) for a in placed.values() if "MEMORY_MB" in a
+    )
+    assert cells == [(0, 1), (1, 1)]
+
+
+@pytest.mark.parametrize(
+    "threads, policy, status",
+    [(2, "require", 201), (1, "require", 409), (2, "isolate", 409), (1, "isolate", 201)],
+)
+def test_thread_policy_reads_the_hosts_smt(api, threads, policy, status):
+    host = {
+        **EVEN,
+        "cpu_dedicated_set": [0, 1, 2, 3],
+        "cpu_info": {"topology": {"threads": threads}},
+    }
+    report_and_sync(api, "h", host)
+    specs = {"hw:numa_nodes": "1", "hw:cpu_policy": "dedicated", "hw:cpu_thread_policy": policy}
+    flavor(api, "t", 1, 512, **specs)
+
+    assert api.post("/api/servers/", request("t", "h")).status == status
