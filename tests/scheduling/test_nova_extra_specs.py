@@ -99,7 +99,7 @@ def test_kept_keys_do_not_change_placement(api):
         ram=1024,
         disk=10,
         extra_specs={
-            "hw:mem_page_size": "large",
+            # hw:mem_page_size changes placement now (tests/scheduling/test_numa_placement.py)
             "quota:cpu_shares": "1024",
             "hw:cpu_thread_policy": "prefer",
             "os:secure_boot": "required",
