@@ -314,7 +314,8 @@ def _page_size(extra_specs):
 
 
 def _ask_pages(groups, nodes, page_kb):
-    """Each NUMA group asks its memory in pages of ``page_kb`` too (its cell's page pool)."""
+    """Each NUMA group asks its memory in pages of ``page_kb`` (its cell's page pool) instead
+    of MEMORY_MB (the cell's small pages), as Nova fits a page-size instance's cell."""
     name = mempage_class(page_kb)
     for index in range(nodes):
         group = groups[f"_NUMA{index}"]
@@ -327,6 +328,7 @@ def _ask_pages(groups, nodes, page_kb):
             )
         if memory_kb:
             group.resources[name] = memory_kb // page_kb
+            del group.resources["MEMORY_MB"]
 
 
 def _mixed_pinned(extra_specs, vcpus):

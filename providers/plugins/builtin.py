@@ -82,9 +82,21 @@ class VcpuPlugin(ResourcePlugin):
         )
 
 
+def small_page_memory_mb(cell):
+    """A cell's MEMORY_MB: its memory in small pages (the 4 KiB pool when it lists one, else
+    its memory less its huge pages), as Nova fits an instance without a page size."""
+    pools = cell.get("mempages") or ()
+    small = [pool for pool in pools if pool["size_kb"] == SMALL_PAGE_KB]
+    if small:
+        return small[0]["total"] * SMALL_PAGE_KB // 1024
+    huge_kb = sum(pool["size_kb"] * pool["total"] for pool in pools)
+    return max(0, cell.get("memory_mb", 0) - huge_kb // 1024)
+
+
 class MemoryPlugin(ResourcePlugin):
-    """MEMORY_MB: on the root, or with NUMA on, each cell's full memory (the host's
-    reservation is held for the host as a whole: scheduling.host_limits)."""
+    """MEMORY_MB: on the root, or with NUMA on, each cell's full small-page memory (the
+    host's reservation is held for the host as a whole: scheduling.host_limits), and each
+    cell's huge pages in pages of their size."""
 
     name = "memory"
     # 2: cells no longer carry the host's reservation, and carry their huge pages: hosts
@@ -93,9 +105,7 @@ class MemoryPlugin(ResourcePlugin):
     resource_classes = ("MEMORY_MB",)
 
     def contribute(self, report, tree):
-        _per_cell(
-            report, tree, "MEMORY_MB", lambda cell: cell.get("memory_mb", 0), report.memory_mb
-        )
+        _per_cell(report, tree, "MEMORY_MB", small_page_memory_mb, report.memory_mb)
         # Huge pages: one class per page size, counted in pages, on each cell that has them
         # (a flavor's hw:mem_page_size asks its memory in those pages).
         for cell in _numa_cells(report, tree):

@@ -21,6 +21,8 @@ from ..candidates import trait_lists
 from ..models import AggregateMetadata
 from ..plugins import HostState
 
+MEMPAGE_PREFIX = "CUSTOM_MEMPAGE_"  # CUSTOM_MEMPAGE_<KiB>KB: a cell's huge pages
+
 
 def host_states(found):
     """``[HostState]`` (by name) for the hosts of the engine's answer (a
@@ -82,6 +84,7 @@ class PassTrees:
         self._limits = None
         self._limit_rows = None
         self._cell_facts = None  # {(provider id, class): (total, capacity, used)}
+        self._cell_pages = None  # {provider id: [its CUSTOM_MEMPAGE_* classes]}
         self._numa_suffixes = None
 
     # usage and capacity
@@ -97,12 +100,15 @@ class PassTrees:
         rows = []
         limit_rows = defaultdict(list)
         totals_of = {}
+        pages_of = defaultdict(list)
         for row in queries.tree_inventories_with_usage(self.by_host):
             root_id, provider_id, name, total, reserved, ratio, used = row
             capacity = usable_units(total, reserved, ratio)
             rows.append((provider_id, name, capacity, used))
             limit_rows[root_id].append((provider_id == root_id, name, total, reserved, ratio))
             totals_of[(provider_id, name)] = (total, capacity, used)
+            if name.startswith(MEMPAGE_PREFIX):
+                pages_of[provider_id].append(name)
             pair = totals[root_id].get(name)
             if pair is None:
                 totals[root_id][name] = [capacity, used]
@@ -111,6 +117,7 @@ class PassTrees:
                 pair[1] += used
         self._totals, self._rows, self._limit_rows = totals, rows, limit_rows
         self._cell_facts = totals_of
+        self._cell_pages = pages_of
         for (provider_id, name), amount in self._taken.items():
             pair = totals.get(self.found.root_of[provider_id], {}).get(name)
             if pair is not None:
@@ -294,8 +301,13 @@ class PassTrees:
             return total, capacity, used + self._taken.get((provider_id, name), 0)
 
         def avail_memory(p):
+            """The cell's free memory as Nova sees it: small pages and huge pages alike."""
             total, _capacity, used = facts(p, "MEMORY_MB")
-            return total - used
+            free = total - used
+            for name in self._cell_pages.get(p, ()):
+                pages_total, _capacity, pages_used = facts(p, name)
+                free += (pages_total - pages_used) * int(name[len(MEMPAGE_PREFIX) : -2]) // 1024
+            return free
 
         ordered = sorted(cells, key=avail_memory, reverse=not pack)
         if pinned:

@@ -1,0 +1,461 @@
+#!/usr/bin/env python3
+"""Differential check of the project's NUMA placement against Nova's own NUMA fitting.
+
+    .venv/bin/python scripts/numa_differential.py --seed 1 --cases 200 [--nova-python PATH]
+
+Random hosts (1-4 NUMA cells of 2-16 CPUs and 2-64 GiB, some with dedicated CPUs, some with
+2 MiB huge pages) and random flavors (``hw:numa_nodes`` 1-4, some asymmetric with
+``hw:numa_cpus.N``/``hw:numa_mem.N``, some ``hw:cpu_policy=dedicated``, some with a page size),
+each case a host and a few flavors booted on it one after the other (earlier instances use the
+cells the later ones see). Each boot is judged twice:
+
+* the project: the host reported (``PUT /api/compute-nodes/``) and synced, the flavor created,
+  ``POST /api/scheduler/explain/`` with ``target_host``: placeable or not, then a real boot
+  when both sides place it, whose cells are compared;
+* Nova 34 (installed from PyPI in a virtualenv of its own, ``/work/nova-venv``, never in the
+  project's): the whole-host Placement check Nova makes first (VCPU, PCPU and MEMORY_MB of the
+  root provider, the host's reservation subtracted), then ``numa_get_constraints`` for the
+  flavor and ``numa_fit_instance_to_host`` as ``NUMATopologyFilter`` calls it; an accepted
+  instance's usage is added to the host (``numa_usage_from_instance_numa``).
+
+Nova runs in a child process of the Nova virtualenv (this file with ``--nova-worker``, JSON
+lines on its stdin and stdout). The project runs in this process on a fresh PostgreSQL database
+(``numa_diff``; ``DATABASE_URL``'s server), ratios 1.0, the default reserved host memory.
+Every disagreement is printed as a reproduction (host report, flavor, earlier boots, both
+verdicts); the summary counts cases, boots, agreements and disagreements by kind. Exit status
+1 when any disagreement is left.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESERVED_MB = 512
+PAGE_KB = 2048
+
+
+# --- random cases ----------------------------------------------------------------------------
+
+
+def random_host(rng):
+    cells, cpu = [], 0
+    for cell_id in range(rng.randint(1, 4)):
+        count = rng.choice([2, 4, 4, 8, 16])
+        cell = {
+            "id": cell_id,
+            "cpus": list(range(cpu, cpu + count)),
+            "memory_mb": 1024 * rng.choice([2, 4, 8, 16, 32, 64]),
+        }
+        cpu += count
+        cells.append(cell)
+    host = {"vcpus": cpu, "memory_mb": sum(c["memory_mb"] for c in cells), "local_gb": 1000}
+    if rng.random() < 0.3:  # dedicated CPUs: some of each cell's
+        dedicated = [c for cell in cells for c in cell["cpus"] if rng.random() < 0.5]
+        host["cpu_dedicated_set"] = dedicated
+        host["cpu_shared_set"] = [c for c in range(cpu) if c not in dedicated]
+    if rng.random() < 0.3:  # huge pages: up to half of each cell's memory
+        for cell in cells:
+            huge = rng.randint(0, cell["memory_mb"] // 2 // 2)  # 2 MiB pages
+            small = (cell["memory_mb"] * 1024 - huge * PAGE_KB) // 4
+            cell["mempages"] = [
+                {"size_kb": 4, "total": small},
+                {"size_kb": PAGE_KB, "total": huge},
+            ]
+    # Some hosts report no NUMA topology at all (Nova refuses them any NUMA instance).
+    host["numa_topology"] = {"cells": cells} if rng.random() > 0.1 else None
+    return host
+
+
+def _split(rng, total, parts, unit=1):
+    """``total`` (a multiple of ``unit``) in ``parts`` positive multiples of ``unit``."""
+    units = total // unit
+    cuts = sorted(rng.sample(range(1, units), parts - 1)) if parts > 1 else []
+    edges = [0, *cuts, units]
+    return [(b - a) * unit for a, b in zip(edges, edges[1:], strict=False)]
+
+
+def random_flavor(rng):
+    nodes = rng.choice([1, 1, 2, 2, 3, 4])
+    vcpus = nodes * rng.randint(1, 4)
+    ram = nodes * 1024 * rng.choice([1, 2, 4, 8])
+    specs = {"hw:numa_nodes": str(nodes)}
+    if nodes > 1 and vcpus > nodes and rng.random() < 0.3:  # asymmetric cells
+        cpu_counts = _split(rng, vcpus, nodes)
+        memory = _split(rng, ram, nodes, unit=1024)
+        first = 0
+        for index, (count, mb) in enumerate(zip(cpu_counts, memory, strict=True)):
+            specs[f"hw:numa_cpus.{index}"] = ",".join(str(c) for c in range(first, first + count))
+            specs[f"hw:numa_mem.{index}"] = str(mb)
+            first += count
+    if rng.random() < 0.25:
+        specs["hw:cpu_policy"] = "dedicated"
+    if rng.random() < 0.25:
+        specs["hw:mem_page_size"] = rng.choice(["2MB", "2048", "small", "large"])
+    return {"vcpus": vcpus, "ram": ram, "disk": 1, "extra_specs": specs}
+
+
+def random_case(rng):
+    return {"host": random_host(rng), "flavors": [random_flavor(rng) for _ in range(3)]}
+
+
+# --- Nova's side (runs in the Nova virtualenv) ---------------------------------------------
+
+
+def nova_worker():  # pragma: no cover - runs under /work/nova-venv
+    import logging
+    import warnings
+
+    warnings.simplefilter("ignore")
+    logging.disable(logging.CRITICAL)
+    from nova import conf, objects
+
+    objects.register_all()
+    from nova.virt import hardware
+
+    conf.CONF([], project="nova")
+    limits = objects.NUMATopologyLimits(cpu_allocation_ratio=1.0, ram_allocation_ratio=1.0)
+    image = objects.ImageMeta.from_dict({"properties": {}})
+    state = {}
+
+    def host_topology(report):
+        dedicated = set(report.get("cpu_dedicated_set") or ())
+        shared = report.get("cpu_shared_set")
+        cells = []
+        for cell in (report.get("numa_topology") or {}).get("cells") or []:
+            cpus = set(cell["cpus"])
+            pages = cell.get("mempages") or [{"size_kb": 4, "total": cell["memory_mb"] * 1024 // 4}]
+            cells.append(
+                objects.NUMACell(
+                    id=cell["id"],
+                    cpuset=(cpus & set(shared)) if shared is not None else cpus - dedicated,
+                    pcpuset=cpus & dedicated,
+                    memory=cell["memory_mb"],
+                    cpu_usage=0,
+                    memory_usage=0,
+                    pinned_cpus=set(),
+                    siblings=[{c} for c in sorted(cpus)],  # no SMT
+                    mempages=[
+                        objects.NUMAPagesTopology(size_kb=p["size_kb"], total=p["total"], used=0)
+                        for p in pages
+                    ],
+                    network_metadata=objects.NetworkMetadata(physnets=set(), tunneled=False),
+                    socket=0,
+                )
+            )
+        return objects.NUMATopology(cells=cells) if cells else None
+
+    def placement_check(report, flavor, used):
+        """Nova's whole-host Placement query: the root's VCPU, PCPU and MEMORY_MB."""
+        dedicated = len(report.get("cpu_dedicated_set") or ())
+        shared = report.get("cpu_shared_set")
+        vcpu_total = len(shared) if shared is not None else report["vcpus"] - dedicated
+        pinned = flavor["extra_specs"].get("hw:cpu_policy") == "dedicated"
+        asked = {
+            "PCPU" if pinned else "VCPU": flavor["vcpus"],
+            "MEMORY_MB": flavor["ram"],
+        }
+        capacity = {
+            "VCPU": vcpu_total,
+            "PCPU": dedicated,
+            "MEMORY_MB": report["memory_mb"] - RESERVED_MB,
+        }
+        for name, amount in asked.items():
+            if used.get(name, 0) + amount > capacity[name]:
+                return None, f"placement: {name} {used.get(name, 0)} + {amount} > {capacity[name]}"
+        return asked, None
+
+    for line in sys.stdin:
+        message = json.loads(line)
+        if message["op"] == "host":
+            state = {
+                "report": message["report"],
+                "topology": host_topology(message["report"]),
+                "used": {},
+            }
+            print(json.dumps({"ok": True}), flush=True)
+            continue
+        answer = _nova_fit(hardware, objects, state, message, limits, image, placement_check)
+        print(json.dumps(answer), flush=True)
+
+
+def _nova_fit(hardware, objects, state, message, limits, image, placement_check):
+    """Nova's verdict on one flavor for the worker's host (and its usage when committed)."""
+    flavor = message["flavor"]
+    answer = {"fits": False, "cells": None, "why": ""}
+    try:
+        constraints = hardware.numa_get_constraints(
+            objects.Flavor(
+                vcpus=flavor["vcpus"],
+                memory_mb=flavor["ram"],
+                root_gb=1,
+                ephemeral_gb=0,
+                swap=0,
+                extra_specs=flavor["extra_specs"],
+            ),
+            image,
+        )
+    except Exception as exc:  # Nova refuses the flavor itself
+        answer["why"] = f"invalid: {type(exc).__name__}: {exc}"
+        answer["invalid"] = True
+        return answer
+    asked, why = placement_check(state["report"], flavor, state["used"])
+    if asked is None:
+        answer["why"] = why
+    elif constraints is None:
+        answer.update(fits=True, cells=[])
+    elif state["topology"] is None:
+        answer["why"] = "the host has no NUMA topology"
+    else:
+        fitted = hardware.numa_fit_instance_to_host(state["topology"], constraints, None, limits)
+        if fitted is None:
+            answer["why"] = "numa_fit_instance_to_host: no fit"
+        else:
+            answer.update(
+                fits=True,
+                cells=sorted(
+                    [c.id, len(c.cpuset) + len(c.pcpuset), c.memory] for c in fitted.cells
+                ),
+            )
+            if message.get("commit"):
+                state["topology"] = hardware.numa_usage_from_instance_numa(
+                    state["topology"], fitted
+                )
+    if answer["fits"] and message.get("commit"):
+        for name, amount in asked.items():
+            state["used"][name] = state["used"].get(name, 0) + amount
+    return answer
+
+
+class Nova:
+    def __init__(self, python):
+        self.process = subprocess.Popen(
+            [python, __file__, "--nova-worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=open(os.environ.get("NOVA_WORKER_LOG", os.devnull), "w"),
+            text=True,
+        )
+
+    def ask(self, **message):
+        self.process.stdin.write(json.dumps(message) + "\n")
+        self.process.stdin.flush()
+        return json.loads(self.process.stdout.readline())
+
+    def close(self):
+        self.process.stdin.close()
+        self.process.wait(timeout=30)
+
+
+# --- the project's side --------------------------------------------------------------------
+
+
+class Project:
+    """The project in this process on a fresh database, driven through its HTTP stack."""
+
+    def __init__(self, database):
+        base = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+        server = base.rsplit("/", 1)[0]
+        os.environ.update(
+            DATABASE_URL=f"{server}/{database}",
+            DJANGO_SETTINGS_MODULE="placementsite.settings",
+            PLACEMENT_AUTH_STRATEGY="noauth2",
+            PLACEMENT_RESOURCE_PLUGINS="vcpu,memory,disk,numa,pci",
+            PLACEMENT_CPU_ALLOCATION_RATIO="1.0",
+            PLACEMENT_RAM_ALLOCATION_RATIO="1.0",
+            PLACEMENT_RESERVED_HOST_MEMORY_MB=str(RESERVED_MB),
+            PLACEMENT_SYNC_ON_REPORT="0",
+            PLACEMENT_LOG_LEVEL="ERROR",
+        )
+        subprocess.run(
+            ["psql", server + "/postgres", "-qc", f"DROP DATABASE IF EXISTS {database}"],
+            check=True,
+            capture_output=True,
+        )
+        subprocess.run(
+            ["psql", server + "/postgres", "-qc", f"CREATE DATABASE {database}"],
+            check=True,
+            capture_output=True,
+        )
+        sys.path.insert(0, str(ROOT))
+        import django
+
+        django.setup()
+        import logging
+
+        logging.disable(logging.WARNING)
+        from django.core.management import call_command
+        from django.test import Client
+
+        call_command("migrate", "--noinput", verbosity=0)
+        self.call_command = call_command
+        self.client = Client(
+            HTTP_X_AUTH_TOKEN="admin",
+            HTTP_OPENSTACK_API_VERSION="placement latest",
+            SERVER_NAME="localhost",
+        )
+
+    def _json(self, method, path, body=None):
+        response = getattr(self.client, method)(
+            path,
+            data=json.dumps(body) if body is not None else None,
+            content_type="application/json",
+        )
+        return response.status_code, (response.json() if response.content else None)
+
+    def host(self, name, report):
+        status, payload = self._json("put", f"/api/compute-nodes/{name}/", report)
+        if status not in (200, 201):
+            return f"report refused: {status} {payload}"
+        self.call_command("sync_inventory", "--host", name, stdout=open(os.devnull, "w"))
+        return None
+
+    def flavor(self, name, flavor):
+        status, payload = self._json("post", "/api/flavors/", {"name": name, **flavor})
+        return None if status == 201 else f"{status}: {payload['errors'][0]['detail']}"
+
+    def judge(self, flavor_name, host, commit):
+        body = {
+            "name": "vm",
+            "flavor": flavor_name,
+            "project_id": "p",
+            "user_id": "u",
+            "scheduler_hints": {"target_host": host},
+        }
+        status, payload = self._json("post", "/api/scheduler/explain/", body)
+        if status == 409:
+            return {"fits": False, "why": _why(payload["errors"][0].get("explain") or {})}
+        if status != 200:
+            return {"fits": False, "why": f"explain {status}: {payload}"}
+        answer = {"fits": True, "cells": None}
+        if commit:
+            status, payload = self._json("post", "/api/servers/", body)
+            if status != 201:
+                return {"fits": False, "why": f"boot {status} after explain 200", "boot": True}
+            answer["cells"] = self.cells(host, payload["servers"][0]["id"])
+        return answer
+
+    def cells(self, host, server_id):
+        _status, payload = self._json("get", f"/allocations/{server_id}")
+        names = {}
+        for uuid in payload["allocations"]:
+            _s, provider = self._json("get", f"/resource_providers/{uuid}")
+            names[uuid] = provider["name"]
+        found = []
+        for uuid, allocation in payload["allocations"].items():
+            name = names[uuid]
+            if "_NUMA" in name:
+                resources = allocation["resources"]
+                cpus = resources.get("VCPU", 0) + resources.get("PCPU", 0)
+                pages = resources.get(f"CUSTOM_MEMPAGE_{PAGE_KB}KB", 0)
+                memory = resources.get("MEMORY_MB", 0) + pages * PAGE_KB // 1024
+                found.append([int(name.rsplit("_NUMA", 1)[1]), cpus, memory])
+        return sorted(found)
+
+
+def _why(funnel):
+    for step in funnel.get("funnel", []):
+        if step.get("dropped_count"):
+            return f"{step['step']} dropped the host"
+    return "no valid host"
+
+
+# --- the run --------------------------------------------------------------------------------
+
+
+def run(args):
+    rng = random.Random(args.seed)
+    project = Project(args.database)
+    nova = Nova(args.nova_python)
+    counts = {
+        "cases": 0,
+        "boots": 0,
+        "agree": 0,
+        "both_place": 0,
+        "both_refuse": 0,
+        "disagree": 0,
+        "both_invalid": 0,
+    }
+    kinds = {}
+    for index in range(args.cases):
+        case = random_case(rng)
+        host = f"h{args.seed}-{index}"
+        counts["cases"] += 1
+        refused = project.host(host, case["host"])
+        nova.ask(op="host", report=case["host"])
+        if refused:
+            report(kinds, counts, "project refuses the report", case, [], host, refused, None)
+            continue
+        earlier = []
+        for number, flavor in enumerate(case["flavors"]):
+            counts["boots"] += 1
+            name = f"f{args.seed}-{index}-{number}"
+            invalid = project.flavor(name, flavor)
+            theirs = nova.ask(op="fit", flavor=flavor, commit=False)
+            if invalid or theirs.get("invalid"):
+                if invalid and theirs.get("invalid"):
+                    counts["both_invalid"] += 1
+                    continue
+                kind = (
+                    "flavor refused by the project only"
+                    if invalid
+                    else "flavor refused by Nova only"
+                )
+                report(kinds, counts, kind, case, earlier, host, invalid or "201", theirs)
+                break
+            ours = project.judge(name, host, commit=theirs["fits"])
+            if ours["fits"] != theirs["fits"]:
+                kind = (
+                    "project places, Nova refuses"
+                    if ours["fits"]
+                    else "Nova places, project refuses"
+                )
+                report(kinds, counts, kind, case, earlier + [flavor], host, ours, theirs)
+                break
+            if ours["fits"]:
+                mine = nova.ask(op="fit", flavor=flavor, commit=True)
+                if ours["cells"] is not None and ours["cells"] != mine["cells"] and mine["cells"]:
+                    report(kinds, counts, "other cells", case, earlier + [flavor], host, ours, mine)
+                    break
+                earlier.append(flavor)
+            counts["agree"] += 1
+            counts["both_place" if ours["fits"] else "both_refuse"] += 1
+    nova.close()
+    print(json.dumps({"seed": args.seed, **counts, "disagreements": kinds}, indent=1))
+    return 1 if counts["disagree"] else 0
+
+
+def report(kinds, counts, kind, case, flavors, host, ours, theirs):
+    counts["disagree"] += 1
+    kinds[kind] = kinds.get(kind, 0) + 1
+    print(f"--- DISAGREEMENT ({kind}) on {host}")
+    print("host report:", json.dumps(case["host"]))
+    for number, flavor in enumerate(flavors):
+        last = " (the one judged)" if number == len(flavors) - 1 else " (booted before)"
+        print(f"flavor {number}{last}:", json.dumps(flavor))
+    print("project:", json.dumps(ours))
+    print("nova:   ", json.dumps(theirs))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--cases", type=int, default=200)
+    parser.add_argument("--database", default="numa_diff")
+    parser.add_argument("--nova-python", default="/work/nova-venv/bin/python")
+    parser.add_argument("--nova-worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.nova_worker:
+        nova_worker()
+        return 0
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
