@@ -3,6 +3,7 @@ worker processes on PostgreSQL: the cells together never pass the host's total m
 reservation (the limit is checked under the host root's lock), though each cell alone would
 take more."""
 
+import uuid
 from collections import Counter
 
 import pytest
@@ -81,3 +82,63 @@ def test_concurrent_boots_never_pass_the_host_limit(settings):
     assert sum(used for _name, used in memory) == 7 * 1024, memory
     assert outcomes[(201, None)] == 7
     assert {name for name, _used in memory} <= {"h_NUMA0", "h_NUMA1"}
+
+
+def test_two_claims_on_two_cells_at_once_cannot_both_take_the_last_room(settings, monkeypatch):
+    """Both claims write their allocations (each cell has room), then check the host's limit at
+    the same moment: the root's lock makes the second see the first, so one is refused."""
+    import threading
+
+    from django.db import connection
+
+    from placementsite.core.exceptions import Conflict
+    from providers.models import ResourceProvider
+    from scheduling.services import claims
+
+    settings.PLACEMENT_RESOURCE_PLUGINS = PLUGINS
+    settings.PLACEMENT_RESERVED = {"MEMORY_MB": 1024}
+    settings.PLACEMENT_ALLOCATION_RATIOS = {"VCPU": 1.0, "MEMORY_MB": 1.0, "DISK_GB": 1.0}
+    report_and_sync(PlacementClient(version="latest"), "h", HOST)
+    cells = [str(ResourceProvider.objects.get(name=f"h_NUMA{n}").uuid) for n in (0, 1)]
+    from allocations.models import ConsumerType, Project, User
+
+    for index in (0, 1):  # the owners exist: two first inserts of one row would wait on each other
+        Project.objects.create(external_id=f"p{index}")
+        User.objects.create(external_id=f"u{index}")
+    ConsumerType.objects.get_or_create(name="INSTANCE")
+    both_written = threading.Barrier(2)
+    real_check = claims.claim_checked
+
+    def check_together(allocations):
+        both_written.wait(timeout=30)  # each claim's rows written, neither committed
+        real_check(allocations)
+
+    monkeypatch.setattr(claims, "claim_checked", check_together)
+    outcomes = []
+
+    def claim(index, cell):
+        try:
+            # 4096 MB on one cell: each fits its cell; together 8192 > 8192 - 1024.
+            claims.allocations_claim(
+                claims=[(uuid.uuid4(), {cell: {"MEMORY_MB": 4096}})],
+                project_id=f"p{index}",
+                user_id=f"u{index}",
+            )
+            outcomes.append("claimed")
+        except (claims.ClaimFailed, Conflict) as exc:
+            outcomes.append(getattr(exc, "detail", str(exc)))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=claim, args=pair) for pair in enumerate(cells)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+
+    assert len(outcomes) == 2 and outcomes.count("claimed") == 1, outcomes
+    assert any("7168" in outcome for outcome in outcomes), outcomes
+    used = sum(
+        Allocation.objects.filter(resource_class__name="MEMORY_MB").values_list("used", flat=True)
+    )
+    assert used == 4096
