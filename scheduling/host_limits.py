@@ -12,6 +12,7 @@ claim (:func:`claim_checked`, under the host root's row lock, so that concurrent
 cells of one host cannot both take the host's last units).
 """
 
+import re
 from collections import defaultdict
 
 from django.conf import settings
@@ -28,6 +29,18 @@ class HostLimitExceeded(Conflict):
     code = HOST_LIMIT_EXCEEDED
 
 
+MEMPAGE = re.compile(r"^CUSTOM_MEMPAGE_(\d+)KB$")
+
+
+def as_memory(name, amount):
+    """``(class, amount)`` as the host-wide rule counts it: a cell's huge pages are memory too
+    (Nova's whole-host MEMORY_MB holds page-size instances alike), in MB."""
+    match = MEMPAGE.match(name)
+    if match:
+        return "MEMORY_MB", amount * int(match.group(1)) // 1024
+    return name, amount
+
+
 def limits_of(rows, has_cells):
     """``{class: limit}`` of one host from its inventory ``rows`` (``(provider is the root,
     class, total, reserved, ratio)``): only classes held by the NUMA cells alone (none on the
@@ -37,6 +50,10 @@ def limits_of(rows, has_cells):
         return {}
     held = defaultdict(lambda: [0, 0, None, False])  # total, reserved, ratio, on root
     for on_root, name, total, reserved, ratio in rows:
+        if MEMPAGE.match(name):  # pages widen the memory total, never set its ratio
+            name, total = as_memory(name, total)
+            held[name][0] += total
+            continue
         entry = held[name]
         entry[0] += total
         entry[1] += reserved
@@ -46,7 +63,7 @@ def limits_of(rows, has_cells):
     limits = {}
     for name, (total, reserved, ratio, on_root) in held.items():
         wanted = int(reservation.get(name, 0))
-        if on_root or wanted <= reserved:
+        if on_root or ratio is None or wanted <= reserved:
             continue
         limits[name] = max(0, usable_units(total, wanted, ratio))
     return limits
@@ -79,7 +96,8 @@ def _host_facts(root_id):
     )
     used = defaultdict(int)
     for _root, _provider, name, _total, _reserved, _ratio, amount in rows:
-        used[name] += int(amount)
+        name, amount = as_memory(name, int(amount))
+        used[name] += amount
     return limits, used
 
 

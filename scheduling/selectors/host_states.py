@@ -204,12 +204,16 @@ class PassTrees:
         class_names, root_of = self.found.class_names, self.found.root_of
         for (provider_id, class_id), amount in candidate[0]:
             if root_of.get(provider_id) == root_id:
-                asked[class_names[class_id]] += amount * times
+                name, amount = host_limits.as_memory(class_names[class_id], amount * times)
+                asked[name] += amount
         return asked
 
     def _used(self, root_id, names):
-        totals = self.totals(root_id)
-        return {name: totals.get(name, (0, 0))[1] for name in names}
+        used = defaultdict(int)
+        for name, (_capacity, amount) in self.totals(root_id).items():
+            name, amount = host_limits.as_memory(name, amount)
+            used[name] += amount
+        return {name: used[name] for name in names}
 
     def limit_refusal(self, root_id, candidate, times=1):
         """Why the candidate would take the host past its limits (None: it would not)."""

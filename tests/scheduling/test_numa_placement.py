@@ -356,3 +356,26 @@ def test_thread_policy_reads_the_hosts_smt(api, threads, policy, status):
     flavor(api, "t", 1, 512, **specs)
 
     assert api.post("/api/servers/", request("t", "h")).status == status
+
+
+def test_the_host_limit_counts_the_cells_huge_pages_as_memory(api):
+    # One cell of 2048 MB: 1032 MB of small pages, 508 pages of 2 MiB. The host allows
+    # 2048 - 512 MB in all, so a 1024 MB small-page instance fits (as Nova's host check).
+    cell = {
+        "id": 0,
+        "cpus": [0, 1, 2, 3],
+        "memory_mb": 2048,
+        "mempages": [{"size_kb": 4, "total": 264192}, {"size_kb": 2048, "total": 508}],
+    }
+    report_and_sync(api, "h", {**EVEN, "memory_mb": 2048, "numa_topology": {"cells": [cell]}})
+    flavor(api, "small", 1, 1024, **{"hw:numa_nodes": "1"})
+    flavor(api, "huge", 1, 514, **{"hw:mem_page_size": "2MB"})
+
+    assert api.post("/api/servers/", request("small", "h", "a")).status == 201
+    # 257 pages (514 MB) would make 1538 > 1536: the cell has the pages, the host refuses.
+    refused = api.post("/api/scheduler/explain/", request("huge", "h"))
+    assert refused.status == 409, refused
+    step = next(
+        s for s in refused.json["errors"][0]["explain"]["filters"] if s["name"] == "host_limits"
+    )
+    assert "1536" in step["dropped"][0]["reason"], step
