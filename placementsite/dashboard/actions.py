@@ -106,6 +106,16 @@ def back(request, default):
     return redirect(default)
 
 
+def run_service(request, call, message):
+    """Call one service; its domain error becomes the page's error message, success ``message``."""
+    try:
+        call()
+    except DomainError as exc:
+        messages.error(request, exc.detail)
+    else:
+        done(request, message)
+
+
 def done(request, message):
     logger.info("dashboard: %s by %s", message, request.user.get_username())
     messages.success(request, message)
@@ -138,7 +148,7 @@ def host_disable(request, hostname):
     elif len(reason) > REASON_MAX:
         messages.error(request, f"The reason is longer than {REASON_MAX} characters.")
     else:
-        _host_call(
+        run_service(
             request,
             lambda: host_services.compute_node_disable(hostname=hostname, reason=reason),
             f"{hostname} is disabled: {reason}",
@@ -148,7 +158,7 @@ def host_disable(request, hostname):
 
 @action(*HOST_ACTIONS, what="change hosts")
 def host_enable(request, hostname):
-    _host_call(
+    run_service(
         request,
         lambda: host_services.compute_node_enable(hostname=hostname),
         f"{hostname} is enabled.",
@@ -211,15 +221,6 @@ def host_drain_view(request, hostname):
 
 def _count(n, noun):
     return f"{n} {noun}" + ("" if n == 1 else "s")
-
-
-def _host_call(request, call, message):
-    try:
-        call()
-    except DomainError as exc:
-        messages.error(request, exc.detail)
-    else:
-        done(request, message)
 
 
 def host_context(request, provider):

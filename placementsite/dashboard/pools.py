@@ -13,13 +13,12 @@ from django.contrib import messages
 from django.urls import reverse
 
 from allocations.selectors.usage import inventory_usages_by_provider
-from placementsite.core.exceptions import DomainError
 from providers import policies as provider_policies
 from providers.selectors.dashboard import pool_rows
 from providers.selectors.resource_pools import pool_stale_after
 from providers.services import resource_pools as pool_services
 
-from .actions import REASON_MAX, action, back, done, policy_allows, policy_required
+from .actions import REASON_MAX, action, back, policy_allows, policy_required, run_service
 from .views import PROVIDERS, render_page, staff_required
 
 POOL_CHANGE = ("providers.view_resourcepool", "providers.change_resourcepool")
@@ -53,12 +52,7 @@ def _pools_page():
 
 
 def _call(request, call, message):
-    try:
-        call()
-    except DomainError as exc:
-        messages.error(request, exc.detail)
-    else:
-        done(request, message)
+    run_service(request, call, message)
     return back(request, _pools_page())
 
 
