@@ -13,7 +13,7 @@ import time
 import uuid
 
 from django.core.management.base import BaseCommand
-from django.db import connection, reset_queries
+from django.db import connection, reset_queries, transaction
 from django.test.utils import CaptureQueriesContext
 
 from allocations.models import Allocation, Consumer, ConsumerType, Project, User
@@ -25,9 +25,14 @@ HELD = {"VCPU": 2, "MEMORY_MB": 2048, "DISK_GB": 20}
 FINAL = [Migration.Status.CONFIRMED, Migration.Status.REVERTED, Migration.Status.ERROR]
 
 
+@transaction.atomic
 def seed_finished_migrations(count, *, hosts=50):
     """``count`` final migrations whose consumers still hold ``HELD`` on one of ``hosts``
-    providers; bulk-written (the cleanup is what is measured, not this). Returns the hosts."""
+    providers; bulk-written (the cleanup is what is measured, not this). Returns the hosts.
+
+    One transaction: a cleanup running meanwhile (beat, in the worker test) must never see a
+    finished migration before its consumer's allocations exist, or it marks it cleaned and
+    the allocations written after it stay behind."""
     classes = {name: ResourceClass.objects.get_or_create(name=name)[0] for name in HELD}
     providers = []
     for _index in range(hosts):
