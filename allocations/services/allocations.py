@@ -496,10 +496,6 @@ class _AllocationWrite:
             raise AllocationRefused(exc.detail, exc.provider_uuid) from None
 
     # 6. generations, and consumers left with nothing
-    def _finish(self):
-        self._finish_allocations()
-        self._delete_emptied_consumers()
-
     def _finish_allocations(self):
         try:
             bump_generations(self.to_bump.values())

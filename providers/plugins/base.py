@@ -168,9 +168,6 @@ class HostTree:
             spec = self._children[spec.parent]
         return True
 
-    def holders(self, resource_class):
-        return [p for p in self.providers() if resource_class in p.inventories]
-
 
 class ResourcePlugin:
     """Base class of a resource plugin.
@@ -189,22 +186,3 @@ class ResourcePlugin:
     def contribute(self, report, tree):
         """Add this plugin's inventories, children and traits for ``report`` to ``tree``."""
         raise NotImplementedError
-
-    def why_not(self, tree, resource_class, amount, used=None):
-        """Why no provider of ``tree`` can give ``amount`` of ``resource_class``.
-
-        ``used`` maps provider keys to current usage. Empty when one can; the
-        reasons come from the capacity model (providers/capacity.py).
-        """
-        used = used or {}
-        holders = tree.holders(resource_class)
-        if not holders:
-            return [f"{tree.hostname} has no {resource_class}"]
-        reasons = []
-        for spec in holders:
-            capacity = spec.inventories[resource_class].capacity()
-            found = capacity.shortfalls(amount, used.get(spec.key, 0))
-            if not found:
-                return []
-            reasons.extend(f"{spec.name}: {s.describe(resource_class)}" for s in found)
-        return reasons

@@ -44,10 +44,8 @@ class NoValidHost(Conflict):
 
 @dataclass
 class BootStats:
-    """What a create cost: claims retried after concurrent updates, hosts given up on."""
+    """What the caller learns about a create besides its servers."""
 
-    retries: int = 0
-    hosts_tried: int = 0
     replayed: bool = False  # the servers of an earlier create with the same key
 
 
@@ -168,19 +166,14 @@ def _claim(spec, names, plan, stats, boot_request):
         for record, placement in zip(records, plan, strict=True):
             group_admit(group=spec.group, host_uuid=placement.host.uuid, server=record, join=True)
 
-    stats.hosts_tried += len({placement.host.id for placement in plan})
-    try:
-        stats.retries += allocations_claim(
-            claims=[(record.uuid, record.allocations) for record in records],
-            project_id=spec.project_id,
-            user_id=spec.user_id,
-            then=record_and_join,
-            # Hosts whose reservation is held host-wide, as the pass read them.
-            host_limits=any(p.host.tree.limits(p.host.id) for p in plan),
-        )
-    except ClaimFailed as exc:
-        stats.retries += exc.retries
-        raise
+    allocations_claim(
+        claims=[(record.uuid, record.allocations) for record in records],
+        project_id=spec.project_id,
+        user_id=spec.user_id,
+        then=record_and_join,
+        # Hosts whose reservation is held host-wide, as the pass read them.
+        host_limits=any(p.host.tree.limits(p.host.id) for p in plan),
+    )
     for record, placement in zip(records, plan, strict=True):
         record.host_name = placement.host.name
         record.host_uuid = placement.host.uuid

@@ -8,8 +8,7 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from providers.apps import ProvidersConfig
-from providers.plugins import HostReport, HostTree, InventorySpec, available_plugins
-from providers.plugins.builtin import VcpuPlugin
+from providers.plugins import InventorySpec, available_plugins
 from tests.providers.hosts import report, sync, tree
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -98,21 +97,6 @@ def test_dotted_path_that_is_not_a_plugin_is_refused(settings):
         load_plugins(["tests.providers.hosts:report"])
     with pytest.raises(PluginLoadError, match="cannot be loaded"):
         load_plugins(["no_such_module.Plugin"])
-
-
-def test_a_plugin_says_why_a_host_cannot_provide_an_amount():
-    host = HostTree("h1", ["vcpu"])
-    VcpuPlugin().contribute(HostReport(hostname="h1", vcpus=8), host)
-    host.root.inventories["VCPU"].allocation_ratio = 2.0
-    host.root.inventories["VCPU"].reserved = 0
-
-    plugin = VcpuPlugin()
-    assert plugin.why_not(host, "VCPU", 6) == []
-    assert plugin.why_not(host, "VCPU", 4, used={"": 14}) == [
-        "h1: short of VCPU by 2 (only 2 free)"
-    ]
-    assert plugin.why_not(host, "VCPU", 9) == ["h1: request of 9 VCPU exceeds max_unit 8"]
-    assert plugin.why_not(host, "MEMORY_MB", 1) == ["h1 has no MEMORY_MB"]
 
 
 def test_inventory_spec_capacity_is_the_shared_capacity_model():
