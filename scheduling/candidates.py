@@ -49,7 +49,14 @@ from . import queries
 
 logger = logging.getLogger("placement.candidates")
 
-__all__ = ["CandidateRequest", "Candidates", "Found", "candidates_for_request", "find_candidates"]
+__all__ = [
+    "CandidateRequest",
+    "Candidates",
+    "Found",
+    "candidates_for_request",
+    "find_candidates",
+    "find_candidates_in_order",
+]
 
 
 @dataclass
@@ -690,6 +697,33 @@ def find_candidates(request, *, capped=True):
         answer.free = {slot: _free_units(row) for slot, row in capacities.items()}
     for rg in resolved.values():
         answer.class_names.update(rg.class_names)
+    return answer
+
+
+def find_candidates_in_order(requests, *, capped=True):
+    """The candidates of several requests tried in order (a flavor's variants, e.g. its page
+    sizes largest first), as one :class:`Found`: the first request's, then the second's...
+    so each host lists the candidates of an earlier request before those of a later one and
+    the scheduler, taking a host's first fitting candidate, falls back to a later request
+    only where no earlier one fits (any more)."""
+    if len(requests) == 1:
+        return find_candidates(requests[0], capped=capped)
+    answer = Found()
+    members = {}
+    for request in requests:
+        found = find_candidates(request, capped=capped)
+        answer.candidates.extend(found.candidates)
+        answer.root_of.update(found.root_of)
+        answer.class_names.update(found.class_names)
+        answer.sharing |= found.sharing
+        answer.requested_classes |= found.requested_classes
+        answer.tree_blind = answer.tree_blind or found.tree_blind
+        if found.members is not None:
+            members.update((row[0], row) for row in found.members)
+        if found.free is not None:
+            answer.free = {**found.free, **(answer.free or {})}
+    if members:
+        answer.members = [members[p] for p in sorted(members)]
     return answer
 
 

@@ -26,20 +26,26 @@ Accepted keys (values are strings or integers):
   ``required`` policy. Without ``hw:numa_nodes`` the instance has no NUMA topology and, as
   in Nova, the policy has no effect. ``preferred``, ``legacy`` and ``socket`` are accepted
   (Nova takes them) and kept, but do not constrain placement yet;
+* ``hw:mem_page_size`` (a page size alone gives the instance one NUMA node): a size makes each
+  NUMA group ask its memory in pages of that size (``CUSTOM_MEMPAGE_<KiB>KB``, its cell's
+  page pool; memory that is not a whole number of pages is a 400); ``small`` (or 4 KiB) asks
+  the cells' small pages (MEMORY_MB); ``large`` is Nova's choice per cell of the largest huge
+  page size that holds the node's memory, ``any`` the same with small pages last: one request
+  variant per combination of sizes (:func:`page_variants`), tried in that order on each host;
 * ``aggregate_instance_extra_specs:KEY=VALUE`` is not sent to the engine: the aggregate
   extra-spec filter matches it against aggregate metadata.
 
-Every other key Nova's API accepts (``hw:mem_page_size``, ``quota:*``, ``os:*``, ``hw_rng:*``,
+Every other key Nova's API accepts (``quota:*``, ``os:*``, ``hw_rng:*``,
 ``pci_passthrough:alias``...) is checked by Nova's value rule (:mod:`scheduling.nova_extra_specs`)
-and kept on the flavor for whatever reads it; it does not change placement (hosts report no page
-sizes, so ``hw:mem_page_size`` has nothing to match). An unknown key in one of Nova's namespaces
-is a 400 naming it; a key outside them is kept, as Nova keeps it.
+and kept on the flavor for whatever reads it; it does not change placement. An unknown key in
+one of Nova's namespaces is a 400 naming it; a key outside them is kept, as Nova keeps it.
 
 The translator writes the request as Placement's query string and hands it to the API's own
 query parser, so a flavor means exactly what ``GET /allocation_candidates`` would with the same
 words: there is no second parser of the request language.
 """
 
+import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -160,8 +166,8 @@ def _apply_group_spec(groups, key, value):
 
 
 def _groups_from_specs(extra_specs, amounts):
-    """``({suffix: _Group}, group_policy, aggregate specs, same_subtree)`` with every key
-    checked."""
+    """``({suffix: _Group}, group_policy, aggregate specs, same_subtree, NUMA nodes)`` with
+    every key checked."""
     if not isinstance(extra_specs, dict):
         raise InvalidExtraSpec("extra_specs", "expected an object of key: value")
     groups = {"": _Group(resources={k: v for k, v in amounts.items() if v})}
@@ -189,12 +195,12 @@ def _groups_from_specs(extra_specs, amounts):
     same_subtree = []
     if numa_nodes and extra_specs.get(PCI_NUMA_AFFINITY) == "required" and _split_devices(groups):
         same_subtree.append(("_NUMA0", DEVICE_GROUP))
-    return groups, group_policy, aggregate_specs, same_subtree
+    return groups, group_policy, aggregate_specs, same_subtree, numa_nodes
 
 
 def _numa_groups(groups, numa_nodes, extra_specs):
-    """Split the CPUs and memory over the NUMA groups, with the page size asked; returns
-    the number of NUMA nodes (0: none)."""
+    """Split the CPUs and memory over the NUMA groups; returns the number of NUMA nodes (0:
+    none). The page size is asked apart (:func:`page_variants`)."""
     page_kb = _page_size(extra_specs)
     if page_kb is not None and not numa_nodes:
         numa_nodes = 1  # as Nova: a page size alone gives the instance one NUMA node
@@ -204,8 +210,8 @@ def _numa_groups(groups, numa_nodes, extra_specs):
                 raise InvalidExtraSpec(key, f"needs {NUMA_NODES}")
         return 0
     _split_numa(groups, numa_nodes, extra_specs)
-    if page_kb:
-        _ask_pages(groups, numa_nodes, page_kb)
+    if isinstance(page_kb, int) and page_kb:
+        _check_whole_pages(groups, numa_nodes, page_kb)
     return numa_nodes
 
 
@@ -284,9 +290,17 @@ def _split_numa(groups, nodes, extra_specs):
 
 
 PAGE_UNITS = {"": 1, "k": 1, "m": 1024, "g": 1024**2, "t": 1024**3}
-# What ``hw:mem_page_size=large`` asks: the commonest huge page size (Nova takes any huge page
-# size the cell has; one request group names one class, so the project takes this one).
-LARGE_PAGE_KB = 2048
+# ``hw:mem_page_size`` values that name no size: Nova's MEMPAGES_LARGE (any huge page size the
+# cell has, the largest that fits first) and MEMPAGES_ANY (the same, then small pages).
+LARGE = "large"
+ANY = "any"
+# The huge page size ``large`` and ``any`` consider even before any host reports pages (the
+# commonest), so that a refusal names the class a host lacks.
+DEFAULT_LARGE_PAGE_KB = 2048
+# At most this many requests for one flavor: a NUMA node per page size each (largest first,
+# per node, as Nova fits each cell on its own); past it every node takes the same size.
+MAX_PAGE_VARIANTS = 8
+MEMPAGE_CLASS = re.compile(r"^CUSTOM_MEMPAGE_(\d+)KB$")
 
 
 def mempage_class(size_kb):
@@ -294,16 +308,16 @@ def mempage_class(size_kb):
 
 
 def _page_size(extra_specs):
-    """``hw:mem_page_size`` in KiB: None when not given, 0 for small pages (``small``, ``any``
-    or 4 KiB: the cells' MEMORY_MB), else the huge page size asked."""
+    """``hw:mem_page_size``: None when not given, 0 for small pages (``small`` or 4 KiB: the
+    cells' MEMORY_MB), :data:`LARGE` or :data:`ANY`, else the huge page size asked in KiB."""
     value = extra_specs.get(MEM_PAGE_SIZE)
     if value is None:
         return None
     text = str(value).strip()
-    if text in ("small", "any"):
+    if text == "small":
         return 0
-    if text == "large":
-        return LARGE_PAGE_KB
+    if text in (LARGE, ANY):
+        return text
     match = re.fullmatch(r"(\d+)\s*([kKmMgGtT]?)(i?)([bB]?)(it)?", text)
     if not match:
         raise InvalidExtraSpec(MEM_PAGE_SIZE, f"not a page size: {text!r}")
@@ -313,22 +327,98 @@ def _page_size(extra_specs):
     return 0 if size_kb == 4 else size_kb
 
 
-def _ask_pages(groups, nodes, page_kb):
-    """Each NUMA group asks its memory in pages of ``page_kb`` (its cell's page pool) instead
-    of MEMORY_MB (the cell's small pages), as Nova fits a page-size instance's cell."""
-    name = mempage_class(page_kb)
-    for index in range(nodes):
-        group = groups[f"_NUMA{index}"]
-        memory_kb = group.resources.get("MEMORY_MB", 0) * 1024
+def _numa_memory_kb(groups, nodes):
+    return [groups[f"_NUMA{index}"].resources.get("MEMORY_MB", 0) * 1024 for index in range(nodes)]
+
+
+def _check_whole_pages(groups, nodes, page_kb):
+    """A size named explicitly must hold each node's memory in whole pages (else a 400)."""
+    for index, memory_kb in enumerate(_numa_memory_kb(groups, nodes)):
         if memory_kb % page_kb:
             raise InvalidExtraSpec(
                 MEM_PAGE_SIZE,
                 f"node {index}'s {memory_kb // 1024} MB is not a whole number of "
                 f"{page_kb} KiB pages",
             )
-        if memory_kb:
-            group.resources[name] = memory_kb // page_kb
-            del group.resources["MEMORY_MB"]
+
+
+def huge_page_sizes():
+    """The huge page sizes in KiB, largest first: those of the page classes that exist
+    (``CUSTOM_MEMPAGE_<KiB>KB``, KiB > 4; the sync makes one per size a host reports), and
+    :data:`DEFAULT_LARGE_PAGE_KB`. One query."""
+    sizes = {DEFAULT_LARGE_PAGE_KB}
+    for name in ResourceClass.objects.filter(name__startswith="CUSTOM_MEMPAGE_").values_list(
+        "name", flat=True
+    ):
+        match = MEMPAGE_CLASS.match(name)
+        if match and int(match.group(1)) > 4:
+            sizes.add(int(match.group(1)))
+    return sorted(sizes, reverse=True)
+
+
+def _page_label(size_kb):
+    return "small pages" if size_kb == 0 else f"{size_kb} KiB pages"
+
+
+def page_variants(groups, nodes, page_kb):
+    """``([(label, {NUMA suffix: page size in KiB, 0 for small pages})], notes)``: the page
+    sizes each NUMA group asks, one entry per request to try, in order.
+
+    A size names one request. ``large`` (``any``) is Nova's choice per cell of the largest
+    huge page size (any size, small pages last) that holds the node's memory in whole pages:
+    each node's sizes largest first, every combination in that order (node 0's size varying
+    slowest) while there are at most :data:`MAX_PAGE_VARIANTS` of them, else every node the
+    same size. A size that does not hold a node's memory in whole pages is skipped for that
+    node; ``notes`` says so when no size is left."""
+    suffixes = [f"_NUMA{index}" for index in range(nodes)]
+    if page_kb is None or page_kb == 0:
+        return [("", {})], []
+    if isinstance(page_kb, int):
+        return [("", dict.fromkeys(suffixes, page_kb))], []
+    sizes = huge_page_sizes() + ([0] if page_kb == ANY else [])
+    memory = _numa_memory_kb(groups, nodes)
+    if not any(memory):
+        return [("", {})], []
+    per_node = [[s for s in sizes if s == 0 or kb % s == 0] for kb in memory]
+    if not all(per_node):
+        index = next(i for i, fitting in enumerate(per_node) if not fitting)
+        note = (
+            f"{MEM_PAGE_SIZE}={page_kb}: node {index}'s {memory[index] // 1024} MB is not a "
+            f"whole number of pages of any huge page size "
+            f"({', '.join(f'{s} KiB' for s in sizes if s)})"
+        )
+        return [], [note]
+    count = 1
+    for fitting in per_node:
+        count *= len(fitting)
+    if count <= MAX_PAGE_VARIANTS:
+        combos = itertools.product(*per_node)
+    else:
+        combos = ([s] * nodes for s in sizes if all(s in fitting for fitting in per_node))
+    variants = []
+    for combo in combos:
+        sizes_of = dict(zip(suffixes, combo, strict=True))
+        label = ", ".join(f"{s}: {_page_label(k)}" for s, k in sizes_of.items())
+        variants.append((f"{MEM_PAGE_SIZE}={page_kb}: {label}", sizes_of))
+    return variants, []
+
+
+def _ask_pages(groups, page_sizes):
+    """Each NUMA group of ``page_sizes`` (``{suffix: KiB}``) asks its memory in pages of that
+    size (its cell's page pool) instead of MEMORY_MB (the cell's small pages), as Nova fits a
+    page-size instance's cell; returns the groups changed (the others shared)."""
+    asked = dict(groups)
+    for suffix, page_kb in page_sizes.items():
+        group = groups[suffix]
+        memory_kb = group.resources.get("MEMORY_MB", 0) * 1024
+        if not page_kb or not memory_kb:
+            continue
+        resources = {k: v for k, v in group.resources.items() if k != "MEMORY_MB"}
+        resources[mempage_class(page_kb)] = memory_kb // page_kb
+        asked[suffix] = _Group(
+            resources=resources, required=list(group.required), member_of=list(group.member_of)
+        )
+    return asked
 
 
 def _mixed_pinned(extra_specs, vcpus):
@@ -401,12 +491,62 @@ def _query(groups, group_policy, same_subtree=()):
 
 
 @dataclass(frozen=True)
-class FlavorRequest:
-    """A flavor translated: the engine's request and what the filters read."""
+class RequestVariant:
+    """One request a flavor may be placed with: ``label`` says which (its page sizes; "" for
+    a flavor with one request), ``resources`` is class -> amount summed over every group."""
 
+    label: str
     candidate_request: object  # scheduling.candidates.CandidateRequest
+    resources: dict
+
+
+@dataclass(frozen=True)
+class FlavorRequest:
+    """A flavor translated: the engine's requests and what the filters read.
+
+    ``variants``: the requests a host may satisfy, in the order it tries them (one, except for
+    ``hw:mem_page_size=large|any``: each page size, largest first); the scheduler takes on
+    each host its first fitting candidate of the first variant that has one. None when no
+    request can hold the flavor (``notes`` says why)."""
+
+    variants: tuple  # (RequestVariant, ...)
     aggregate_specs: dict  # aggregate_instance_extra_specs: key -> value
-    resources: dict  # class -> amount, summed over every group (one instance)
+    notes: tuple = ()  # why variants were left out
+
+    @property
+    def candidate_request(self):
+        """The first variant's request (None when there is none)."""
+        return self.variants[0].candidate_request if self.variants else None
+
+    @property
+    def resources(self):
+        """The first variant's resources (class -> amount, one instance)."""
+        return self.variants[0].resources if self.variants else {}
+
+    def holds(self, totals):
+        """Whether ``totals`` (class -> amount) is what one of the variants asks."""
+        return any(variant.resources == totals for variant in self.variants)
+
+    def with_requests(self, change):
+        """A copy with ``change(candidate_request)`` as every variant's request."""
+        variants = tuple(
+            RequestVariant(v.label, change(v.candidate_request), v.resources) for v in self.variants
+        )
+        return FlavorRequest(variants, self.aggregate_specs, self.notes)
+
+
+def _variant(label, groups, group_policy, same_subtree):
+    query = _query(groups, group_policy, same_subtree)
+    try:
+        qp.validate_query(query, qp.candidates_query_schema(MAX_VERSION))
+        request = request_groups.parse_candidate_request(query, MAX_VERSION)
+    except InvalidRequest as exc:
+        raise InvalidExtraSpec("extra_specs", exc.detail) from None
+    resources = {}
+    for group in request.groups.values():
+        for name, amount in group.resources.items():
+            resources[name] = resources.get(name, 0) + amount
+    return RequestVariant(label, request, resources)
 
 
 def translate(
@@ -427,8 +567,9 @@ def translate(
     granular group of its own, as Nova adds a port's resource request: one provider of the
     host's tree, or a pool it shares, gives each)."""
     amounts = standard_amounts(vcpus=vcpus, ram=ram, disk=disk, ephemeral=ephemeral, swap=swap)
-    groups, group_policy, aggregate_specs, same_subtree = _groups_from_specs(
-        extra_specs or {}, amounts
+    extra_specs = extra_specs or {}
+    groups, group_policy, aggregate_specs, same_subtree, numa_nodes = _groups_from_specs(
+        extra_specs, amounts
     )
     for index, asked in enumerate(requested, start=1):
         groups[f"{REQUESTED_GROUP}{index}"] = _Group(
@@ -441,19 +582,13 @@ def translate(
         del groups[""]
     if len([s for s in groups if s]) > 1 and group_policy is None:
         group_policy = "none"
-    query = _query(groups, group_policy, same_subtree)
-    try:
-        qp.validate_query(query, qp.candidates_query_schema(MAX_VERSION))
-        request = request_groups.parse_candidate_request(query, MAX_VERSION)
-    except InvalidRequest as exc:
-        raise InvalidExtraSpec("extra_specs", exc.detail) from None
-    resources = {}
-    for group in request.groups.values():
-        for name, amount in group.resources.items():
-            resources[name] = resources.get(name, 0) + amount
-    return FlavorRequest(
-        candidate_request=request, aggregate_specs=aggregate_specs, resources=resources
+    page_kb = _page_size(extra_specs) if numa_nodes else None
+    sizes, notes = page_variants(groups, numa_nodes, page_kb)
+    variants = tuple(
+        _variant(label, _ask_pages(groups, asked), group_policy, same_subtree)
+        for label, asked in sizes
     )
+    return FlavorRequest(variants=variants, aggregate_specs=aggregate_specs, notes=tuple(notes))
 
 
 def translate_flavor(flavor, *, traits=(), aggregates=(), requested=()):
@@ -498,7 +633,7 @@ def validate(*, vcpus, ram, disk, ephemeral=0, swap=0, extra_specs=None):
     translated = translate(
         vcpus=vcpus, ram=ram, disk=disk, ephemeral=ephemeral, swap=swap, extra_specs=extra_specs
     )
-    classes = set(translated.resources)
+    classes = {name for variant in translated.variants for name in variant.resources}
     for name in sorted(classes):
         if name.startswith("CUSTOM_MEMPAGE_"):  # Nova takes any page size before any host has it
             resource_class_ensure(name=name)

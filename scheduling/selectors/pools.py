@@ -71,7 +71,7 @@ def spec_within_pools(spec, held):
     more). None when the server holds no pool (or the request would ask nothing else)."""
     pools = sharing_provider_uuids(uuids=list(held))
     request = spec.flavor_request.candidate_request
-    if not pools or "" not in request.groups:
+    if not pools or request is None or "" not in request.groups:
         return None
     tied = {suffix for suffixes in request.same_subtree for suffix in suffixes}
     asked = {suffix: dict(group.resources) for suffix, group in request.groups.items()}
@@ -84,13 +84,21 @@ def spec_within_pools(spec, held):
             member_of.append(frozenset(UUID(a) for a in aggregates))
     if not kept or not asked[""]:
         return None
-    groups = {
-        suffix: replace(group, resources=asked[suffix])
+    taken = {
+        suffix: set(group.resources) - set(asked[suffix])
         for suffix, group in request.groups.items()
-        if asked[suffix] or not suffix
     }
-    groups[""] = replace(groups[""], member_of=tuple(member_of))
-    flavor_request = replace(spec.flavor_request, candidate_request=replace(request, groups=groups))
+
+    def within(request):  # each variant (page size) without what the pools keep
+        groups = {}
+        for suffix, group in request.groups.items():
+            resources = {k: v for k, v in group.resources.items() if k not in taken[suffix]}
+            if resources or not suffix:
+                groups[suffix] = replace(group, resources=resources)
+        groups[""] = replace(groups[""], member_of=tuple(member_of))
+        return replace(request, groups=groups)
+
+    flavor_request = spec.flavor_request.with_requests(within)
     return replace(spec, flavor_request=flavor_request, _hosts_of={}), kept
 
 

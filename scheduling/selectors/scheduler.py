@@ -250,9 +250,11 @@ def _weigh(hosts, spec):
 
 
 def candidates_for(spec):
-    """The engine's answer for the spec's flavor; unknown names are a 400."""
+    """The engine's answer for the spec's flavor (its variants in order, see
+    :func:`~scheduling.candidates.find_candidates_in_order`); unknown names are a 400."""
+    requests = [variant.candidate_request for variant in spec.flavor_request.variants]
     try:
-        return engine.find_candidates(spec.flavor_request.candidate_request, capped=False)
+        return engine.find_candidates_in_order(requests, capped=False)
     except request_groups.UnknownResourceClass as exc:
         raise InvalidRequest(
             f"Flavor {spec.flavor.name} asks for {exc}", code="scheduler.invalid_flavor"
@@ -479,29 +481,37 @@ def first_allocations(host):
 
 
 def _group_funnel(spec):
-    groups = spec.flavor_request.candidate_request.groups
-    try:
-        reports = fit_report(groups, shown=EXPLAIN_SHOWN)
-    except FitRequestError as exc:
-        return [{"group": "", "error": str(exc)}]
-    return [
-        {
-            "group": report.suffix,
-            "resources": dict(report.group.resources),
-            "fitting": report.fitting_count,
-            "left_out": report.left_out_count,
-            "reasons": dict(report.reason_counts),
-            "left_out_examples": [
-                {
-                    "provider": ref.name,
-                    "uuid": str(ref.uuid),
-                    "reasons": [reason.text for reason in reasons],
-                }
-                for ref, reasons in report.left_out
-            ],
-        }
-        for report in reports
-    ]
+    """Per request group, how many providers fit it and why the others do not; a flavor of
+    several variants (page sizes) gives each variant's groups, each naming its variant."""
+    variants = spec.flavor_request.variants
+    funnel = []
+    for variant in variants:
+        named = {"variant": variant.label} if len(variants) > 1 or variant.label else {}
+        try:
+            reports = fit_report(variant.candidate_request.groups, shown=EXPLAIN_SHOWN)
+        except FitRequestError as exc:
+            funnel.append({"group": "", **named, "error": str(exc)})
+            continue
+        funnel.extend(
+            {
+                "group": report.suffix,
+                **named,
+                "resources": dict(report.group.resources),
+                "fitting": report.fitting_count,
+                "left_out": report.left_out_count,
+                "reasons": dict(report.reason_counts),
+                "left_out_examples": [
+                    {
+                        "provider": ref.name,
+                        "uuid": str(ref.uuid),
+                        "reasons": [reason.text for reason in reasons],
+                    }
+                    for ref, reasons in report.left_out
+                ],
+            }
+            for report in reports
+        )
+    return funnel
 
 
 def _by_reason(dropped):
@@ -536,6 +546,7 @@ def explain(spec, selection=None, *, count=1, model=None):
         "providers": ResourceProvider.objects.count(),
         "hosts": hosts_total,
         "groups": _group_funnel(spec),
+        **({"notes": list(spec.flavor_request.notes)} if spec.flavor_request.notes else {}),
         "candidate_hosts": selection.candidate_hosts,
         "funnel": _host_funnel(hosts_total, selection, model),
         "filters": [

@@ -149,10 +149,11 @@ def placement_audit(*, delete=False, heal=False, origin="command", now=None):
         if key not in flavor_totals:
             flavor_totals[key] = translate_flavor(
                 flavor, requested=server.requested_resources or ()
-            ).resources
-        wanted = flavor_totals[key]
+            )
+        translated = flavor_totals[key]
+        wanted = translated.resources
         have = _totals(entry["allocations"])
-        if have != wanted:
+        if not translated.holds(have):  # any of its variants (page sizes) is the flavor's
             result.findings.append(
                 Finding(
                     Action.MISMATCH,

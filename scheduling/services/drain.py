@@ -41,7 +41,9 @@ class DrainResult:
 
 def _kind_for(server):
     flavor = server_flavor(server)
-    live = set(translate_flavor(flavor).resources) <= LIVE_MOVABLE and not any(
+    live = {
+        name for v in translate_flavor(flavor).variants for name in v.resources
+    } <= LIVE_MOVABLE and not any(
         key.startswith(("pci_passthrough:", "accel:")) for key in flavor.extra_specs
     )
     return Migration.Kind.LIVE_MIGRATE if live else Migration.Kind.MIGRATE
