@@ -204,3 +204,16 @@ def test_the_audit_takes_any_page_size_of_large_as_the_flavors(api):
     call_command("placement_audit", stdout=out)
 
     assert out.getvalue().startswith("0 findings"), out.getvalue()
+
+
+def test_a_move_of_a_large_server_takes_the_destinations_own_size(api):
+    report_and_sync(api, "gig", host(cell(0, gib=2)))
+    report_and_sync(api, "two", host(cell(0, two_mib=1024)))
+    flavor(api, "large", 1, 1024, **{"hw:mem_page_size": "large"})
+    server = boot(api, "large", "gig").json["servers"][0]["id"]
+
+    response = api.post(f"/api/servers/{server}/migrate/", {"host": "two"})
+
+    assert response.status == 201, response
+    assert api.get(f"/api/servers/{server}/").json["host"] == "two"
+    assert pages_of(allocations(api, server)) == {TWO_MIB: 512}
