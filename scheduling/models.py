@@ -272,6 +272,8 @@ class LifecycleRecord(models.Model):
         HEAL_FAILED = "heal_failed", "server allocations could not be re-created"
         DEVICE_MISMATCH = "device_mismatch", "device units not matching the allocations"
         DEVICES_HEALED = "devices_healed", "device units brought in step"
+        DRAINED = "drained", "host drained"
+        DRAIN_REFUSED = "drain_refused", "server not moved by a drain"
 
     run = models.UUIDField(db_index=True)
     origin = models.CharField(max_length=20, default="task")  # task, command, api

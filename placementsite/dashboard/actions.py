@@ -6,7 +6,10 @@ without the permission the admin asks for the same change.
 - confirm, revert, finish a migration: ``scheduling.change_migration``;
 - disable (with a reason) or enable a host, resync it: ``providers.change_computenode`` (the
   admin's compute node form, where an operator enables or disables a host);
-- drain a host: that, and the API's policy rule ``placement:api:compute_nodes:drain``.
+- drain a host: that, and the API's policy rule ``placement:api:compute_nodes:drain``. The
+  host is disabled at once; its servers are moved by a worker (``scheduling.tasks.drain_host``:
+  each move is a scheduling pass over every host, too long to wait for in a page), their
+  moves showing on the Migrations page as they start, what could not move in its history.
 
 The actions that came with their own API endpoints (drain here, pools in ``pools.py``, server
 groups in ``server_groups.py``) also need that endpoint's policy rule, checked for the user as
@@ -33,7 +36,8 @@ from providers.services.host_sync import compute_nodes_sync
 from scheduling import policies as scheduling_policies
 from scheduling.selectors.migrations import migration_by_uuid
 from scheduling.services import migrations as moves
-from scheduling.services.drain import host_drain
+from scheduling.services.drain import servers_on_host
+from scheduling.tasks import drain_host
 
 from .rendering import staff_required
 
@@ -192,7 +196,8 @@ def host_resync(request, hostname):
 
 @action(*HOST_ACTIONS, what="change hosts")
 def host_drain_view(request, hostname):
-    """Disable the host and move every server off it (the scheduler's drain, as the API's)."""
+    """Disable the host now and ask a worker to move every server off it (the scheduler's
+    drain, as the API's); the moves show on the Migrations page as the worker starts them."""
     policy_required(request, DRAIN_RULE, what="drain hosts")
     reason = request.POST.get("reason", "").strip()
     if len(reason) > REASON_MAX:
@@ -201,21 +206,27 @@ def host_drain_view(request, hostname):
     node = host_by_name(hostname)
     if node is None:
         raise Http404("No such compute host.")
-    result = host_drain(node=node, reason=reason)
-    text = (
-        f"{hostname} is disabled ({result.disabled_reason}) and drained: "
-        + _count(result.moved, "server")
-        + " moving"
-    )
-    if result.failed:
-        refused = "; ".join(
-            f"{e['name'] or e['server']}: {e['detail']}"
-            for e in result.servers
-            if e["result"] == "failed"
+    reason = reason or "drained"
+    host_services.compute_node_disable(hostname=hostname, reason=reason)
+    count = servers_on_host(node).count()
+    try:
+        drain_host.apply_async(args=[hostname, reason], retry=False)
+    except Exception:  # the broker did not answer: the host stays disabled, nothing moves
+        logger.exception("dashboard: could not queue the drain of %s", hostname)
+        messages.error(
+            request,
+            f"{hostname} is disabled ({reason}), but no worker could be asked to move its "
+            + _count(count, "server")
+            + ": drain it again once the broker answers.",
         )
-        messages.warning(request, f"{text}, {result.failed} not moved ({refused}).")
-    else:
-        done(request, text + ".")
+        return back(request, reverse("dashboard:migrations"))
+    done(
+        request,
+        f"{hostname} is disabled ({reason}) and draining: a worker is moving its "
+        + _count(count, "server")
+        + " off. Their moves show under In flight as they start; a server it cannot move, "
+        "in the history.",
+    )
     return back(request, reverse("dashboard:migrations"))
 
 

@@ -10,8 +10,10 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
+from placementsite.celery import app as celery_app
 from providers.models import ComputeNode, ResourcePool
 from scheduling.models import Flavor, Migration, Server, ServerGroup, ServerGroupMember
+from scheduling.tasks import drain_host
 from tests.dashboard.test_pools_page import pooled  # noqa: F401 (a fixture)
 from tests.providers.hosts import report, sync
 from tests.scheduling.move_helpers import boot_one, setup_hosts
@@ -53,7 +55,16 @@ def _messages(client, page):
 
 
 @pytest.fixture
-def loaded(api, settings):
+def eager_tasks():
+    """The drain's task runs in this process when the page asks for it (as a worker would:
+    tests/dashboard/test_drain_worker.py has a real one)."""
+    celery_app.conf.task_always_eager = True
+    yield
+    celery_app.conf.task_always_eager = False
+
+
+@pytest.fixture
+def loaded(api, settings, eager_tasks):
     """cn1 and cn2, compute hosts that reported and were synced; two servers on cn1."""
     settings.PLACEMENT_RESOURCE_PLUGINS = ["vcpu", "memory", "disk"]
     for name in ("cn1", "cn2"):
@@ -75,7 +86,8 @@ def _host_page(hosts, name="cn1"):
 
 def test_a_host_is_drained_from_its_page(api, loaded):
     hosts, servers = loaded
-    admin = _user("drainer", [*VIEW_HOSTS, "change_computenode"], roles=["admin"])
+    settles = ["view_migration", "view_lifecyclerecord"]
+    admin = _user("drainer", [*VIEW_HOSTS, "change_computenode", *settles], roles=["admin"])
     page = admin.get(_host_page(hosts)).content.decode()
     assert 'action="/dashboard/hosts/cn1/drain/"' in page
     r = _post(admin, "/dashboard/hosts/cn1/drain/", {"reason": "DIMM swap"})
@@ -86,19 +98,49 @@ def test_a_host_is_drained_from_its_page(api, loaded):
     moves = Migration.objects.filter(server__uuid__in=[s["id"] for s in servers])
     assert sorted(m.status for m in moves) == ["migrating", "migrating"]
     assert {s.host.name for s in Server.objects.all()} == {"cn2"}
-    shown = _messages(admin, "/dashboard/migrations/")
-    assert "cn1 is disabled (DIMM swap) and drained: 2 servers moving." in shown
+    page = admin.get("/dashboard/migrations/").content.decode()
+    shown = page.split('id="messages"', 1)[1].split("</div>", 1)[0]
+    assert "cn1 is disabled (DIMM swap) and draining: a worker is moving its 2 servers off." in (
+        " ".join(shown.split())
+    )
+    history = page.split('id="history"', 1)[1]
+    assert "host drained" in history and "cn1 (DIMM swap): 2 servers moving, 0 not moved" in history
 
 
-def test_a_drain_reports_the_servers_it_could_not_move(api, loaded):
+def test_a_drain_records_the_servers_it_could_not_move(api, loaded):
     hosts, _servers = loaded
     assert api.request("PATCH", "/api/compute-nodes/cn2/", {"enabled": False}).status == 200
     admin = _user("drainer", [*VIEW_HOSTS, "change_computenode"], roles=["admin"])
     _post(admin, "/dashboard/hosts/cn1/drain/", {"next": _host_page(hosts)})
-    shown = _messages(admin, _host_page(hosts))
-    assert "cn1 is disabled (drained) and drained: 0 servers moving, 2 not moved" in shown
-    assert "web-0: " in shown and "web-1: " in shown
+    assert "cn1 is disabled (drained) and draining" in _messages(admin, _host_page(hosts))
     assert not Migration.objects.filter(status="migrating").exists()
+    settler = _user("settler", ["view_migration", "view_lifecyclerecord", "view_allocation"])
+    history = settler.get("/dashboard/migrations/?action=drain_refused").content.decode()
+    history = history.split('id="history"', 1)[1]
+    assert "web-0 stays on cn1: " in history and "web-1 stays on cn1: " in history
+    assert "server not moved by a drain" in history
+    drained = settler.get("/dashboard/migrations/?action=drained").content.decode()
+    assert "cn1 (drained): 0 servers moving, 2 not moved" in drained
+
+
+def test_a_drain_the_broker_cannot_take_leaves_the_host_disabled_and_says_so(
+    api, loaded, monkeypatch
+):
+    from kombu.exceptions import OperationalError
+
+    def refused(*args, **kwargs):
+        raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(drain_host, "apply_async", refused)
+    hosts, _servers = loaded
+    admin = _user("drainer", [*VIEW_HOSTS, "change_computenode"], roles=["admin"])
+    r = _post(admin, "/dashboard/hosts/cn1/drain/", {"reason": "fan", "next": _host_page(hosts)})
+    assert r.status_code == 302
+    shown = " ".join(_messages(admin, _host_page(hosts)).split())
+    assert "cn1 is disabled (fan), but no worker could be asked to move its 2 servers" in shown
+    assert not ComputeNode.objects.get(hostname="cn1").enabled
+    assert not Migration.objects.exists()
+    assert {s.host.name for s in Server.objects.all()} == {"cn1"}
 
 
 def test_draining_needs_the_change_permission_and_the_drain_policy(api, loaded):

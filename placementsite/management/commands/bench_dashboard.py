@@ -10,7 +10,9 @@ configured database as it is. Every page is rendered through the whole
 Django stack (middleware, session, templates) as a logged-in staff user,
 ``--repeat`` times after one warm-up, and the median is printed; so is every
 action's POST (host, drain, pools, server groups, migrations), each on
-data made for it beforehand.
+data made for it beforehand. The drain's POST disables the host and queues the
+moves for a worker: what is timed is the page's part (the task is handed to
+this command rather than to the broker, and run afterwards, untimed).
 """
 
 import logging
@@ -223,10 +225,14 @@ class Command(BaseCommand):
     def _drains(self, client, flavor, repeat):
         """Drains of the bench host holding one server each time (enabled and booted on
         beforehand, untimed); the first is the warm-up."""
+        from unittest import mock
+
         from providers.services.compute_nodes import compute_node_enable
         from scheduling.services.servers import servers_create
+        from scheduling.tasks import drain_host
 
         times = []
+        queued = []
         for index in range(repeat + 1):
             compute_node_enable(hostname=BENCH_HOST)
             servers_create(
@@ -236,9 +242,14 @@ class Command(BaseCommand):
                 user_id="bench",
                 hints={"target_host": BENCH_HOST},
             )
-            started = time.perf_counter()
-            response = client.post(f"/dashboard/hosts/{BENCH_HOST}/drain/", {"reason": "bench"})
-            times.append((time.perf_counter() - started) * 1000)
+            with mock.patch.object(
+                drain_host, "apply_async", lambda args, **_options: queued.append(args)
+            ):
+                started = time.perf_counter()
+                response = client.post(f"/dashboard/hosts/{BENCH_HOST}/drain/", {"reason": "bench"})
+                times.append((time.perf_counter() - started) * 1000)
+            while queued:  # the worker's part, untimed
+                drain_host(*queued.pop())
             if response.status_code != 302:
                 self.stdout.write(f"{'action: drain host':<26} HTTP {response.status_code}")
                 return 0.0
