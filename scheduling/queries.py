@@ -20,6 +20,7 @@ from placementsite.core.db import reading_connection
 from providers.models import (
     SHARING_TRAIT,
     Aggregate,
+    ComputeNode,
     Inventory,
     ResourceClass,
     ResourceProvider,
@@ -266,3 +267,23 @@ def provider_aggregates(provider_ids):
     if connection.vendor != "postgresql":
         rows = [(pk, agg, str(uuidlib.UUID(text))) for pk, agg, text in rows]
     return rows
+
+
+_HOST_CELLS = f"""
+    SELECT p.root_id, n.numa_topology
+    FROM {ComputeNode._meta.db_table} n JOIN {_PROVIDERS} p ON p.id = n.provider_id
+    WHERE {{root_in}}
+"""
+
+
+def host_cells(root_ids):
+    """``{root id: number of NUMA cells its compute report gives}`` of the hosts ``root_ids``
+    with a report (0 for a report without cells): the one fact of the reports the scheduler
+    itself reads, without building a report per host."""
+    condition, params = _id_in("p.root_id", root_ids)
+    found = {}
+    for root_id, topology in fetch(_HOST_CELLS.format(root_in=condition), params):
+        if isinstance(topology, str):  # Django leaves JSON columns as text to its fields
+            topology = json.loads(topology)
+        found[root_id] = len((topology or {}).get("cells") or [])
+    return found

@@ -68,6 +68,7 @@ class PassTrees:
         self._members = None
         self._traits = None
         self._reports = None
+        self._cells = None  # {root id: NUMA cells its report gives} of the hosts with one
         self._rendered = {}
         # The pass's own placements (real or simulated) consume from here: free units per
         # (provider id, class id) of every provider the candidates name, read on first use.
@@ -170,10 +171,28 @@ class PassTrees:
             }
         return self._reports.get(root_id)
 
+    def cells(self, root_id):
+        """How many NUMA cells the host's compute report gives (None without a report):
+        read for every host at once, on first use, without building the reports."""
+        if self._cells is None:
+            if self._reports is not None:
+                self._cells = {
+                    root: len((node.numa_topology or {}).get("cells") or [])
+                    for root, node in self._reports.items()
+                }
+            else:
+                self._cells = queries.host_cells(self.by_host)
+        return self._cells.get(root_id)
+
+    def _any_cells(self):
+        self.cells(None)
+        return any(self._cells.values())
+
     # the hosts' limits (scheduling.host_limits)
     def limits(self, root_id):
         """``{class: limit}`` of the host (empty for most). Read for every host at once, and
-        only when a candidate takes something below a root (a NUMA cell's, a device's)."""
+        only when a candidate takes something below a root (a NUMA cell's, a device's) and
+        some host reports NUMA cells (no host without has a limit)."""
         if self._limits is None:
             root_of = self.found.root_of
             below_root = any(
@@ -183,13 +202,11 @@ class PassTrees:
                 for (p, _c), _a in candidate[0]
             )
             self._limits = {}
-            if below_root:
+            if below_root and self._any_cells():
                 if self._limit_rows is None:
                     self._read_inventories()
                 for root_id_, rows in self._limit_rows.items():
-                    node = self.report(root_id_)
-                    has_cells = bool(node and (node.numa_topology or {}).get("cells"))
-                    found = host_limits.limits_of(rows, has_cells)
+                    found = host_limits.limits_of(rows, bool(self.cells(root_id_)))
                     if found:
                         self._limits[root_id_] = found
         return self._limits.get(root_id, {})
@@ -291,8 +308,9 @@ class PassTrees:
         order is Nova's choice: the candidates are tried in the lexicographic order of their
         cells' ranks."""
         cells = sorted({p for c in candidates for s, ps in c[1] if s in suffixes for p in ps})
-        node = self.report(root_id)
-        host_cells = len((node.numa_topology or {}).get("cells") or []) if node else len(cells)
+        host_cells = self.cells(root_id)
+        if host_cells is None:  # no report: the cells the candidates name
+            host_cells = len(cells)
         if host_cells <= len(suffixes):
             return {p: i for i, p in enumerate(cells)}
         if self._cell_facts is None:
@@ -341,6 +359,82 @@ class PassTrees:
                 continue
             return candidate
         return None
+
+    def _fixed_cell_order(self, root_id):
+        """Whether the cells strategy orders the host's candidates the same whatever the
+        pass takes (no more cells than the request's NUMA nodes: the cells' own order, see
+        :meth:`_cell_ranks`). Then, as without NUMA groups, a candidate that stops fitting
+        never fits again in the pass, nor do those before it."""
+        suffixes = self._numa_groups()
+        candidates = self.by_host[root_id]
+        if not suffixes or len(candidates) < 2:
+            return True
+        cells = self.cells(root_id)
+        if cells is None:  # no report: the cells the candidates name
+            cells = len({p for c in candidates for s, ps in c[1] if s in suffixes for p in ps})
+        return cells <= len(suffixes)
+
+    def fill_alone(self, root_id):
+        """Consume the host's first fitting candidate until none fits, as repeating
+        :meth:`first_fitting`, :meth:`times_fitting` and :meth:`consume` would, and return
+        how many instances that placed; None when a candidate is bounded by nothing but the
+        unbounded providers (:meth:`times_fitting` None: nothing consumed then).
+
+        Free units only go down and usage only up as the pass consumes, so a candidate that
+        no longer fits never fits again: with an order that does not change as the host
+        fills (any order but the cells strategy's over more cells than NUMA nodes, filled
+        one instance at a time), each candidate is visited once, in order, and taken as many
+        times as it fits in one step."""
+        if not self._fixed_cell_order(root_id):
+            return self._fill_one_by_one(root_id)
+        candidates = self.by_host[root_id]
+        if self._numa_groups() and len(candidates) > 1:
+            candidates = self._by_cells_strategy(root_id, candidates)
+        count = 0
+        for candidate in candidates:
+            times = self._times_fitting_now(root_id, candidate)
+            if times is None:
+                return None
+            if times:
+                self.consume(candidate, times=times)
+                count += times
+        return count
+
+    def _fill_one_by_one(self, root_id):
+        count = 0
+        candidate = self.first_fitting(root_id)
+        while candidate is not None:
+            if self.times_fitting(candidate) is None:
+                return None
+            self.consume(candidate)
+            count += 1
+            candidate = self.first_fitting(root_id)
+        return count
+
+    def _times_fitting_now(self, root_id, candidate):
+        """How many times the host's candidate fits now: 0 when it does not (as
+        :meth:`first_fitting` judges), else as :meth:`times_fitting` (None included)."""
+        free = self.free()
+        unbounded = self.unbounded
+        times = None
+        for slot, amount in candidate[0]:
+            if slot[0] in unbounded:
+                continue
+            have = free[slot]
+            if have < amount:
+                return 0
+            if amount > 0 and (times is None or have // amount < times):
+                times = have // amount
+        limits = self.limits(root_id)
+        if limits:
+            if self.limit_refusal(root_id, candidate) is not None:
+                return 0
+            asked = self._asked(root_id, candidate)
+            used = self._used(root_id, limits)
+            for name, limit in limits.items():
+                if asked[name] and (times is None or (limit - used[name]) // asked[name] < times):
+                    times = (limit - used[name]) // asked[name]
+        return times
 
     def free(self):
         """``{(provider id, class id): free units}`` of every provider a candidate names."""

@@ -392,14 +392,9 @@ class SchedulingPass:
                 count = 0
                 if once:
                     if all(_check(plugin, host, self.spec).ok for plugin in filters):
-                        candidate = tree.first_fitting(host.id)
-                        while candidate is not None:
-                            times = tree.times_fitting(candidate)
-                            if times is None:
-                                raise _OnlyShared
-                            tree.consume(candidate, times=times)
-                            count += times
-                            candidate = tree.first_fitting(host.id)
+                        count = tree.fill_alone(host.id)
+                        if count is None:
+                            raise _OnlyShared
                 else:
                     while tree.first_fitting(host.id) is not None and all(
                         _check(plugin, host, self.spec).ok for plugin in filters
