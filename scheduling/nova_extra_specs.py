@@ -218,9 +218,12 @@ def check(key, value):
 
 
 def cpu_map(key, text, universe=()):
-    """The CPU ids of a Nova CPU map (``0-3,^2``): ranges and singles, minus the ``^`` ones; a
-    map of exclusions alone (``^0-1``) excludes from ``universe`` (the flavor's CPUs)."""
-    included, excluded = set(), set()
+    """The CPU ids of a Nova CPU map (``0-3,^2``): ranges and singles, minus the ``^`` ones.
+    With a ``universe`` (the flavor's CPUs, for a dedicated or realtime mask), a map that
+    starts with an exclusion starts from the whole universe, as Nova reads such a mask
+    (``0-N,`` put before it): ``^0,1`` is every CPU but 0, not CPU 1 alone."""
+    included = set(universe) if str(text).strip().startswith("^") else set()
+    excluded = set()
     for part in str(text).split(","):
         part = part.strip()
         target = excluded if part.startswith("^") else included
@@ -232,4 +235,4 @@ def cpu_map(key, text, universe=()):
         if high < low:
             raise InvalidExtraSpec(key, f"the range {part} runs backwards")
         target.update(range(low, high + 1))
-    return (included or set(universe)) - excluded
+    return included - excluded

@@ -169,6 +169,34 @@ def test_mixed_policy_asks_pcpu_for_the_dedicated_mask_and_vcpu_for_the_rest(api
 
 
 @pytest.mark.parametrize(
+    ("mask", "pinned"),
+    [
+        ("^0,1", 3),  # Nova reads it as 0-3,^0,1: every vCPU but 0, not vCPU 1 alone
+        ("^0,^1", 2),
+        ("1,^2-3", 1),  # no leading exclusion: the vCPUs named, minus the excluded
+    ],
+)
+def test_a_dedicated_mask_starting_with_an_exclusion_starts_from_every_vcpu(api, mask, pinned):
+    """Found by scripts/numa_differential.py: Nova pins {1, 2, 3} of a 4-vCPU flavor for
+    ``^0,1``, the project pinned {1} alone (it asked one PCPU where Nova's Placement query
+    asks three)."""
+    host = make_host(api, "cn1", {"VCPU": 8, "PCPU": 8, "MEMORY_MB": 16384, "DISK_GB": 100})
+    make_flavor(
+        api,
+        "mixed",
+        vcpus=4,
+        ram=1024,
+        disk=1,
+        extra_specs={"hw:cpu_policy": "mixed", "hw:cpu_dedicated_mask": mask},
+    )
+    response = boot(api, "mixed")
+    assert response.status == 201, response
+    assert response.json["servers"][0]["allocations"] == {
+        host: {"PCPU": pinned, "VCPU": 4 - pinned, "MEMORY_MB": 1024, "DISK_GB": 1}
+    }
+
+
+@pytest.mark.parametrize(
     ("specs", "key"),
     [
         ({"hw:cpu_policy": "mixed"}, "hw:cpu_policy"),
