@@ -6,7 +6,6 @@ Provider-only reads come from :mod:`providers.selectors.dashboard`, usage beside
 :mod:`.usage`. Set-based: a fixed number of queries per page whatever the number of rows.
 """
 
-import heapq
 import uuid as uuidlib
 from collections import defaultdict
 from dataclasses import dataclass, replace
@@ -27,7 +26,8 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce, NullIf
 
-from providers.capacity import usable_expression, usable_units, utilisation
+from placementsite.core.db import reading_connection
+from providers.capacity import usable_expression
 from providers.models import Aggregate, Inventory, ResourceClass, ResourceProvider
 from providers.selectors.compute_nodes import tree_capacities
 from providers.selectors.dashboard import (
@@ -51,7 +51,6 @@ from .usage import (
     tree_usages_by_root,
     usage_by_class,
     usage_by_class_of,
-    usage_by_provider_and_class,
     usage_grouped,
 )
 
@@ -77,31 +76,15 @@ class ProviderPeak:
 def fullest_providers(limit=10):
     """The ``limit`` providers whose fullest inventory is the most used, fullest first.
 
-    Two set-based reads (usage per provider and class; inventory rows), each
-    inventory judged by the capacity model (memoised per distinct shape), then
-    the inventories of the chosen few (two more queries). Ranking in SQL with a
-    correlated usable-capacity subquery measured several times slower here.
+    Ranked in one query: usage per provider and class (one pass over the allocations)
+    joined to each inventory's usable capacity (the capacity model's SQL form), the
+    provider's peak its largest percentage (:func:`providers.capacity.utilisation`: an
+    inventory with nothing usable but something used counts as 100%); then the
+    inventories of the chosen few (two more queries).
     """
-    used = usage_by_provider_and_class()
-    if not used:
+    chosen = _fullest_ids(limit)
+    if not chosen:
         return []
-    usable_of = {}
-    peaks = {}
-    rows = Inventory.objects.order_by().values_list(
-        "resource_provider_id", "resource_class_id", "total", "reserved", "allocation_ratio"
-    )
-    for rp, rc, total, reserved, ratio in rows:
-        amount = used.get((rp, rc))
-        if not amount:
-            continue
-        shape = (total, reserved, ratio)
-        usable = usable_of.get(shape)
-        if usable is None:
-            usable = usable_of[shape] = usable_units(total, reserved, ratio)
-        percent = utilisation(amount, usable)
-        if rp not in peaks or percent > peaks[rp]:
-            peaks[rp] = percent
-    chosen = heapq.nsmallest(limit, peaks, key=lambda rp: (-peaks[rp], rp))
     providers = ResourceProvider.objects.in_bulk(chosen)
     inventories = inventory_usages_by_provider(chosen)
     found = []
@@ -110,6 +93,36 @@ def fullest_providers(limit=10):
         peak = max(invs, key=lambda inv: inv.utilisation)
         found.append(ProviderPeak(rp, providers[rp].uuid, providers[rp].name, peak, invs))
     return found
+
+
+def _fullest_ids(limit):
+    usable_sql, usable_params = (
+        Inventory.objects.order_by()
+        .annotate(usable=usable_expression())
+        .values("resource_provider_id", "resource_class_id", "usable")
+        .query.sql_with_params()
+    )
+    used_sql, used_params = (
+        Allocation.objects.order_by()
+        .values("resource_provider_id", "resource_class_id")
+        .annotate(used=Sum("used"))
+        .values("resource_provider_id", "resource_class_id", "used")
+        .query.sql_with_params()
+    )
+    sql = (
+        "SELECT inv.resource_provider_id,"
+        " MAX(CASE WHEN inv.usable <= 0 THEN 100.0"
+        " ELSE CAST(u.used AS DOUBLE PRECISION) * 100.0 / inv.usable END) AS peak"
+        f" FROM ({usable_sql}) inv INNER JOIN ({used_sql}) u"
+        " ON u.resource_provider_id = inv.resource_provider_id"
+        " AND u.resource_class_id = inv.resource_class_id"
+        " WHERE u.used > 0"
+        " GROUP BY inv.resource_provider_id"
+        " ORDER BY peak DESC, inv.resource_provider_id LIMIT %s"
+    )
+    with reading_connection().cursor() as cursor:
+        cursor.execute(sql, (*usable_params, *used_params, limit))
+        return [row[0] for row in cursor.fetchall()]
 
 
 @dataclass(frozen=True)
@@ -144,20 +157,21 @@ class ClassShares:
 
 
 def usage_share_by_project(*, top=5):
-    """Per resource class in use, the ``top`` projects' share of what is used (one query)."""
-    rows = (
-        Allocation.objects.values(
-            "resource_class_id", "resource_class__name", "consumer__project_id"
-        )
+    """Per resource class in use, the ``top`` projects' share of what is used (three queries:
+    the sums by class and project id, then the names of the classes and projects in them)."""
+    sums = list(
+        Allocation.objects.values("resource_class_id", "consumer__project_id")
         .annotate(used=Sum("used"))
         .order_by()
-        .values_list(
-            "resource_class_id",
-            "resource_class__name",
-            "consumer__project__external_id",
-            "used",
-        )
+        .values_list("resource_class_id", "consumer__project_id", "used")
     )
+    class_names = dict(
+        ResourceClass.objects.filter(id__in={rc for rc, _p, _u in sums}).values_list("id", "name")
+    )
+    projects = dict(
+        Project.objects.filter(id__in={p for _rc, p, _u in sums}).values_list("id", "external_id")
+    )
+    rows = [(rc, class_names[rc], projects.get(p), used) for rc, p, used in sums]
     per_class = defaultdict(list)
     names = {}
     for rc, rc_name, project, used in rows:

@@ -60,6 +60,50 @@ def test_overview_lists_fullest_providers_first(cloud, staff):
     assert html.index(">cn1<") < html.index(">cn1-numa0<") < html.index(">cn2<")
 
 
+def test_overview_ranks_the_fullest_by_each_inventorys_peak_as_the_capacity_model_does(db, staff):
+    """Usable capacity after reserved and the ratio; an inventory with nothing usable but
+    something used is full; a provider's peak is its fullest inventory; ties by age;
+    providers using nothing are not listed."""
+    from allocations.models import Allocation
+    from providers.capacity import usable_units, utilisation
+    from providers.models import Inventory
+    from tests.factories import make_allocation, make_consumer
+
+    shapes = {  # name: (inventories, usage)
+        "ratio": ({"VCPU": {"total": 10, "allocation_ratio": 2.0}}, {"VCPU": 10}),
+        "reserved": ({"MEMORY_MB": {"total": 1000, "reserved": 500}}, {"MEMORY_MB": 400}),
+        "all-reserved": ({"DISK_GB": {"total": 10, "reserved": 10}}, {"DISK_GB": 1}),
+        "two-classes": ({"VCPU": 8, "MEMORY_MB": 100}, {"VCPU": 2, "MEMORY_MB": 70}),
+        "tie-first": ({"VCPU": 4}, {"VCPU": 1}),
+        "tie-second": ({"VCPU": 8}, {"VCPU": 2}),
+        "over": ({"VCPU": {"total": 4, "allocation_ratio": 0.5}}, {"VCPU": 3}),
+        "idle": ({"VCPU": 4}, {}),
+    }
+    for name, (inventories, usage) in shapes.items():
+        provider = make_provider(name, inventories=inventories)
+        if usage:
+            make_allocation(provider, make_consumer(), usage)
+    peaks = {}
+    for inv in Inventory.objects.select_related("resource_provider"):
+        used = sum(
+            Allocation.objects.filter(
+                resource_provider=inv.resource_provider, resource_class=inv.resource_class
+            ).values_list("used", flat=True)
+        )
+        if used:
+            percent = utilisation(used, usable_units(inv.total, inv.reserved, inv.allocation_ratio))
+            rp = inv.resource_provider
+            peaks[rp.id, rp.name] = max(percent, peaks.get((rp.id, rp.name), 0))
+    expected = [name for (_id, name), _p in sorted(peaks.items(), key=lambda i: (-i[1], i[0][0]))]
+    assert expected[:3] == ["over", "all-reserved", "reserved"]
+    assert expected.index("tie-first") + 1 == expected.index("tie-second")
+
+    html = staff.get("/dashboard/").content.decode().split('id="fullest"', 1)[1]
+    html = html.split("</table>", 1)[0]
+    shown = re.findall(r'<a class="strong" href="/dashboard/providers/[^"]+/">([^<]+)</a>', html)
+    assert shown == expected
+
+
 def test_overview_shows_each_class_shared_by_project(cloud, staff):
     html = staff.get("/dashboard/").content.decode()
     shares = html.split('id="project-shares"', 1)[1].split("</section>")[0]
