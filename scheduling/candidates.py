@@ -133,6 +133,10 @@ def _select(request, resolved, full=False):
             continue
         by_provider = defaultdict(set)
         rows = queries.fetch(*_selection_sql(rg, unsuffixed, columns))
+        # In provider and class order (each row is one provider's class: the first three
+        # columns order them): sorted here, as the database would sort thousands of rows
+        # on disk.
+        rows.sort()
         for row in rows:
             provider_id, root_id, class_id = row[0], row[1], row[2]
             root_of[provider_id] = root_id
@@ -169,8 +173,8 @@ def _providers_meeting(rg, unsuffixed):
 
 
 def _selection_sql(rg, unsuffixed, columns):
-    """``(sql, params)`` selecting the inventory rows that fit ``rg``, in provider and class
-    order.
+    """``(sql, params)`` selecting the inventory rows that fit ``rg`` (in no order: the
+    caller sorts them).
 
     The text depends only on the request (class and trait ids, amounts, aggregate and tree
     uuids), never on the data, and building it through the ORM took about as long as running
@@ -193,7 +197,7 @@ def _selection_sql(rg, unsuffixed, columns):
         found = (
             rp_selectors.fitting_inventories(rg, _providers_meeting(rg, unsuffixed))
             .values_list(*columns)
-            .order_by("resource_provider_id", "resource_class_id")
+            .order_by()
             .query.sql_with_params()
         )
         if len(_SELECTION_SQL) >= _SELECTION_SQL_SIZE:
@@ -489,6 +493,9 @@ class _Assembler:
         check_traits = self.simple and bool(self.unsuffixed_required)
         suffixes, slot_amounts = self.slot_suffixes, self.slot_amounts
         spend = self.budget.spend
+        if self.simple and not check_traits:
+            yield from self._simple_candidates(roots)
+            return
         for root_id in roots:
             for picked in self.for_root(root_id):
                 spend()
@@ -519,6 +526,40 @@ class _Assembler:
                     if key in known:
                         continue
                     known.add(key)
+                yield allocations, mappings
+
+    def _simple_candidates(self, roots):
+        """:meth:`candidates` when the combinations are a plain product (``simple``) and no
+        trait is left to check: no slot shares an inventory with another, so each
+        allocation is one slot's, and the mappings follow from the slots' suffixes."""
+        anchors = self.anchors
+        distinct_mappings = self.request.distinct_mappings
+        spend = self.budget.spend
+        entries = [
+            (index, class_id, amount)
+            for index, amounts in enumerate(self.slot_amounts)
+            for class_id, amount in amounts
+        ]
+        by_suffix = defaultdict(list)
+        for index, suffix in enumerate(self.slot_suffixes):
+            by_suffix[suffix].append(index)
+        suffixes = sorted(by_suffix.items())
+        seen_shared = set()
+        for root_id in roots:
+            for picked in self.for_root(root_id):
+                spend()
+                allocations = sorted([((picked[i], c), a) for i, c, a in entries])
+                mappings = [
+                    (suffix, list(dict.fromkeys(picked[i] for i in indexes)))
+                    for suffix, indexes in suffixes
+                ]
+                if anchors and all(p in anchors for p in picked):
+                    key = tuple(allocations)
+                    if distinct_mappings:
+                        key = (key, tuple((s, tuple(ps)) for s, ps in mappings))
+                    if key in seen_shared:
+                        continue
+                    seen_shared.add(key)
                 yield allocations, mappings
 
 

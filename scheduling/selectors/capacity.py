@@ -38,11 +38,13 @@ def flavor_capacity(*, flavor, aggregate=None, availability_zone=""):
         flavor_request=translate_flavor(flavor, aggregates=[aggregate] if aggregate else ()),
         availability_zone=availability_zone or "",
     )
-    # A pass allocates a host state per host: no collector walks while they live.
+    # A pass allocates a host state per host: no collector walks while they live, and they
+    # are gone (reference counting frees them) before it walks again.
     with cyclic_gc_paused():
         placed = SchedulingPass(spec).fill()
         hosts = sorted(
             (HostCapacity(host.uuid, host.name, n) for host, n in placed.values()),
             key=lambda h: (-h.fits, h.name),
         )
+        del placed
     return FlavorCapacity(flavor=flavor.name, total=sum(h.fits for h in hosts), hosts=hosts)

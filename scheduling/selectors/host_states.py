@@ -47,11 +47,11 @@ def candidate_root(found, candidate):
     """The root id of the host a candidate lands on (see :func:`host_states`)."""
     allocations = candidate[0]
     root_of, sharing = found.root_of, found.sharing
-    if not sharing:  # every provider is of the one tree the candidate was built for
-        return root_of[allocations[0][0][0]]
-    providers = {p for (p, _c), _a in allocations}
-    roots = {root_of[p] for p in providers if p not in sharing}
-    return min(roots or {root_of[p] for p in providers})
+    # Every provider but the sharing ones is of the one tree the candidate was built for.
+    for (provider_id, _c), _a in allocations:
+        if provider_id not in sharing:
+            return root_of[provider_id]
+    return min(root_of[p] for (p, _c), _a in allocations)
 
 
 class PassTrees:
