@@ -14,9 +14,9 @@ AGG = uuid.UUID("cccccccc-0000-4000-8000-000000000003")
 # their groups' permissions (2).
 BUDGET = {
     # Every page also reads the resource classes' units once (1).
-    # + usage share by project (1), periodic tasks, heartbeats and beat's start (3),
-    # cloud history (1)
-    "overview": 25,
+    # + usage share by project (3: sums by class and project id, then the names of both),
+    # periodic tasks, heartbeats and beat's start (3), cloud history (1)
+    "overview": 26,
     "providers": 14,  # + inventories and usage of whole trees for hosts with children (2)
     # + the tree's totals (2), the history's samples and changes (2), its pools (1), its host (1),
     # its device units (1)
