@@ -78,15 +78,18 @@ class Candidates:
 # --- step 1: select ---------------------------------------------------------
 
 
-def _resolve_all(request):
-    """Resolve every class and trait name of the request in two queries.
+def _root_traits(request):
+    return set(request.root_forbidden).union(*request.root_required)
+
+
+def _resolve_all(request, names=None):
+    """Resolve every class and trait name of the request in two queries (none when ``names``,
+    resolved for several requests at once, is given).
 
     Returns ``({suffix: ResolvedGroup}, root trait ids (any-of sets), root forbidden ids)``.
     """
-    names = resolve_names(
-        request.groups.values(),
-        traits=set(request.root_forbidden).union(*request.root_required),
-    )
+    if names is None:
+        names = resolve_names(request.groups.values(), traits=_root_traits(request))
     resolved = {suffix: names.resolve(group) for suffix, group in request.groups.items()}
     root_required = tuple(names.traits(any_of) for any_of in request.root_required)
     return resolved, root_required, names.traits(request.root_forbidden)
@@ -107,9 +110,11 @@ class _GroupFit:
 _FIT_COLUMNS = ("resource_provider_id", "root_id", "resource_class_id", *CAPACITY_FIELDS, "used")
 
 
-def _select(request, resolved, full=False):
+def _select(request, resolved, full=False, read=None):
     """One query per group: the providers (and their inventory) that fit it; ``full`` reads
-    every row's capacity fields and usage (the scheduler's passes keep them)."""
+    every row's capacity fields and usage (the scheduler's passes keep them). ``read``: what
+    runs a group's query (``queries.fetch``, or a memo of it shared by several requests)."""
+    read = read or queries.fetch
     fits = {}
     # (provider id, class id) -> the inventory row as _FIT_COLUMNS (see _capacity), or its
     # first three columns when no class is asked twice
@@ -132,7 +137,7 @@ def _select(request, resolved, full=False):
                 fit.providers[None].append(provider_id)
             continue
         by_provider = defaultdict(set)
-        rows = queries.fetch(*_selection_sql(rg, unsuffixed, columns))
+        rows = read(*_selection_sql(rg, unsuffixed, columns))
         # In provider and class order (each row is one provider's class: the first three
         # columns order them): sorted here, as the database would sort thousands of rows
         # on disk.
@@ -687,7 +692,26 @@ class Found:
         return by_provider, {suffix: [uuids[p] for p in ps] for suffix, ps in mappings}
 
 
-def find_candidates(request, *, capped=True):
+@dataclass
+class _Shared:
+    """What several requests tried in order (:func:`find_candidates_in_order`) read once: the
+    names of all of them, the sharing anchors, the root providers with the root traits, and
+    each group's selection (a page size's NUMA group is the same query in every variant that
+    asks it)."""
+
+    names: object
+    anchors: dict
+    rows: dict = field(default_factory=dict)
+    roots_meeting: dict = field(default_factory=dict)
+
+    def read(self, sql, params):
+        key = (sql, repr(params))
+        if key not in self.rows:
+            self.rows[key] = list(queries.fetch(sql, params))
+        return self.rows[key]
+
+
+def find_candidates(request, *, capped=True, shared=None):
     """The allocation candidates answering ``request``, by id (see :class:`Found`).
 
     ``capped=False`` (the scheduler's own passes, bounded by their time budget and the work
@@ -696,19 +720,26 @@ def find_candidates(request, *, capped=True):
 
     Raises UnknownResourceClass / UnknownTrait for names that do not exist.
     """
-    resolved, root_required, root_forbidden = _resolve_all(request)
+    resolved, root_required, root_forbidden = _resolve_all(
+        request, shared.names if shared else None
+    )
     requested = frozenset(name for group in request.groups.values() for name in group.resources)
     budget = _Budget(
         _bound(settings.PLACEMENT_ALLOCATION_CANDIDATES_MAX_EXAMINED),
         _bound(settings.PLACEMENT_ALLOCATION_CANDIDATES_TIME_BUDGET),
     )
-    fits, capacities, root_of, traits_of = _select(request, resolved, full=not capped)
-    assembler = _Assembler(
-        request, resolved, fits, capacities, root_of, traits_of, _sharing_anchors(), budget
+    fits, capacities, root_of, traits_of = _select(
+        request, resolved, full=not capped, read=shared.read if shared else None
     )
-    allowed = (
-        _roots_meeting(root_required, root_forbidden) if (root_required or root_forbidden) else None
-    )
+    anchors = shared.anchors if shared else _sharing_anchors()
+    assembler = _Assembler(request, resolved, fits, capacities, root_of, traits_of, anchors, budget)
+    allowed = None
+    if root_required or root_forbidden:
+        key = (root_required, root_forbidden)
+        memo = shared.roots_meeting if shared else {}
+        if key not in memo:
+            memo[key] = _roots_meeting(root_required, root_forbidden)
+        allowed = memo[key]
     roots = assembler.candidate_roots(allowed)
     answer = Found(requested_classes=requested, root_of=root_of)
     if not roots:
@@ -746,13 +777,24 @@ def find_candidates_in_order(requests, *, capped=True):
     sizes largest first), as one :class:`Found`: the first request's, then the second's...
     so each host lists the candidates of an earlier request before those of a later one and
     the scheduler, taking a host's first fitting candidate, falls back to a later request
-    only where no earlier one fits (any more)."""
+    only where no earlier one fits (any more). What the requests share is read once (names,
+    sharing anchors, each distinct group's selection): a further request costs a query per
+    group of its own."""
     if len(requests) == 1:
         return find_candidates(requests[0], capped=capped)
     answer = Found()
+    if not requests:
+        return answer
+    shared = _Shared(
+        names=resolve_names(
+            [group for request in requests for group in request.groups.values()],
+            traits=set().union(*(_root_traits(request) for request in requests)),
+        ),
+        anchors=_sharing_anchors(),
+    )
     members = {}
     for request in requests:
-        found = find_candidates(request, capped=capped)
+        found = find_candidates(request, capped=capped, shared=shared)
         answer.candidates.extend(found.candidates)
         answer.root_of.update(found.root_of)
         answer.class_names.update(found.class_names)

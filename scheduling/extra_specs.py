@@ -299,7 +299,7 @@ ANY = "any"
 DEFAULT_LARGE_PAGE_KB = 2048
 # At most this many requests for one flavor: a NUMA node per page size each (largest first,
 # per node, as Nova fits each cell on its own); past it every node takes the same size.
-MAX_PAGE_VARIANTS = 8
+MAX_PAGE_VARIANTS = 32
 MEMPAGE_CLASS = re.compile(r"^CUSTOM_MEMPAGE_(\d+)KB$")
 
 

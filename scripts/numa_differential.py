@@ -2,6 +2,7 @@
 """Differential check of the project's NUMA placement against Nova's own NUMA fitting.
 
     .venv/bin/python scripts/numa_differential.py --seed 1 --cases 200 [--nova-python PATH]
+        [--page-sizes]
 
 Random hosts (1-4 NUMA cells of 2-16 CPUs and 2-64 GiB, some with dedicated CPUs, some with
 2 MiB huge pages) and random flavors (``hw:numa_nodes`` 1-4, some asymmetric with
@@ -17,6 +18,10 @@ cells the later ones see). Each boot is judged twice:
   root provider, the host's reservation subtracted), then ``numa_get_constraints`` for the
   flavor and ``numa_fit_instance_to_host`` as ``NUMATopologyFilter`` calls it; an accepted
   instance's usage is added to the host (``numa_usage_from_instance_numa``).
+
+``--page-sizes`` draws other cases: cells with 1 GiB pages, 2 MiB pages, both or neither, and
+flavors of every ``hw:mem_page_size`` (``large``, ``any``, ``small``, ``2MB``, ``1GB``); each
+cell compared also says which page size it took (4 for small pages).
 
 Nova runs in a child process of the Nova virtualenv (this file with ``--nova-worker``, JSON
 lines on its stdin and stdout). The project runs in this process on a fresh PostgreSQL database
@@ -48,12 +53,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RESERVED_MB = 512
 PAGE_KB = 2048
+GIB_KB = 1048576
+MEMPAGE_PREFIX = "CUSTOM_MEMPAGE_"
 
 
 # --- random cases ----------------------------------------------------------------------------
 
 
-def random_host(rng):
+def random_host(rng, page_sizes=False):
     cells, cpu = [], 0
     for cell_id in range(rng.randint(1, 4)):
         count = rng.choice([2, 4, 4, 8, 16])
@@ -69,7 +76,10 @@ def random_host(rng):
         dedicated = [c for cell in cells for c in cell["cpus"] if rng.random() < 0.5]
         host["cpu_dedicated_set"] = dedicated
         host["cpu_shared_set"] = [c for c in range(cpu) if c not in dedicated]
-    if rng.random() < 0.3:  # huge pages: up to half of each cell's memory
+    if page_sizes:
+        for cell in cells:
+            _random_pages(rng, cell)
+    elif rng.random() < 0.3:  # huge pages: up to half of each cell's memory
         for cell in cells:
             huge = rng.randint(0, cell["memory_mb"] // 2 // 2)  # 2 MiB pages
             small = (cell["memory_mb"] * 1024 - huge * PAGE_KB) // 4
@@ -82,6 +92,18 @@ def random_host(rng):
     return host
 
 
+def _random_pages(rng, cell):
+    """Up to half of the cell's memory in 1 GiB pages, 2 MiB pages, both, or none."""
+    kinds = rng.choice([(), (GIB_KB,), (PAGE_KB,), (GIB_KB, PAGE_KB)])
+    budget_kb = cell["memory_mb"] * 1024 // 2
+    pages = []
+    for size_kb in kinds:
+        count = rng.randint(0, budget_kb // len(kinds) // size_kb)
+        pages.append({"size_kb": size_kb, "total": count})
+    small = (cell["memory_mb"] * 1024 - sum(p["size_kb"] * p["total"] for p in pages)) // 4
+    cell["mempages"] = [{"size_kb": 4, "total": small}, *pages]
+
+
 def _split(rng, total, parts, unit=1):
     """``total`` (a multiple of ``unit``) in ``parts`` positive multiples of ``unit``."""
     units = total // unit
@@ -90,7 +112,7 @@ def _split(rng, total, parts, unit=1):
     return [(b - a) * unit for a, b in zip(edges, edges[1:], strict=False)]
 
 
-def random_flavor(rng):
+def random_flavor(rng, page_sizes=False):
     nodes = rng.choice([1, 1, 2, 2, 3, 4])
     vcpus = nodes * rng.randint(1, 4)
     ram = nodes * 1024 * rng.choice([1, 2, 4, 8])
@@ -105,13 +127,18 @@ def random_flavor(rng):
             first += count
     if rng.random() < 0.25:
         specs["hw:cpu_policy"] = "dedicated"
-    if rng.random() < 0.25:
+    if page_sizes and rng.random() < 0.8:
+        specs["hw:mem_page_size"] = rng.choice(["large", "large", "any", "small", "2MB", "1GB"])
+    elif not page_sizes and rng.random() < 0.25:
         specs["hw:mem_page_size"] = rng.choice(["2MB", "2048", "small", "large"])
     return {"vcpus": vcpus, "ram": ram, "disk": 1, "extra_specs": specs}
 
 
-def random_case(rng):
-    return {"host": random_host(rng), "flavors": [random_flavor(rng) for _ in range(3)]}
+def random_case(rng, page_sizes=False):
+    return {
+        "host": random_host(rng, page_sizes),
+        "flavors": [random_flavor(rng, page_sizes) for _ in range(3)],
+    }
 
 
 # --- Nova's side (runs in the Nova virtualenv) ---------------------------------------------
@@ -340,7 +367,9 @@ def _nova_fit(hardware, objects, state, message, limits, image, placement_check)
                 verdict.update(
                     fits=True,
                     cells=sorted(
-                        [c.id, len(c.cpuset) + len(c.pcpuset), c.memory] for c in fitted.cells
+                        [c.id, len(c.cpuset) + len(c.pcpuset), c.memory]
+                        + ([c.pagesize or 4] if message.get("page_sizes") else [])
+                        for c in fitted.cells
                     ),
                 )
         variants[name] = verdict
@@ -444,7 +473,7 @@ class Project:
         status, payload = self._json("post", "/api/flavors/", {"name": name, **flavor})
         return None if status == 201 else f"{status}: {payload['errors'][0]['detail']}"
 
-    def judge(self, flavor_name, host, commit):
+    def judge(self, flavor_name, host, commit, page_sizes=False):
         body = {
             "name": "vm",
             "flavor": flavor_name,
@@ -462,10 +491,10 @@ class Project:
             status, payload = self._json("post", "/api/servers/", body)
             if status != 201:
                 return {"fits": False, "why": f"boot {status} after explain 200", "boot": True}
-            answer["cells"] = self.cells(host, payload["servers"][0]["id"])
+            answer["cells"] = self.cells(host, payload["servers"][0]["id"], page_sizes)
         return answer
 
-    def cells(self, host, server_id):
+    def cells(self, host, server_id, page_sizes=False):
         _status, payload = self._json("get", f"/allocations/{server_id}")
         names = {}
         for uuid in payload["allocations"]:
@@ -477,9 +506,13 @@ class Project:
             if "_NUMA" in name:
                 resources = allocation["resources"]
                 cpus = resources.get("VCPU", 0) + resources.get("PCPU", 0)
-                pages = resources.get(f"CUSTOM_MEMPAGE_{PAGE_KB}KB", 0)
-                memory = resources.get("MEMORY_MB", 0) + pages * PAGE_KB // 1024
-                found.append([int(name.rsplit("_NUMA", 1)[1]), cpus, memory])
+                memory, size_kb = resources.get("MEMORY_MB", 0), 4
+                for class_name, amount in resources.items():
+                    if class_name.startswith(MEMPAGE_PREFIX):
+                        size_kb = int(class_name[len(MEMPAGE_PREFIX) : -2])
+                        memory += amount * size_kb // 1024
+                cell = [int(name.rsplit("_NUMA", 1)[1]), cpus, memory]
+                found.append(cell + ([size_kb] if page_sizes else []))
         return sorted(found)
 
 
@@ -509,7 +542,7 @@ def run(args):
     }
     kinds, explained = {}, {}
     for index in range(args.cases):
-        case = random_case(rng)
+        case = random_case(rng, args.page_sizes)
         host = f"h{args.seed}-{index}"
         counts["cases"] += 1
         refused = project.host(host, case["host"])
@@ -522,7 +555,7 @@ def run(args):
             counts["boots"] += 1
             name = f"f{args.seed}-{index}-{number}"
             invalid = project.flavor(name, flavor)
-            theirs = nova.ask(op="fit", flavor=flavor)
+            theirs = nova.ask(op="fit", flavor=flavor, page_sizes=args.page_sizes)
             if invalid or theirs.get("invalid"):
                 if invalid and theirs.get("invalid"):
                     counts["both_invalid"] += 1
@@ -535,7 +568,12 @@ def run(args):
                 report(kinds, counts, kind, case, earlier, host, invalid or "201", theirs)
                 break
             variants = theirs["variants"]
-            ours = project.judge(name, host, commit=any(v["fits"] for v in variants.values()))
+            ours = project.judge(
+                name,
+                host,
+                commit=any(v["fits"] for v in variants.values()),
+                page_sizes=args.page_sizes,
+            )
             matched = None if ours.get("boot") else _matching_variant(ours, variants)
             if matched is None:
                 if ours["fits"] != theirs["fits"]:
@@ -560,7 +598,7 @@ def run(args):
                 print(f"    nova:    {json.dumps(_verdict(theirs))}")
                 print(f"    nova without {kind}: {json.dumps(_verdict(variants[matched]))}")
             # Nova's host takes the instance as the variant the project agrees with placed it.
-            nova.ask(op="fit", flavor=flavor, commit=matched)
+            nova.ask(op="fit", flavor=flavor, commit=matched, page_sizes=args.page_sizes)
             if ours["fits"]:
                 earlier.append(flavor)
     nova.close()
@@ -613,6 +651,11 @@ def main():
     parser.add_argument("--cases", type=int, default=200)
     parser.add_argument("--database", default="numa_diff")
     parser.add_argument("--nova-python", default="/work/nova-venv/bin/python")
+    parser.add_argument(
+        "--page-sizes",
+        action="store_true",
+        help="cells with 1 GiB and/or 2 MiB pages, flavors of every hw:mem_page_size",
+    )
     parser.add_argument("--nova-worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.nova_worker:

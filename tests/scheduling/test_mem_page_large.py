@@ -7,6 +7,8 @@ import io
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from tests.providers.devices import provider_uuid, report_and_sync
 from tests.scheduling.test_numa_placement import (
@@ -217,3 +219,22 @@ def test_a_move_of_a_large_server_takes_the_destinations_own_size(api):
     assert response.status == 201, response
     assert api.get(f"/api/servers/{server}/").json["host"] == "two"
     assert pages_of(allocations(api, server)) == {TWO_MIB: 512}
+
+
+def test_the_variants_share_their_reads(api):
+    # Two nodes, two sizes on every cell: four variants (1 GiB on both nodes, 1 GiB then
+    # 2 MiB...). They read names, sharing providers and each distinct group once: a pass
+    # costs what one size costs, plus the page classes' read and the second size's query.
+    report_and_sync(api, "both", host(cell(0, gib=2, two_mib=512), cell(1, gib=2, two_mib=512)))
+    flavor(api, "gig2", 2, 2048, **{"hw:mem_page_size": "1GB", "hw:numa_nodes": "2"})
+    flavor(api, "large2", 2, 2048, **{"hw:mem_page_size": "large", "hw:numa_nodes": "2"})
+    counts = {}
+    for name in ("gig2", "large2", "gig2", "large2"):  # the second round, warm
+        with CaptureQueriesContext(connection) as captured:
+            fits = capacity(api, name)
+        counts[name] = len(captured)
+
+    # 2 vCPUs a cell: one instance of two nodes each time, 1 GiB pages first.
+    assert fits == {"both": 2}
+    print(f"statements of a capacity: one size {counts['gig2']}, four variants {counts['large2']}")
+    assert counts["large2"] <= counts["gig2"] + 2
