@@ -211,11 +211,6 @@ def _selection_sql(rg, unsuffixed, columns):
     return found
 
 
-def _free_units(row):
-    """Free units of a row selected as _FIT_COLUMNS (total, reserved, allocation_ratio, used)."""
-    return usable_units(row[3], row[4], row[8]) - row[9]
-
-
 def _capacity(row):
     """``(Capacity, used)`` of an inventory row selected as _FIT_COLUMNS."""
     return Capacity(*row[3:-1]), row[-1]
@@ -549,16 +544,21 @@ class _Assembler:
         for index, suffix in enumerate(self.slot_suffixes):
             by_suffix[suffix].append(index)
         suffixes = sorted(by_suffix.items())
+        # One suffix for every slot (a one-group request): its providers are the picked ones.
+        one_suffix = suffixes[0][0] if len(suffixes) == 1 else None
         seen_shared = set()
         for root_id in roots:
             for picked in self.for_root(root_id):
                 spend()
                 allocations = sorted([((picked[i], c), a) for i, c, a in entries])
-                mappings = [
-                    (suffix, list(dict.fromkeys(picked[i] for i in indexes)))
-                    for suffix, indexes in suffixes
-                ]
-                if anchors and all(p in anchors for p in picked):
+                if one_suffix is not None:
+                    mappings = [(one_suffix, list(dict.fromkeys(picked)))]
+                else:
+                    mappings = [
+                        (suffix, list(dict.fromkeys([picked[i] for i in indexes])))
+                        for suffix, indexes in suffixes
+                    ]
+                if anchors and picked[0] in anchors and all(p in anchors for p in picked):
                     key = tuple(allocations)
                     if distinct_mappings:
                         key = (key, tuple((s, tuple(ps)) for s, ps in mappings))
@@ -766,7 +766,11 @@ def find_candidates(request, *, capped=True, shared=None):
     answer.sharing = frozenset(assembler.anchors)
     if not capped:
         # Free units of every inventory a candidate may use: a pass consumes from them.
-        answer.free = {slot: _free_units(row) for slot, row in capacities.items()}
+        # Rows as _FIT_COLUMNS: total, reserved, allocation_ratio, used.
+        usable = usable_units
+        answer.free = {
+            slot: usable(row[3], row[4], row[8]) - row[9] for slot, row in capacities.items()
+        }
     for rg in resolved.values():
         answer.class_names.update(rg.class_names)
     return answer
