@@ -8,10 +8,16 @@ from providers.services.inventories import ProviderInventories
 
 from .selectors.allocations import consumers_holding
 from .selectors.devices import device_unit_holders
-from .selectors.usage import usage_by_provider_and_class, usage_joined, usage_subquery
+from .selectors.usage import (
+    classes_in_use,
+    usage_by_provider_and_class,
+    usage_joined,
+    usage_subquery,
+)
 from .services.allocations import ConsumerAllocations, allocations_reshape
 
 __all__ = [
+    "classes_in_use",
     "consumers_holding",
     "device_unit_holders",
     "holdings_move",

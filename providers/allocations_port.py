@@ -17,18 +17,22 @@ allocation rows are written only by the allocation service, in its documented lo
 - moving the sync to a layer above both apps would split "desired tree, diff, apply" across
   two places, and resource pools (which use the same machinery) would follow it there;
 - reverse ORM relations (``provider.allocations``) would have providers read another app's
-  tables directly, and writing them would bypass the allocation service's locks.
+  tables directly, and writing them would bypass the allocation service's locks
+  (``tests/test_layering.py`` refuses them in providers' code).
 
 ``tests/providers/test_allocations_port.py`` checks that the installed implementation offers
 every member of the Protocol and that calling before installation fails loudly.
 """
 
+from __future__ import annotations
+
 from collections.abc import Iterable, Mapping
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from django.core.exceptions import ImproperlyConfigured
 
-from .services.inventories import ProviderInventories
+if TYPE_CHECKING:  # the services import this module: the type is for annotations only
+    from .services.inventories import ProviderInventories
 
 
 class ConsumerHoldings(NamedTuple):
@@ -56,6 +60,12 @@ class AllocationsPort(Protocol):
         self, *, provider_ids: Iterable[int] | None = None, class_ids: Iterable[int] | None = None
     ) -> dict[tuple[int, int], int]:
         """``{(provider id, class id): used}``."""
+
+    def classes_in_use(
+        self, *, provider_id: int | None = None, class_ids: Iterable[int] | None = None
+    ) -> list[str]:
+        """The names of the classes allocated on ``provider_id`` (any provider when None),
+        among ``class_ids`` (any class when None), in class id order."""
 
     def consumers_holding(self, *, provider_ids: Iterable[int]) -> list[ConsumerHoldings]:
         """Every consumer that holds anything on these providers, in uuid order."""

@@ -2,7 +2,8 @@
 
 The rule belongs to the allocations (:mod:`allocations.selectors.usage`); providers reach it
 through the one seam between the two apps, :mod:`providers.allocations_port`. Providers'
-capacity checks, "why not" reports and admin call the functions below, which forward to it.
+capacity checks, "why not" reports, admin and "in use" refusals call the functions below,
+which forward to it.
 """
 
 from .allocations_port import port
@@ -18,3 +19,7 @@ def usage_joined(inventories, *group_by, name="used"):
 
 def usage_by_provider_and_class(*, provider_ids=None, class_ids=None):
     return port().usage_by_provider_and_class(provider_ids=provider_ids, class_ids=class_ids)
+
+
+def classes_in_use(*, provider_id=None, class_ids=None):
+    return port().classes_in_use(provider_id=provider_id, class_ids=class_ids)

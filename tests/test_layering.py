@@ -292,3 +292,140 @@ def test_the_app_check_recognises_every_form_of_import(source, package, found):
 )
 def test_the_site_layer_check_recognises_every_form_of_import(source, package, found):
     assert any(is_site_layer(name) for name in imported_modules(source, package)) is found
+
+
+# --- run-time seams: what an import statement does not show ---------------------------------
+#
+# An app reads a lower app's rows through that app's selectors and writes them through its
+# services (or, for providers needing allocations, the declared port, providers/
+# allocations_port.py). Two ways around that import nothing new: a reverse ORM relation
+# declared by an app above (``provider.allocations``), and a manager write on a model
+# imported from another app (``Allocation.objects.filter(...).delete()``).
+
+WRITES = {"create", "bulk_create", "get_or_create", "update_or_create", "update", "delete"}
+WRITES |= {"bulk_update"}
+
+
+def reverse_accessors_from_above(app):
+    """The accessor names of reverse relations that the apps above ``app`` put on its models."""
+    from django.apps import apps as registry
+
+    above = set(APPS[APPS.index(app) + 1 :])
+    return {
+        relation.get_accessor_name()
+        for model in registry.get_app_config(app).get_models()
+        for relation in model._meta.related_objects
+        if relation.related_model._meta.app_label in above
+    }
+
+
+# Read through a related manager: what follows the accessor (``provider.allocations.exists()``);
+# a mapping's methods (items, values, get, update) are left out, so that a named type's field
+# of the same name (``holdings.allocations.items()``) is not taken for one.
+MANAGER_READS = {"all", "filter", "exclude", "exists", "count", "aggregate", "annotate"}
+MANAGER_READS |= {"values_list", "first", "last", "select_related", "prefetch_related"}
+MANAGER_READS |= {"order_by", "delete", "iterator", "only", "defer", "in_bulk", "distinct"}
+
+
+def reverse_accesses(source, accessors):
+    """``(line, name)`` of each related manager named like one of ``accessors`` used as one
+    (``something.allocations.filter(...)``)."""
+    return [
+        (node.lineno, node.value.attr)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Attribute)
+        and node.attr in MANAGER_READS
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr in accessors
+    ]
+
+
+def other_apps_models(source, app):
+    """The names a module binds to models of another app (``from allocations.models import
+    Allocation``)."""
+    return {
+        alias.asname or alias.name
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.ImportFrom)
+        and node.level == 0
+        and (node.module or "").split(".")[0] in set(APPS) - {app}
+        and (node.module or "").endswith(".models")
+        for alias in node.names
+    }
+
+
+def foreign_writes(source, app):
+    """``(line, model, method)`` of each manager write (``Model.objects....delete()``) on a
+    model of another app."""
+    models = other_apps_models(source, app)
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        if node.func.attr not in WRITES:
+            continue
+        chain, through_manager = node.func.value, False
+        while isinstance(chain, ast.Attribute | ast.Call):
+            if isinstance(chain, ast.Attribute) and chain.attr == "objects":
+                through_manager = True
+            chain = chain.func if isinstance(chain, ast.Call) else chain.value
+        if through_manager and isinstance(chain, ast.Name) and chain.id in models:
+            found.append((node.lineno, chain.id, node.func.attr))
+    return found
+
+
+@pytest.mark.parametrize("app", APPS[:-1])
+def test_no_app_reads_an_app_above_through_a_reverse_relation(app):
+    accessors = reverse_accessors_from_above(app)
+    offenders = [
+        (str(path), line, name)
+        for path in rule_modules()
+        if path.parts[0] == app
+        for line, name in reverse_accesses((BASE / path).read_text(), accessors)
+    ]
+    assert offenders == []
+
+
+def test_the_reverse_relations_checked_include_the_allocations_of_a_provider():
+    assert "allocations" in reverse_accessors_from_above("providers")
+    assert reverse_accesses("if provider.allocations.exists(): pass", {"allocations"}) == [
+        (1, "allocations")
+    ]
+    assert reverse_accesses("rc.allocations.filter(used=1).delete()", {"allocations"}) == [
+        (1, "allocations")
+    ]
+    assert (
+        reverse_accesses("for rp, r in holdings.allocations.items(): pass", {"allocations"}) == []
+    )
+
+
+@pytest.mark.parametrize("app", APPS)
+def test_no_app_writes_another_apps_models(app):
+    offenders = [
+        (str(path), *found)
+        for path in rule_modules()
+        if path.parts[0] == app
+        for found in foreign_writes((BASE / path).read_text(), app)
+    ]
+    assert offenders == []
+
+
+@pytest.mark.parametrize(
+    "source, found",
+    [
+        (
+            "from allocations.models import Allocation\n"
+            "Allocation.objects.filter(consumer_id__in=ids).delete()",
+            [(2, "Allocation", "delete")],
+        ),
+        (
+            "from providers.models import ComputeNode as Node\n"
+            "Node.objects.filter(pk=1).update(disabled=True)",
+            [(2, "Node", "update")],
+        ),
+        ("from ..models import Server\nServer.objects.filter(pk=1).delete()", []),
+        ("from allocations.models import Allocation\nAllocation.objects.filter(pk=1)", []),
+    ],
+)
+def test_the_write_check_recognises_a_write_through_another_apps_manager(source, found):
+    assert foreign_writes(source, "scheduling") == found

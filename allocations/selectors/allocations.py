@@ -44,6 +44,19 @@ def allocations_for_consumer(consumer_uuid):
     )
 
 
+def allocations_of_consumers(*, consumer_uuids):
+    """``{consumer uuid: {provider uuid: {class: used}}}`` of these consumers, those holding
+    anything; one query."""
+    held = {}
+    rows = Allocation.objects.filter(consumer__uuid__in=list(consumer_uuids)).values_list(
+        "consumer__uuid", "resource_provider__uuid", "resource_class__name", "used"
+    )
+    for consumer_uuid, provider_uuid, class_name, used in rows:
+        holdings = held.setdefault(consumer_uuid, {})
+        holdings.setdefault(str(provider_uuid), {})[class_name] = used
+    return held
+
+
 def allocations_for_provider(provider):
     """Allocations against ``provider`` with their consumer and class."""
     return list(

@@ -116,6 +116,21 @@ def usage_by_provider_and_class(*, provider_ids=None, class_ids=None):
     }
 
 
+def classes_in_use(*, provider_id=None, class_ids=None):
+    """The names of the classes allocated (any amount) on ``provider_id`` (or any provider),
+    among ``class_ids`` (or every class), in class id order."""
+    allocated = Allocation.objects.all()
+    if provider_id is not None:
+        allocated = allocated.filter(resource_provider_id=provider_id)
+    if class_ids is not None:
+        allocated = allocated.filter(resource_class_id__in=list(class_ids))
+    return list(
+        allocated.order_by("resource_class_id")
+        .values_list("resource_class__name", flat=True)
+        .distinct()
+    )
+
+
 def usage_by_class(**filters):
     """``{class id: used}`` summed over the providers of the allocations matching ``filters``
     (every provider by default)."""

@@ -51,6 +51,7 @@ from providers.services.inventories import (
 )
 
 from ..models import Allocation, Consumer, ConsumerType, Project, User
+from ..selectors.allocations import allocations_of_consumers
 from . import write_queries
 from .device_assignments import DeviceUnitsExhausted, device_units_assign
 
@@ -156,8 +157,32 @@ def allocation_delete(*, consumer_uuid):
             consumer = Consumer.objects.select_for_update().filter(uuid=canonical).first()
         if consumer is None or not consumer.allocations.exists():
             raise NotFound(f"No allocations for consumer '{consumer_uuid}'")
-        consumer.allocations.all().delete()
-        consumer.delete()
+        _consumers_delete([consumer.id])
+
+
+def consumers_free(*, consumer_uuids):
+    """Delete these consumers (those that exist) with every allocation they hold, as
+    :func:`allocation_delete` does one, in the caller's transaction when there is one: the
+    consumers locked in uuid order, as every allocation write locks them, then their
+    allocations read and deleted. Returns ``{consumer uuid: {provider uuid: {class: used}}}``
+    for those that held anything. Provider generations are left alone, as Placement's delete
+    leaves them."""
+    with _database_conflicts_reported(), transaction.atomic():
+        consumers = dict(
+            Consumer.objects.select_for_update()
+            .filter(uuid__in=list(consumer_uuids))
+            .order_by("uuid")
+            .values_list("uuid", "id")
+        )
+        held = allocations_of_consumers(consumer_uuids=list(consumers))
+        _consumers_delete(list(consumers.values()))
+    return held
+
+
+def _consumers_delete(consumer_ids):
+    if consumer_ids:
+        Allocation.objects.filter(consumer_id__in=consumer_ids).delete()
+        Consumer.objects.filter(id__in=consumer_ids).delete()
 
 
 def allocations_reshape(

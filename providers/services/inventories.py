@@ -33,6 +33,7 @@ from placementsite.core.exceptions import (
 
 from ..capacity import Capacity
 from ..models import MAX_INT, Inventory, ResourceClass
+from ..usage import classes_in_use
 from .generations import (
     bump_generation,
     check_generation,
@@ -166,12 +167,7 @@ def classes_named(provider, names):
 
 def _check_not_in_use(provider, class_ids):
     """Refuse (InventoryInUse) to remove inventory of classes the provider has allocations of."""
-    in_use = list(
-        provider.allocations.filter(resource_class_id__in=class_ids)
-        .order_by("resource_class_id")
-        .values_list("resource_class__name", flat=True)
-        .distinct()
-    )
+    in_use = classes_in_use(provider_id=provider.pk, class_ids=class_ids)
     if in_use:
         raise InventoryInUse(_in_use_message(provider, in_use))
 
@@ -359,7 +355,7 @@ def inventory_delete(*, provider_uuid, resource_class):
                 f"No inventory of class {resource_class} found for delete: "
                 f"No such resource class {resource_class}."
             )
-        if provider.allocations.filter(resource_class=rc).exists():
+        if classes_in_use(provider_id=provider.pk, class_ids=[rc.pk]):
             raise InventoryInUse(
                 f"Unable to delete inventory of class {resource_class}: "
                 + _in_use_message(provider, [resource_class])

@@ -5,6 +5,7 @@ from django.db import IntegrityError, transaction
 from placementsite.core.exceptions import Conflict, DuplicateName, InvalidRequest, NotFound
 
 from ..models import CUSTOM_NAME_RE, ResourceClass
+from ..usage import classes_in_use
 
 
 def resource_class_get(*, name):
@@ -75,7 +76,7 @@ def resource_class_delete(*, name):
         rc = ResourceClass.objects.select_for_update().filter(name=name).first()
         if rc is None:
             raise NotFound(f"No such resource class {name}.")
-        if rc.inventories.exists() or rc.allocations.exists():
+        if rc.inventories.exists() or classes_in_use(class_ids=[rc.pk]):
             raise Conflict(
                 f"Error in delete resource class: Cannot delete resource class {name}. "
                 "Class is in use in inventory."

@@ -25,6 +25,7 @@ from placementsite.core.exceptions import (
 )
 
 from ..models import Inventory, ResourceProvider, ResourceProviderAggregate, ResourceProviderTrait
+from ..usage import classes_in_use
 from .generations import check_generation, provider_for_update, provider_not_found
 
 # "Leave the parent as it is" (None means "no parent").
@@ -245,7 +246,7 @@ def resource_provider_delete(*, uuid):
         provider = ResourceProvider.objects.select_for_update().filter(uuid=uuid).first()
         if provider is None:
             raise NotFound(f"No resource provider with uuid {uuid} found for delete")
-        if provider.allocations.exists():
+        if classes_in_use(provider_id=provider.pk):
             raise ProviderInUse(
                 f"Unable to delete resource provider {uuid}: Resource provider has allocations."
             )

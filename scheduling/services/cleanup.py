@@ -3,7 +3,8 @@
 Finished migrations (``confirmed``, ``reverted``, ``error``) not yet checked are taken in
 batches, each batch one transaction: the migration rows are locked with SKIP LOCKED (a second
 cleanup worker takes other rows, a confirm in progress is left alone), then the migration
-consumers, whose leftover allocations are deleted and recorded, and the rows marked cleaned.
+consumers are deleted with their leftover allocations (by the allocations' own service, in
+its lock order), what they held recorded, and the rows marked cleaned.
 A worker killed mid-batch rolls the batch back; the next run does it again, once.
 
 Moves still in flight past their lease are reported, reverted or confirmed according to
@@ -22,7 +23,8 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.utils import timezone
 
-from allocations.models import Allocation, Consumer
+from allocations.selectors.allocations import allocations_of_consumers
+from allocations.services.allocations import consumers_free
 from placementsite.core.exceptions import Conflict
 
 from ..models import LifecycleRecord, Migration
@@ -100,28 +102,17 @@ def _clean_batch(result, *, after, size, origin, now):
         if not batch:
             return None
         by_uuid = {uuid: pk for pk, uuid in batch}
-        consumers = dict(
-            Consumer.objects.select_for_update()
-            .filter(uuid__in=list(by_uuid))
-            .order_by("uuid")
-            .values_list("id", "uuid")
-        )
-        held = {}
-        rows = Allocation.objects.filter(consumer_id__in=list(consumers)).values_list(
-            "consumer_id", "resource_provider__uuid", "resource_class__name", "used"
-        )
-        count = 0
-        for consumer_id, provider_uuid, class_name, used in rows:
-            held.setdefault(consumer_id, {}).setdefault(str(provider_uuid), {})[class_name] = used
-            count += 1
         result.checked += len(batch)
+        if result.dry_run:
+            held = allocations_of_consumers(consumer_uuids=list(by_uuid))
+        else:
+            held = consumers_free(consumer_uuids=list(by_uuid))
         result.freed_migrations += len(held)
-        result.freed_allocations += count
+        result.freed_allocations += sum(
+            len(resources) for holdings in held.values() for resources in holdings.values()
+        )
         if result.dry_run:
             return batch[-1][0]
-        if consumers:
-            Allocation.objects.filter(consumer_id__in=list(consumers)).delete()
-            Consumer.objects.filter(id__in=list(consumers)).delete()
         Migration.objects.filter(id__in=[pk for pk, _uuid in batch]).update(cleaned_at=now)
         LifecycleRecord.objects.bulk_create(
             [
@@ -129,12 +120,12 @@ def _clean_batch(result, *, after, size, origin, now):
                     run=result.run,
                     origin=origin,
                     action=LifecycleRecord.Action.FREED,
-                    migration_id=by_uuid[consumers[consumer_id]],
-                    consumer_uuid=consumers[consumer_id],
+                    migration_id=by_uuid[consumer_uuid],
+                    consumer_uuid=consumer_uuid,
                     allocations=allocations,
                     detail="left by a finished migration",
                 )
-                for consumer_id, allocations in held.items()
+                for consumer_uuid, allocations in held.items()
             ]
         )
         return batch[-1][0]
