@@ -23,9 +23,19 @@ Accepted keys (values are strings or integers):
   classes (:data:`DEVICE_CLASSES` of the unsuffixed group) move to a granular group
   ``_PCI`` asked in the same subtree as the first NUMA group (``same_subtree=_NUMA0,_PCI``),
   so the device hangs under the NUMA cell that gives the CPUs and memory, as Nova's
-  ``required`` policy. Without ``hw:numa_nodes`` the instance has no NUMA topology and, as
-  in Nova, the policy has no effect. ``preferred``, ``legacy`` and ``socket`` are accepted
-  (Nova takes them) and kept, but do not constrain placement yet;
+  ``required`` policy. ``preferred``: two request variants (:func:`_affinity_variants`),
+  that one first, then ``_PCI`` anywhere in the host's tree, outermost in the product with
+  the page-size variants (Nova picks the cell, then its page size); with the NUMA cells
+  strategy ordering the cells with the most free devices first (as Nova sorts its host
+  cells when the instance asks a device, last when it asks none), a host places the
+  instance on a cell with an affine free device when one fits, else takes a device of
+  another cell. Without ``hw:numa_nodes`` the instance has no NUMA topology and, as in
+  Nova, the policy has no effect. ``legacy`` (Nova's default) and ``socket`` are accepted
+  (Nova takes them) and kept, but do not constrain placement: ``legacy``'s "a device with a
+  NUMA node on the instance's cells, or a device without one" needs the device group
+  restricted to devices not under a cell, which no query term says (``same_subtree`` only
+  ties groups together, a forbidden trait would need one on the devices), and the cells
+  have no socket;
 * ``hw:mem_page_size`` (a page size alone gives the instance one NUMA node): a size makes each
   NUMA group ask its memory in pages of that size (``CUSTOM_MEMPAGE_<KiB>KB``, its cell's
   page pool; memory that is not a whole number of pages is a 400); ``small`` (or 4 KiB) asks
@@ -192,10 +202,24 @@ def _groups_from_specs(extra_specs, amounts):
     numa_nodes = _numa_groups(groups, numa_nodes, extra_specs)
     if numa_nodes:
         group_policy = group_policy or "isolate"
-    same_subtree = []
-    if numa_nodes and extra_specs.get(PCI_NUMA_AFFINITY) == "required" and _split_devices(groups):
-        same_subtree.append(("_NUMA0", DEVICE_GROUP))
-    return groups, group_policy, aggregate_specs, same_subtree, numa_nodes
+    affinity = _affinity_variants(groups, numa_nodes, extra_specs.get(PCI_NUMA_AFFINITY))
+    return groups, group_policy, aggregate_specs, affinity, numa_nodes
+
+
+def _affinity_variants(groups, numa_nodes, policy):
+    """``[(label, same_subtree)]``: the device affinities to try, in order.
+
+    ``required``: the device group in the first NUMA group's subtree. ``preferred``: that
+    first, then the device group anywhere in the host's tree (Nova's ``preferred`` takes an
+    affine device when the chosen cells have one, any device otherwise). Without NUMA nodes,
+    without devices or with another policy: one request, unconstrained."""
+    if not numa_nodes or policy not in ("required", "preferred") or not _split_devices(groups):
+        return [("", [])]
+    affine = [("_NUMA0", DEVICE_GROUP)]
+    if policy == "required":
+        return [("", affine)]
+    key = f"{PCI_NUMA_AFFINITY}={policy}"
+    return [(f"{key}: device on _NUMA0's cell", affine), (f"{key}: device anywhere", [])]
 
 
 def _numa_groups(groups, numa_nodes, extra_specs):
@@ -535,6 +559,10 @@ class FlavorRequest:
         return FlavorRequest(variants, self.aggregate_specs, self.notes)
 
 
+def _join(*labels):
+    return "; ".join(label for label in labels if label)
+
+
 def _variant(label, groups, group_policy, same_subtree):
     query = _query(groups, group_policy, same_subtree)
     try:
@@ -568,7 +596,7 @@ def translate(
     host's tree, or a pool it shares, gives each)."""
     amounts = standard_amounts(vcpus=vcpus, ram=ram, disk=disk, ephemeral=ephemeral, swap=swap)
     extra_specs = extra_specs or {}
-    groups, group_policy, aggregate_specs, same_subtree, numa_nodes = _groups_from_specs(
+    groups, group_policy, aggregate_specs, affinity, numa_nodes = _groups_from_specs(
         extra_specs, amounts
     )
     for index, asked in enumerate(requested, start=1):
@@ -584,9 +612,12 @@ def translate(
         group_policy = "none"
     page_kb = _page_size(extra_specs) if numa_nodes else None
     sizes, notes = page_variants(groups, numa_nodes, page_kb)
+    # The affinity outermost, as Nova fits a cell (its cells with devices first, see
+    # HostStates._cell_ranks) before it picks the cell's page size.
     variants = tuple(
-        _variant(label, _ask_pages(groups, asked), group_policy, same_subtree)
-        for label, asked in sizes
+        _variant(_join(device, pages), _ask_pages(groups, asked), group_policy, same_subtree)
+        for device, same_subtree in affinity
+        for pages, asked in sizes
     )
     return FlavorRequest(variants=variants, aggregate_specs=aggregate_specs, notes=tuple(notes))
 

@@ -18,6 +18,7 @@ from providers.selectors import compute_nodes
 
 from .. import host_limits, queries
 from ..candidates import trait_lists
+from ..extra_specs import DEVICE_CLASSES
 from ..models import AggregateMetadata
 from ..plugins import HostState
 
@@ -102,6 +103,7 @@ class PassTrees:
         limit_rows = defaultdict(list)
         totals_of = {}
         pages_of = defaultdict(list)
+        device_roots = set()
         for row in queries.tree_inventories_with_usage(self.by_host):
             root_id, provider_id, name, total, reserved, ratio, used = row
             capacity = usable_units(total, reserved, ratio)
@@ -110,6 +112,8 @@ class PassTrees:
             totals_of[(provider_id, name)] = (total, capacity, used)
             if name.startswith(MEMPAGE_PREFIX):
                 pages_of[provider_id].append(name)
+            elif name in DEVICE_CLASSES:
+                device_roots.add(root_id)
             pair = totals[root_id].get(name)
             if pair is None:
                 totals[root_id][name] = [capacity, used]
@@ -119,6 +123,7 @@ class PassTrees:
         self._totals, self._rows, self._limit_rows = totals, rows, limit_rows
         self._cell_facts = totals_of
         self._cell_pages = pages_of
+        self._device_roots = device_roots
         for (provider_id, name), amount in self._taken.items():
             pair = totals.get(self.found.root_of[provider_id], {}).get(name)
             if pair is not None:
@@ -338,7 +343,30 @@ class PassTrees:
         else:
             cpu_usage = {p: facts(p, "VCPU")[2] for p in cells}
             ordered = sorted(ordered, key=cpu_usage.get, reverse=pack)
+        devices = self._free_devices_by_cell(root_id, cells, facts)
+        if devices:
+            # Nova's last sort, whatever the strategy: the cells with the most free devices
+            # first when the request asks a device, last when it asks none.
+            asks = bool(DEVICE_CLASSES & set(self.found.requested_classes))
+            ordered = sorted(ordered, key=lambda p: devices.get(p, 0), reverse=asks)
         return {p: i for i, p in enumerate(ordered)}
+
+    def _free_devices_by_cell(self, root_id, cells, facts):
+        """``{cell provider id: free device units}`` (every device class, as Nova counts the
+        free devices of its PCI pools per NUMA node) for the devices hanging under ``cells``;
+        {} when the host has none (then the providers' parents are not read)."""
+        if root_id not in self._device_roots:
+            return {}
+        cell_set = set(cells)
+        free = defaultdict(int)
+        for provider_id, _uuid, parent_id in self._tree_members()[root_id]:
+            if parent_id not in cell_set:
+                continue
+            for name in DEVICE_CLASSES:
+                if (provider_id, name) in self._cell_facts:
+                    _total, capacity, used = facts(provider_id, name)
+                    free[parent_id] += max(capacity - used, 0)
+        return free
 
     def first_fitting(self, root_id):
         if self._numa_groups() and len(self.by_host[root_id]) > 1:

@@ -75,8 +75,9 @@ def _affinity_flavor(policy):
 
 
 @pytest.mark.parametrize("policy", ["preferred", "legacy", "socket"])
-def test_policies_nova_takes_are_kept_without_constraining_placement(api, policy):
-    # Nova's API takes them (a flavor from Nova imports); only `required` is modelled so far.
+def test_policies_nova_takes_are_kept(api, policy):
+    # Nova's API takes them (a flavor from Nova imports); `legacy` and `socket` do not
+    # constrain placement (README, PCI NUMA affinity), `preferred` is test_pci_numa_preferred.
     response = api.post("/api/flavors/", _affinity_flavor(policy))
 
     assert response.status == 201, response
