@@ -30,6 +30,7 @@ from django.db.models import F
 
 from placementsite.core import uuids
 from placementsite.core.exceptions import (
+    CONCURRENTLY_UPDATED,
     RESOURCE_PROVIDER_NOT_FOUND,
     ConcurrentUpdate,
     Conflict,
@@ -69,7 +70,6 @@ class _Unchecked:
 #: The consumer generation of a request made before microversion 1.28.
 GENERATION_UNCHECKED = _Unchecked()
 
-CONCURRENTLY_UPDATED = "Another thread concurrently updated the data. Please retry your update"
 # PostgreSQL's deadlock_detected, serialization_failure and lock_not_available.
 _RETRYABLE_SQLSTATES = {"40P01", "40001", "55P03"}
 

@@ -56,6 +56,11 @@ class ConcurrentUpdate(Conflict):
     code = CONCURRENT_UPDATE
 
 
+#: Placement's words when a write lost a race inside its transaction (not a stale generation
+#: the client sent): inventory and allocation writes end their detail with it.
+CONCURRENTLY_UPDATED = "Another thread concurrently updated the data. Please retry your update"
+
+
 class InventoryInUse(Conflict):
     """Allocations exist against inventory a write would remove."""
 

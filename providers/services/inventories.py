@@ -25,6 +25,7 @@ from django.utils import timezone
 
 from placementsite.core import json_schema
 from placementsite.core.exceptions import (
+    CONCURRENTLY_UPDATED,
     ConcurrentUpdate,
     InvalidRequest,
     InventoryInUse,
@@ -85,7 +86,6 @@ class ProviderInventories(NamedTuple):
 
 
 GENERATION_CONFLICT = "resource provider generation conflict"
-CONCURRENTLY_UPDATED = "Another thread concurrently updated the data. Please retry your update"
 
 
 # --- validation --------------------------------------------------------------
