@@ -29,13 +29,14 @@ Accepted keys (values are strings or integers):
   strategy ordering the cells with the most free devices first (as Nova sorts its host
   cells when the instance asks a device, last when it asks none), a host places the
   instance on a cell with an affine free device when one fits, else takes a device of
-  another cell. Without ``hw:numa_nodes`` the instance has no NUMA topology and, as in
-  Nova, the policy has no effect. ``legacy`` (Nova's default) and ``socket`` are accepted
-  (Nova takes them) and kept, but do not constrain placement: ``legacy``'s "a device with a
-  NUMA node on the instance's cells, or a device without one" needs the device group
-  restricted to devices not under a cell, which no query term says (``same_subtree`` only
-  ties groups together, a forbidden trait would need one on the devices), and the cells
-  have no socket;
+  another cell. ``legacy``, and no policy (Nova's default for an instance with a NUMA
+  topology): that one first, then ``_PCI`` requiring ``CUSTOM_PCI_NO_NUMA_AFFINITY``
+  (:data:`~providers.plugins.builtin.PCI_NO_NUMA_TRAIT`, which the ``pci`` plugin puts on
+  a device that reports no NUMA node, under the host's root: no query term says "under no
+  cell") anywhere, as Nova's ``legacy`` takes a device with a NUMA node only on the
+  instance's cells and one without anywhere. Without ``hw:numa_nodes`` the instance has no
+  NUMA topology and, as in Nova, no policy has an effect. ``socket`` is accepted (Nova
+  takes it) and kept, but does not constrain placement: the cells have no socket;
 * ``hw:mem_page_size`` (a page size alone gives the instance one NUMA node): a size makes each
   NUMA group ask its memory in pages of that size (``CUSTOM_MEMPAGE_<KiB>KB``, its cell's
   page pool; memory that is not a whole number of pages is a 400); ``small`` (or 4 KiB) asks
@@ -66,6 +67,7 @@ from placementsite.core.versions import MAX_VERSION
 from providers import query_params as qp
 from providers import request_groups
 from providers.models import MAX_INT, ResourceClass, Trait
+from providers.plugins.builtin import PCI_NO_NUMA_TRAIT
 from providers.services.resource_classes import resource_class_ensure
 
 from . import nova_extra_specs
@@ -93,6 +95,9 @@ PCI_NUMA_AFFINITY = "hw:pci_numa_affinity_policy"
 # NUMA group.
 DEVICE_CLASSES = frozenset({"PCI_DEVICE", "SRIOV_NET_VF", "VGPU", "PGPU", "FPGA"})
 DEVICE_GROUP = "_PCI"
+LEGACY = "legacy"  # Nova's PCI NUMA affinity policy when the flavor (or image) sets none
+# The policies that tie the device group to the NUMA groups (``socket`` does not: no socket).
+TIED_POLICIES = ("required", "preferred", LEGACY)
 GROUP_POLICY = "group_policy"
 MAX_NUMA_NODES = 8
 # A boot's own resources beyond its flavor's (Nova's port resource requests): one granular
@@ -207,19 +212,46 @@ def _groups_from_specs(extra_specs, amounts):
 
 
 def _affinity_variants(groups, numa_nodes, policy):
-    """``[(label, same_subtree)]``: the device affinities to try, in order.
+    """``[(label, same_subtree, device group's traits)]``: the device affinities to try, in
+    order.
 
     ``required``: the device group in the first NUMA group's subtree. ``preferred``: that
     first, then the device group anywhere in the host's tree (Nova's ``preferred`` takes an
-    affine device when the chosen cells have one, any device otherwise). Without NUMA nodes,
-    without devices or with another policy: one request, unconstrained."""
-    if not numa_nodes or policy not in ("required", "preferred") or not _split_devices(groups):
-        return [("", [])]
+    affine device when the chosen cells have one, any device otherwise). ``legacy``, and no
+    policy (Nova's default): that first, then a device that reports no NUMA node
+    (:data:`PCI_NO_NUMA_TRAIT`, under the host's root), as Nova's ``legacy`` takes a device
+    with a NUMA node only on the instance's cells and one without anywhere. Without NUMA
+    nodes, without devices or with ``socket``: one request, unconstrained."""
+    key = f"{PCI_NUMA_AFFINITY}={policy}" if policy else f"{PCI_NUMA_AFFINITY}={LEGACY} (unset)"
+    policy = policy or LEGACY
+    if not numa_nodes or policy not in TIED_POLICIES or not _split_devices(groups):
+        return [("", [], ())]
     affine = [("_NUMA0", DEVICE_GROUP)]
     if policy == "required":
-        return [("", affine)]
-    key = f"{PCI_NUMA_AFFINITY}={policy}"
-    return [(f"{key}: device on _NUMA0's cell", affine), (f"{key}: device anywhere", [])]
+        return [("", affine, ())]
+    if policy == "preferred":
+        return [
+            (f"{key}: device on _NUMA0's cell", affine, ()),
+            (f"{key}: device anywhere", [], ()),
+        ]
+    return [
+        (f"{key}: device on _NUMA0's cell", affine, ()),
+        (f"{key}: device with no NUMA node", [], (PCI_NO_NUMA_TRAIT,)),
+    ]
+
+
+def _with_device_traits(groups, traits):
+    """``groups`` with the device group also requiring ``traits`` (the others shared)."""
+    if not traits:
+        return groups
+    device = groups[DEVICE_GROUP]
+    asked = dict(groups)
+    asked[DEVICE_GROUP] = _Group(
+        resources=dict(device.resources),
+        required=[*device.required, *traits],
+        member_of=list(device.member_of),
+    )
+    return asked
 
 
 def _numa_groups(groups, numa_nodes, extra_specs):
@@ -615,8 +647,13 @@ def translate(
     # The affinity outermost, as Nova fits a cell (its cells with devices first, see
     # HostStates._cell_ranks) before it picks the cell's page size.
     variants = tuple(
-        _variant(_join(device, pages), _ask_pages(groups, asked), group_policy, same_subtree)
-        for device, same_subtree in affinity
+        _variant(
+            _join(device, pages),
+            _ask_pages(_with_device_traits(groups, traits), asked),
+            group_policy,
+            same_subtree,
+        )
+        for device, same_subtree, traits in affinity
         for pages, asked in sizes
     )
     return FlavorRequest(variants=variants, aggregate_specs=aggregate_specs, notes=tuple(notes))

@@ -174,13 +174,16 @@ class ResourcePlugin:
 
     ``name`` is how operators refer to it; ``resource_classes`` the classes it
     provides; ``class_metadata`` gives custom classes their ``(type, unit,
-    description)`` when the sync creates them. ``version``: change it when the plugin
-    describes the same report differently, and every host is synced again.
+    description)`` when the sync creates them; ``traits`` the custom traits it puts on
+    providers whose meaning other code relies on (the sync creates custom traits on first
+    use). ``version``: change it when the plugin describes the same report differently, and
+    every host is synced again.
     """
 
     name = ""
     version = ""
     resource_classes = ()
+    traits = ()
     class_metadata = {}
 
     def contribute(self, report, tree):

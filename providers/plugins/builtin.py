@@ -7,6 +7,10 @@ from django.conf import settings
 from .base import InventorySpec, ResourcePlugin, UnitSpec
 
 NUMA_ROOT_TRAIT = "HW_NUMA_ROOT"
+# On a device provider whose device reports no NUMA node (it hangs under the host's root):
+# what hw:pci_numa_affinity_policy=legacy asks for its device "with no NUMA affinity", as no
+# query term says "under no NUMA cell".
+PCI_NO_NUMA_TRAIT = "CUSTOM_PCI_NO_NUMA_AFFINITY"
 SMALL_PAGE_KB = 4
 
 
@@ -168,15 +172,18 @@ class PciPlugin(ResourcePlugin):
     default) of its ``resource_class``, never more in one allocation than it has. A device
     on a ``numa_node`` the report has a cell for hangs under that cell's provider when the
     numa plugin is on (so a request can ask for both in one subtree), else under the root.
-    Its traits name the vendor and product, and its units (:func:`device_units`) are what
-    the claims assign.
+    Its traits name the vendor and product, and a device that reports no ``numa_node`` has
+    :data:`PCI_NO_NUMA_TRAIT` (Nova's "no NUMA affinity information", which its ``legacy``
+    policy takes from any cell). Its units (:func:`device_units`) are what the claims assign.
     """
 
     name = "pci"
     # 2: one provider per device (1 pooled alike devices): hosts synced by 1 are synced again.
     # 3: the devices' assignable units.
-    version = "3"
+    # 4: PCI_NO_NUMA_TRAIT on the devices that report no NUMA node.
+    version = "4"
     resource_classes = ("PCI_DEVICE", "SRIOV_NET_VF", "VGPU")
+    traits = (PCI_NO_NUMA_TRAIT,)
 
     def contribute(self, report, tree):
         cells = {cell["id"] for cell in _numa_cells(report, tree)}
@@ -192,6 +199,8 @@ class PciPlugin(ResourcePlugin):
             child.units[device["resource_class"]] = units
             child.traits.add(f"CUSTOM_PCI_VENDOR_{_trait_part(device['vendor_id'])}")
             child.traits.add(f"CUSTOM_PCI_PRODUCT_{_trait_part(device['product_id'])}")
+            if numa_node is None:
+                child.traits.add(PCI_NO_NUMA_TRAIT)
 
 
 class ComputeUnitsPlugin(ResourcePlugin):

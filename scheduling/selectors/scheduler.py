@@ -20,7 +20,9 @@ from placementsite.core.exceptions import InvalidRequest, Unavailable
 from placementsite.core.gc_pause import cyclic_gc_paused
 from providers import request_groups
 from providers.models import ResourceProvider
+from providers.plugins.builtin import PCI_NO_NUMA_TRAIT
 from providers.selectors.fit import FitRequestError, fit_report
+from providers.services.traits import trait_ensure
 
 from .. import candidates as engine
 from ..models import Server
@@ -254,7 +256,16 @@ def candidates_for(spec):
     :func:`~scheduling.candidates.find_candidates_in_order`); unknown names are a 400."""
     requests = [variant.candidate_request for variant in spec.flavor_request.variants]
     try:
-        return engine.find_candidates_in_order(requests, capped=False)
+        try:
+            return engine.find_candidates_in_order(requests, capped=False)
+        except request_groups.UnknownTrait as exc:
+            # PCI NUMA affinity's legacy variant asks the pci plugin's trait, which the sync
+            # creates with the first device reporting no NUMA node: before that (or after an
+            # operator deleted it, unused) no device has it, and the variant finds nothing.
+            if PCI_NO_NUMA_TRAIT not in exc.names:
+                raise
+            trait_ensure(name=PCI_NO_NUMA_TRAIT)
+            return engine.find_candidates_in_order(requests, capped=False)
     except request_groups.UnknownResourceClass as exc:
         raise InvalidRequest(
             f"Flavor {spec.flavor.name} asks for {exc}", code="scheduler.invalid_flavor"

@@ -205,7 +205,12 @@ def test_pci_devices_become_one_provider_per_device_with_vendor_traits(api):
         assert card["parent"] == host["host-p"]["uuid"]
         assert card["inventories"]["VGPU"]["total"] == 4
         assert card["inventories"]["VGPU"]["max_unit"] == 4
-        assert card["traits"] == ["CUSTOM_PCI_PRODUCT_1EB8", "CUSTOM_PCI_VENDOR_10DE"]
+        # No numa_node reported: the trait hw:pci_numa_affinity_policy=legacy asks.
+        assert card["traits"] == [
+            "CUSTOM_PCI_NO_NUMA_AFFINITY",
+            "CUSTOM_PCI_PRODUCT_1EB8",
+            "CUSTOM_PCI_VENDOR_10DE",
+        ]
     assert host["host-p_pci_0000_03_00_1"]["inventories"]["SRIOV_NET_VF"]["total"] == 8
 
     # A device gone from the report: its provider goes too.

@@ -1,8 +1,12 @@
 """Device units in host reports, kept by the host sync on the provider of their physical
 device, through HTTP on PostgreSQL; an assigned unit never vanishes (the host is blocked)."""
 
-import pytest
+import io
 
+import pytest
+from django.core.management import call_command
+
+from providers.plugins.builtin import PCI_NO_NUMA_TRAIT, PciPlugin
 from tests.providers.devices import (
     PLUGINS,
     boot,
@@ -50,6 +54,51 @@ def test_a_pfs_vfs_become_units_of_its_provider_under_its_numa_cell(api):
         }
         for address in ("0000:81:00.1", "0000:81:00.2")
     ]
+
+
+def traits(api, name):
+    uuid = provider_uuid(api, name)
+    return set(api.get(f"/resource_providers/{uuid}/traits").json["traits"])
+
+
+def test_a_device_reporting_no_numa_node_has_the_no_numa_affinity_trait(api):
+    # The GPU reports no numa_node: under the host's root, with the trait legacy affinity
+    # asks; the PF reports cell 1: under its cell, without it.
+    report_and_sync(api, "d1", host_report([pf(), gpu()]))
+
+    gpu_traits = traits(api, "d1_pci_0000_3b_00_0")
+    assert PCI_NO_NUMA_TRAIT == "CUSTOM_PCI_NO_NUMA_AFFINITY"
+    assert {PCI_NO_NUMA_TRAIT, "CUSTOM_PCI_VENDOR_10DE"} <= gpu_traits
+    assert PCI_NO_NUMA_TRAIT not in traits(api, "d1_pci_0000_81_00_0")
+    device = api.get(f"/resource_providers/{provider_uuid(api, 'd1_pci_0000_3b_00_0')}").json
+    assert device["parent_provider_uuid"] == provider_uuid(api, "d1")
+
+
+def test_hosts_synced_by_the_previous_pci_plugin_are_synced_again_with_the_trait(api, monkeypatch):
+    # A host synced by version 3 (no trait): the version bump makes the next periodic sync
+    # (every host needing one) sync it again, and the device gets the trait.
+    contribute = PciPlugin.contribute
+
+    def previous(self, report, tree):
+        contribute(self, report, tree)
+        for spec in tree.providers():
+            spec.traits.discard(PCI_NO_NUMA_TRAIT)
+
+    monkeypatch.setattr(PciPlugin, "version", "3")
+    monkeypatch.setattr(PciPlugin, "contribute", previous)
+    report_and_sync(api, "d1", host_report([gpu()]))
+    assert PCI_NO_NUMA_TRAIT not in traits(api, "d1_pci_0000_3b_00_0")
+    unchanged = io.StringIO()
+    call_command("sync_inventory", stdout=unchanged)
+    assert PCI_NO_NUMA_TRAIT not in traits(api, "d1_pci_0000_3b_00_0")
+
+    monkeypatch.undo()
+    out = io.StringIO()
+    call_command("sync_inventory", stdout=out)
+
+    assert "d1" in out.getvalue(), out.getvalue()
+    assert PCI_NO_NUMA_TRAIT in traits(api, "d1_pci_0000_3b_00_0")
+    assert node(api, "d1")["sync_status"] == "ok"
 
 
 def test_vgpu_slots_named_or_counted_and_a_plain_device_is_its_own_unit(api):

@@ -32,11 +32,24 @@ def vcpu_providers(api, server):
     return {rp for rp, a in allocations.items() if "VCPU" in a["resources"]}
 
 
-def test_without_the_policy_the_cpus_may_come_from_another_cell(api):
+def test_without_the_policy_the_device_is_nova_defaults_legacy(api):
+    # The VF reports cell 1, which cannot give the memory: Nova's default (legacy) takes a
+    # device that reports a NUMA node only on the instance's cell (test_pci_numa_legacy).
     report_and_sync(api, "d1", host_report([pf()], numa_topology=SMALL_CELL1))
     flavor(api, "free.f")
 
     response = boot(api, "free.f")
+
+    assert response.status == 409, response
+    assert response.json["errors"][0]["code"] == "scheduler.no_valid_host"
+
+
+def test_socket_places_as_without_numa_affinity(api):
+    # The cells have no socket: `socket` ties nothing, the CPUs come from the other cell.
+    report_and_sync(api, "d1", host_report([pf()], numa_topology=SMALL_CELL1))
+    flavor(api, "sock.f", **{"hw:pci_numa_affinity_policy": "socket"})
+
+    response = boot(api, "sock.f")
 
     assert response.status == 201, response
     assert vcpu_providers(api, response.json["servers"][0]) == {provider_uuid(api, "d1_NUMA0")}
@@ -76,8 +89,9 @@ def _affinity_flavor(policy):
 
 @pytest.mark.parametrize("policy", ["preferred", "legacy", "socket"])
 def test_policies_nova_takes_are_kept(api, policy):
-    # Nova's API takes them (a flavor from Nova imports); `legacy` and `socket` do not
-    # constrain placement (README, PCI NUMA affinity), `preferred` is test_pci_numa_preferred.
+    # Nova's API takes them (a flavor from Nova imports); `socket` does not constrain
+    # placement (README, PCI NUMA affinity), `preferred` is test_pci_numa_preferred, `legacy`
+    # test_pci_numa_legacy.
     response = api.post("/api/flavors/", _affinity_flavor(policy))
 
     assert response.status == 201, response
