@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
@@ -62,7 +63,15 @@ def shot(browser, name):
 
 
 def wait_for(browser, css):
-    return WebDriverWait(browser, 10).until(ec.presence_of_element_located((By.CSS_SELECTOR, css)))
+    return wait_until(browser, ec.presence_of_element_located((By.CSS_SELECTOR, css)))
+
+
+def wait_until(browser, condition, seconds=30):
+    """Poll ``condition(browser)`` until it holds, across page loads: an element read just as
+    its page is replaced is stale, which means "not yet", not a failure."""
+    return WebDriverWait(
+        browser, seconds, ignored_exceptions=(StaleElementReferenceException,)
+    ).until(condition)
 
 
 @pytest.fixture
@@ -121,9 +130,7 @@ def test_operator_opens_every_page_from_the_navigation(browser, logged_in):
     }
     for link, heading in expected.items():
         browser.find_element(By.LINK_TEXT, link).click()
-        WebDriverWait(browser, 10).until(
-            lambda b, h=heading: b.find_element(By.TAG_NAME, "h1").text == h
-        )
+        wait_until(browser, lambda b, h=heading: b.find_element(By.TAG_NAME, "h1").text == h)
         active = browser.find_element(By.CSS_SELECTOR, ".nav a.active").text
         assert active == link
         shot(browser, "page-" + link.lower().replace(" ", "-"))
@@ -135,7 +142,7 @@ def test_operator_filters_providers(browser, logged_in):
     Select(browser.find_element(By.NAME, "tree")).select_by_visible_text("Roots only")
     browser.find_element(By.NAME, "trait").send_keys("HW_CPU_X86_AVX2")
     browser.find_element(By.CSS_SELECTOR, "#provider-filters button[type=submit]").click()
-    WebDriverWait(browser, 10).until(lambda b: "trait=HW_CPU_X86_AVX2" in b.current_url)
+    wait_until(browser, lambda b: "trait=HW_CPU_X86_AVX2" in b.current_url)
     names = [a.text for a in browser.find_elements(By.CSS_SELECTOR, "table.grid td a.strong")]
     assert names == ["cn1"]
     assert "1 provider matches." in browser.find_element(By.CSS_SELECTOR, ".lead").text
@@ -161,11 +168,11 @@ def test_operator_filters_providers_by_aggregate_and_clears(browser, logged_in):
     browser.get(f"{logged_in}/dashboard/providers/")
     browser.find_element(By.NAME, "aggregate").send_keys(str(AGG_A))
     browser.find_element(By.CSS_SELECTOR, "#provider-filters button[type=submit]").click()
-    WebDriverWait(browser, 10).until(lambda b: "aggregate=" in b.current_url)
+    wait_until(browser, lambda b: "aggregate=" in b.current_url)
     names = [a.text for a in browser.find_elements(By.CSS_SELECTOR, "table.grid td a.strong")]
     assert names == ["cn1"]
     browser.find_element(By.LINK_TEXT, "Clear").click()
-    WebDriverWait(browser, 10).until(lambda b: "aggregate=" not in b.current_url)
+    wait_until(browser, lambda b: "aggregate=" not in b.current_url)
     names = [a.text for a in browser.find_elements(By.CSS_SELECTOR, "table.grid td a.strong")]
     assert names == ["cn1", "cn1-numa0", "cn2"]
 
@@ -280,7 +287,7 @@ def test_operator_sorts_hosts_by_free_vcpu_in_one_click(browser, logged_in, numa
         if r.text.startswith("VCPU")
     ][0]
     row.find_element(By.LINK_TEXT, "emptiest hosts").click()
-    WebDriverWait(browser, 10).until(lambda b: "sort=-free" in b.current_url)
+    wait_until(browser, lambda b: "sort=-free" in b.current_url)
     # numa-host: 32 - 6 = 26 free through its children; cn1: 16 - 4; cn2: 4 - 2.
     assert provider_names(browser) == ["numa-host", "cn1", "cn2", "disk-pool"]
     assert Select(browser.find_element(By.ID, "sort")).first_selected_option.text == (
@@ -289,13 +296,13 @@ def test_operator_sorts_hosts_by_free_vcpu_in_one_click(browser, logged_in, numa
     doc_shot(browser, "providers-sorted")
     # A header sorts too, and the order survives the filter form.
     browser.find_element(By.CSS_SELECTOR, "a.sort[data-sort=name]").click()
-    WebDriverWait(browser, 10).until(lambda b: "sort=name" in b.current_url)
+    wait_until(browser, lambda b: "sort=name" in b.current_url)
     assert provider_names(browser) == ["cn1", "cn2", "disk-pool", "numa-host"]
     browser.find_element(By.CSS_SELECTOR, "a.sort[data-sort=name]").click()
-    WebDriverWait(browser, 10).until(lambda b: "sort=-name" in b.current_url)
+    wait_until(browser, lambda b: "sort=-name" in b.current_url)
     assert provider_names(browser) == ["numa-host", "disk-pool", "cn2", "cn1"]
     browser.find_element(By.CSS_SELECTOR, "#provider-filters button[type=submit]").click()
-    WebDriverWait(browser, 10).until(lambda b: "tree=" in b.current_url)
+    wait_until(browser, lambda b: "tree=" in b.current_url)
     assert "sort=-name" in browser.current_url
 
 
@@ -347,7 +354,7 @@ def test_operator_goes_from_admin_to_dashboard_and_back(browser, logged_in):
     wait_for(browser, "#class-usage")
     assert browser.current_url == f"{logged_in}/dashboard/"
     browser.find_element(By.ID, "admin-link").click()
-    WebDriverWait(browser, 10).until(lambda b: b.current_url == f"{logged_in}/admin/")
+    wait_until(browser, lambda b: b.current_url == f"{logged_in}/admin/")
     # The admin's own "View site" leads to the dashboard too.
     browser.find_element(By.CSS_SELECTOR, '#user-tools a[href="/dashboard/"]').click()
     wait_for(browser, "#class-usage")
@@ -355,9 +362,7 @@ def test_operator_goes_from_admin_to_dashboard_and_back(browser, logged_in):
     browser.get(f"{logged_in}/dashboard/providers/00000000-0000-4000-8000-000000000000/")
     assert "No such resource provider." in wait_for(browser, "#error").text
     browser.find_element(By.LINK_TEXT, "Providers").click()
-    WebDriverWait(browser, 10).until(
-        lambda b: b.find_element(By.TAG_NAME, "h1").text == "Resource providers"
-    )
+    wait_until(browser, lambda b: b.find_element(By.TAG_NAME, "h1").text == "Resource providers")
 
 
 def test_narrow_window_folds_the_menu_and_keeps_tables_inside(browser, logged_in, numa_cloud):

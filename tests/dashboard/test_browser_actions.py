@@ -5,7 +5,6 @@ CSRF token in Explain's URL, reasons grouped, one history sample drawn)."""
 import pytest
 from django.contrib.auth import get_user_model
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
 from providers.models import ComputeNode
 from providers.services.compute_nodes import compute_node_report
@@ -13,7 +12,13 @@ from providers.services.host_sync import compute_nodes_sync
 from scheduling.models import Flavor, Migration
 from scheduling.services.migrations import server_move
 from scheduling.services.servers import servers_create
-from tests.dashboard.test_browser import browser, doc_shot, shot, wait_for  # noqa: F401
+from tests.dashboard.test_browser import (  # noqa: F401
+    browser,
+    doc_shot,
+    shot,
+    wait_for,
+    wait_until,
+)
 from tests.providers.hosts import report
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -91,15 +96,15 @@ def test_operator_disables_a_host_with_a_reason_resyncs_and_enables_it(
     form = wait_for(browser, "#host-disable")
     form.find_element(By.NAME, "reason").send_keys("replacing a DIMM")
     form.find_element(By.CSS_SELECTOR, "button").click()
-    WebDriverWait(browser, 10).until(lambda b: b.find_elements(By.ID, "host-enable"))
+    wait_until(browser, lambda b: b.find_elements(By.ID, "host-enable"))
     assert "compute-2 is disabled: replacing a DIMM" in _text(browser, "#messages")
     assert _text(browser, "#disabled-reason") == "replacing a DIMM"
     doc_shot(browser, "host-actions")
     browser.find_element(By.CSS_SELECTOR, "#host-resync button").click()
-    WebDriverWait(browser, 10).until(lambda b: "resynced" in _text(b, "#messages"))
+    wait_until(browser, lambda b: "resynced" in _text(b, "#messages"))
     assert "compute-2 resynced: ok" in _text(browser, "#messages")
     browser.find_element(By.CSS_SELECTOR, "#host-enable button").click()
-    WebDriverWait(browser, 10).until(lambda b: b.find_elements(By.ID, "host-disable"))
+    wait_until(browser, lambda b: b.find_elements(By.ID, "host-disable"))
     assert "compute-2 is enabled." in _text(browser, "#messages")
     node = ComputeNode.objects.get(hostname="compute-2")
     assert (node.enabled, node.disabled_reason) == (True, "")
@@ -118,7 +123,7 @@ def test_schedule_link_prefills_and_explain_groups_reasons_without_a_token_in_th
     assert browser.find_element(By.NAME, "name").get_attribute("value") == "server"
     browser.find_element(By.NAME, "ignore_hosts").send_keys("compute-1, compute-2")
     browser.find_element(By.ID, "explain-button").click()
-    WebDriverWait(browser, 10).until(lambda b: "explain=1" in b.current_url)
+    wait_until(browser, lambda b: "explain=1" in b.current_url)
     assert "csrfmiddlewaretoken" not in browser.current_url
     group = wait_for(browser, "#filters details.dropped-group")
     assert "is in ignore_hosts 2 hosts" in " ".join(group.text.split())
@@ -151,9 +156,7 @@ def test_fits_are_counted_after_the_page_for_every_flavor(
     Flavor.objects.create(name="m1.huge", vcpus=16, ram=65536, disk=400)
     browser.get(f"{root_in}/dashboard/flavors/")
     wait_for(browser, "#flavors")
-    WebDriverWait(browser, 30).until(
-        lambda b: not b.find_element(By.ID, "fits-progress").is_displayed()
-    )
+    wait_until(browser, lambda b: not b.find_element(By.ID, "fits-progress").is_displayed())
     counts = {
         row.find_element(By.TAG_NAME, "td").text.split()[0]: row.find_element(
             By.CSS_SELECTOR, ".fits"
@@ -164,8 +167,6 @@ def test_fits_are_counted_after_the_page_for_every_flavor(
     # m1.small (2 VCPU, 2 GiB, 10 GB): 47 a host by memory; m1.huge (64 GiB): one a host.
     assert counts == {"m1.small": "141", "m1.huge": "3"}
     browser.get(f"{root_in}/dashboard/")
-    WebDriverWait(browser, 30).until(
-        lambda b: not b.find_element(By.ID, "fits-progress").is_displayed()
-    )
+    wait_until(browser, lambda b: not b.find_element(By.ID, "fits-progress").is_displayed())
     assert "fits 141 more" in _text(browser, "#flavor-fits")
     doc_shot(browser, "overview-fits")

@@ -26,7 +26,7 @@ def _text(driver, css):
 
 def _wait_text(driver, css, text):
     """Until the element ``css`` exists and shows ``text`` (a page load after a POST)."""
-    WebDriverWait(driver, 15, ignored_exceptions=(StaleElementReferenceException,)).until(
+    WebDriverWait(driver, 30, ignored_exceptions=(StaleElementReferenceException,)).until(
         lambda b: any(
             text in " ".join(e.text.split()) for e in b.find_elements(By.CSS_SELECTOR, css)
         )

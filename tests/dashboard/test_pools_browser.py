@@ -7,10 +7,15 @@ import uuid
 
 import pytest
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.conftest import PlacementClient
-from tests.dashboard.test_browser import browser, doc_shot, logged_in, wait_for  # noqa: F401
+from tests.dashboard.test_browser import (  # noqa: F401
+    browser,
+    doc_shot,
+    logged_in,
+    wait_for,
+    wait_until,
+)
 from tests.providers.pools import ceph, provider, put_host, put_pool, sync_all
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -55,9 +60,7 @@ def pools(settings):
 
 def test_operator_reads_the_pools_and_follows_a_member(browser, logged_in, pools):  # noqa: F811
     browser.find_element(By.LINK_TEXT, "Pools").click()
-    WebDriverWait(browser, 10).until(
-        lambda b: b.find_element(By.TAG_NAME, "h1").text == "Resource pools"
-    )
+    wait_until(browser, lambda b: b.find_element(By.TAG_NAME, "h1").text == "Resource pools")
     ceph_ssd = wait_for(browser, '[data-pool="ceph-ssd"]')
     text = ceph_ssd.text
     assert "shared_storage" in text.lower() and "up" in text.lower()
@@ -75,6 +78,4 @@ def test_operator_reads_the_pools_and_follows_a_member(browser, logged_in, pools
     wait_for(browser, "#host-pools")
     assert browser.find_element(By.TAG_NAME, "h1").text == "compute-02"
     browser.find_element(By.CSS_SELECTOR, "#host-pools a").click()
-    WebDriverWait(browser, 10).until(
-        lambda b: b.current_url.endswith("/dashboard/pools/#pool-ceph-ssd")
-    )
+    wait_until(browser, lambda b: b.current_url.endswith("/dashboard/pools/#pool-ceph-ssd"))
