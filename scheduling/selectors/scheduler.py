@@ -22,7 +22,6 @@ from providers import request_groups
 from providers.models import ResourceProvider
 from providers.plugins.builtin import PCI_NO_NUMA_TRAIT
 from providers.selectors.fit import FitRequestError, fit_report
-from providers.services.traits import trait_ensure
 
 from .. import candidates as engine
 from ..models import Server
@@ -251,6 +250,11 @@ def _weigh(hosts, spec):
     return weighed
 
 
+def _requires(request, trait):
+    """Whether some group of ``request`` can only be met by providers having ``trait``."""
+    return any(frozenset({trait}) in group.required_traits for group in request.groups.values())
+
+
 def candidates_for(spec):
     """The engine's answer for the spec's flavor (its variants in order, see
     :func:`~scheduling.candidates.find_candidates_in_order`); unknown names are a 400."""
@@ -259,13 +263,15 @@ def candidates_for(spec):
         try:
             return engine.find_candidates_in_order(requests, capped=False)
         except request_groups.UnknownTrait as exc:
-            # PCI NUMA affinity's legacy variant asks the pci plugin's trait, which the sync
-            # creates with the first device reporting no NUMA node: before that (or after an
-            # operator deleted it, unused) no device has it, and the variant finds nothing.
-            if PCI_NO_NUMA_TRAIT not in exc.names:
+            # PCI NUMA affinity's legacy variant requires the pci plugin's trait, which the
+            # sync creates with the first device reporting no NUMA node: before that (or after
+            # an operator deleted it, unused) no device has it, so that variant finds nothing
+            # and is left out (a read never writes: explain and capacity may run on a replica).
+            if exc.names != [PCI_NO_NUMA_TRAIT]:
                 raise
-            trait_ensure(name=PCI_NO_NUMA_TRAIT)
-            return engine.find_candidates_in_order(requests, capped=False)
+            return engine.find_candidates_in_order(
+                [r for r in requests if not _requires(r, PCI_NO_NUMA_TRAIT)], capped=False
+            )
     except request_groups.UnknownResourceClass as exc:
         raise InvalidRequest(
             f"Flavor {spec.flavor.name} asks for {exc}", code="scheduler.invalid_flavor"
