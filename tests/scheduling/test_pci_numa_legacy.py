@@ -17,6 +17,7 @@ from tests.scheduling.test_pci_numa_preferred import (
     boot,
     capacity,
     explain,
+    fill,
     host,
     placed,
 )
@@ -135,10 +136,7 @@ def test_capacity_is_what_boots_place(api, policy, fits):
     report_and_sync(api, "d1", host(devices=[pf(vfs=VFS), loose_pf()]))
     numa_flavor(api, "f", policy)
 
-    expected = capacity(api, "f")
-    booted = 0
-    while (response := boot(api, "f", f"vm{booted}")).status == 201:
-        booted += 1
+    expected, booted, response = fill(api, "f")
 
     assert response.status == 409, response
     assert expected == {"d1": fits}

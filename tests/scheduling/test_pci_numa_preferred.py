@@ -54,6 +54,16 @@ def capacity(api, flavor_name):
     return {h["name"]: h["fits"] for h in response.json["hosts"]}
 
 
+def fill(api, flavor_name):
+    """Capacity as answered first, then boots until one is refused: ``(capacity, booted,
+    the refusal)``, so a test checks capacity against what boots really place."""
+    expected = capacity(api, flavor_name)
+    booted = 0
+    while (response := boot(api, flavor_name, f"vm{booted}")).status == 201:
+        booted += 1
+    return expected, booted, response
+
+
 def placed(api, response):
     """``(the cell provider giving the VCPU, the parent of the VF's device provider)``."""
     assert response.status == 201, response
@@ -118,10 +128,7 @@ def test_capacity_is_what_boots_place(api, policy, fits):
     report_and_sync(api, "d1", host())
     vf_flavor(api, "f", policy)
 
-    expected = capacity(api, "f")
-    booted = 0
-    while (response := boot(api, "f", f"vm{booted}")).status == 201:
-        booted += 1
+    expected, booted, response = fill(api, "f")
 
     assert response.status == 409, response
     assert expected == {"d1": fits}
