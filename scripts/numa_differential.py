@@ -4,20 +4,24 @@
     .venv/bin/python scripts/numa_differential.py --seed 1 --cases 200 [--nova-python PATH]
         [--page-sizes]
 
-Random hosts (1-4 NUMA cells of 2-16 CPUs and 2-64 GiB, some with dedicated CPUs, some with
+Random hosts (1-4 NUMA cells of 2-16 CPUs and 2-64 GiB, some with SMT -- two threads a core,
+``cpu_info.topology.threads`` -- some with dedicated CPUs, whole cores on SMT hosts, some with
 2 MiB huge pages) and random flavors (``hw:numa_nodes`` 1-4, some asymmetric with
-``hw:numa_cpus.N``/``hw:numa_mem.N``, some ``hw:cpu_policy=dedicated``, some with a page size),
-each case a host and a few flavors booted on it one after the other (earlier instances use the
-cells the later ones see). Each boot is judged twice:
+``hw:numa_cpus.N``/``hw:numa_mem.N``, some ``hw:cpu_policy=dedicated`` or ``mixed`` with a
+``hw:cpu_dedicated_mask`` in either form, some of those with a ``hw:cpu_thread_policy``, some
+with a page size), each case a host and a few flavors booted on it one after the other (earlier
+instances use the cells the later ones see). Each boot is judged twice:
 
 * the project: the host reported (``PUT /api/compute-nodes/``) and synced, the flavor created,
   ``POST /api/scheduler/explain/`` with ``target_host``: placeable or not, then a real boot
-  when both sides place it, whose cells are compared;
+  when Nova (or a variant of it, below) places it, whose cells are compared;
 * Nova 34 (installed from PyPI in a virtualenv of its own, ``/work/nova-venv``, never in the
   project's): the whole-host Placement check Nova makes first (VCPU, PCPU and MEMORY_MB of the
-  root provider, the host's reservation subtracted), then ``numa_get_constraints`` for the
-  flavor and ``numa_fit_instance_to_host`` as ``NUMATopologyFilter`` calls it; an accepted
-  instance's usage is added to the host (``numa_usage_from_instance_numa``).
+  root provider, the host's reservation subtracted, and ``HW_CPU_HYPERTHREADING`` for a thread
+  policy, as Nova's scheduler translates the flavor with Nova's own helpers), then
+  ``numa_get_constraints`` for the flavor and ``numa_fit_instance_to_host`` as
+  ``NUMATopologyFilter`` calls it (host cells with their SMT siblings); an accepted instance's
+  usage is added to the host (``numa_usage_from_instance_numa``).
 
 ``--page-sizes`` draws other cases: cells with 1 GiB pages, 2 MiB pages, both or neither, and
 flavors of every ``hw:mem_page_size`` (``large``, ``any``, ``small``, ``2MB``, ``1GB``); each
@@ -43,6 +47,8 @@ status 1 when any disagreement is left.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import itertools
 import json
 import os
 import random
@@ -72,8 +78,18 @@ def random_host(rng, page_sizes=False):
         cpu += count
         cells.append(cell)
     host = {"vcpus": cpu, "memory_mb": sum(c["memory_mb"] for c in cells), "local_gb": 1000}
-    if rng.random() < 0.3:  # dedicated CPUs: some of each cell's
-        dedicated = [c for cell in cells for c in cell["cpus"] if rng.random() < 0.5]
+    # SMT: CPUs 2k and 2k+1 are one core's threads (not with --page-sizes, whose cases stay)
+    threads = 2 if not page_sizes and rng.random() < 0.3 else 1
+    if threads > 1:
+        host["cpu_info"] = {"topology": {"threads": threads}}
+    if rng.random() < 0.3:  # dedicated CPUs: some of each cell's (whole cores on SMT hosts)
+        dedicated = [
+            c
+            for cell in cells
+            for core in cell["cpus"][::threads]
+            if rng.random() < 0.5
+            for c in range(core, core + threads)
+        ]
         host["cpu_dedicated_set"] = dedicated
         host["cpu_shared_set"] = [c for c in range(cpu) if c not in dedicated]
     if page_sizes:
@@ -125,8 +141,19 @@ def random_flavor(rng, page_sizes=False):
             specs[f"hw:numa_cpus.{index}"] = ",".join(str(c) for c in range(first, first + count))
             specs[f"hw:numa_mem.{index}"] = str(mb)
             first += count
-    if rng.random() < 0.25:
+    policy = rng.random()
+    if policy < 0.25:
         specs["hw:cpu_policy"] = "dedicated"
+    elif not page_sizes and policy < 0.4 and vcpus > 1:  # mixed: some, not all, dedicated
+        pinned = sorted(rng.sample(range(vcpus), rng.randint(1, vcpus - 1)))
+        specs["hw:cpu_policy"] = "mixed"
+        if rng.random() < 0.5:
+            specs["hw:cpu_dedicated_mask"] = ",".join(str(c) for c in pinned)
+        else:  # the exclusion form: every vCPU but the shared ones
+            shared = sorted(set(range(vcpus)) - set(pinned))
+            specs["hw:cpu_dedicated_mask"] = "^" + ",".join(str(c) for c in shared)
+    if not page_sizes and "hw:cpu_policy" in specs and rng.random() < 0.4:
+        specs["hw:cpu_thread_policy"] = rng.choice(["prefer", "require", "isolate"])
     if page_sizes and rng.random() < 0.8:
         specs["hw:mem_page_size"] = rng.choice(["large", "large", "any", "small", "2MB", "1GB"])
     elif not page_sizes and rng.random() < 0.25:
@@ -163,6 +190,7 @@ def nova_worker():  # pragma: no cover - runs under /work/nova-venv
     def host_topology(report):
         dedicated = set(report.get("cpu_dedicated_set") or ())
         shared = report.get("cpu_shared_set")
+        threads = _threads(report)
         cells = []
         for cell in (report.get("numa_topology") or {}).get("cells") or []:
             cpus = set(cell["cpus"])
@@ -176,7 +204,7 @@ def nova_worker():  # pragma: no cover - runs under /work/nova-venv
                     cpu_usage=0,
                     memory_usage=0,
                     pinned_cpus=set(),
-                    siblings=[{c} for c in sorted(cpus)],  # no SMT
+                    siblings=[set(range(c, c + threads)) for c in sorted(cpus)[::threads]],
                     mempages=[
                         objects.NUMAPagesTopology(size_kb=p["size_kb"], total=p["total"], used=0)
                         for p in pages
@@ -188,14 +216,30 @@ def nova_worker():  # pragma: no cover - runs under /work/nova-venv
         return objects.NUMATopology(cells=cells) if cells else None
 
     def placement_check(report, flavor, used):
-        """Nova's whole-host Placement query: the root's VCPU, PCPU and MEMORY_MB."""
+        """Nova's whole-host Placement query: the root's VCPU, PCPU and MEMORY_MB, and the
+        hyperthreading trait, as Nova's scheduler translates the flavor (its own helpers)."""
         dedicated = len(report.get("cpu_dedicated_set") or ())
         shared = report.get("cpu_shared_set")
         vcpu_total = len(shared) if shared is not None else report["vcpus"] - dedicated
-        pinned = flavor["extra_specs"].get("hw:cpu_policy") == "dedicated"
+        nova_flavor = _nova_flavor(objects, flavor)
+        policy = hardware.get_cpu_policy_constraint(nova_flavor, image)
+        pcpus = 0
+        if policy == "dedicated":
+            pcpus = flavor["vcpus"]
+        elif policy == "mixed":
+            pcpus = len(
+                hardware.get_dedicated_cpu_constraint(nova_flavor)
+                or hardware.get_realtime_cpu_constraint(nova_flavor, image)
+                or ()
+            )
         asked = {
-            "PCPU" if pinned else "VCPU": flavor["vcpus"],
-            "MEMORY_MB": flavor["ram"],
+            name: amount
+            for name, amount in (
+                ("VCPU", flavor["vcpus"] - pcpus),
+                ("PCPU", pcpus),
+                ("MEMORY_MB", flavor["ram"]),
+            )
+            if amount
         }
         capacity = {
             "VCPU": vcpu_total,
@@ -205,6 +249,10 @@ def nova_worker():  # pragma: no cover - runs under /work/nova-venv
         for name, amount in asked.items():
             if used.get(name, 0) + amount > capacity[name]:
                 return None, f"placement: {name} {used.get(name, 0)} + {amount} > {capacity[name]}"
+        thread_policy = hardware.get_cpu_thread_policy_constraint(nova_flavor, image)
+        smt = _threads(report) > 1  # libvirt: HW_CPU_HYPERTHREADING when a core has siblings
+        if (thread_policy == "isolate" and smt) or (thread_policy == "require" and not smt):
+            return None, f"placement: HW_CPU_HYPERTHREADING (thread policy {thread_policy})"
         return asked, None
 
     for line in sys.stdin:
@@ -221,21 +269,48 @@ def nova_worker():  # pragma: no cover - runs under /work/nova-venv
         print(json.dumps(answer), flush=True)
 
 
+def _threads(report):
+    return int(((report.get("cpu_info") or {}).get("topology") or {}).get("threads") or 1)
+
+
+def _nova_flavor(objects, flavor):
+    return objects.Flavor(
+        vcpus=flavor["vcpus"],
+        memory_mb=flavor["ram"],
+        root_gb=1,
+        ephemeral_gb=0,
+        swap=0,
+        extra_specs=flavor["extra_specs"],
+    )
+
+
 # Nova's fitting run four ways: as Nova runs it, then with each of the two known Nova
 # behaviours the project does not follow turned off, alone and together. A boot where the
 # project agrees with a variant but not with Nova itself is an explained difference of that
 # variant's kind(s); a boot no variant agrees with is a disagreement.
-VARIANTS = {
-    "nova": (),
-    "uncached": ("fit cache",),
-    "usage": ("small pages usage",),
-    "uncached+usage": ("fit cache", "small pages usage"),
-}
 KIND_TEXT = {
     "fit cache": "Nova's fit caches keyed on the instance cell's id miss a fitting permutation",
     "small pages usage": "Nova fits a shared-CPU cell against the small-page pool's total, "
     "ignoring earlier instances' usage",
+    "isolate without dedicated vCPUs": "Nova's isolate packing takes a mixed instance's NUMA "
+    "node without dedicated vCPUs (nothing to pin) for no fit",
 }
+# Nova itself first, then each kind alone, then the pairs, then all three.
+VARIANTS = {
+    " + ".join(kinds) or "nova": kinds
+    for size in range(len(KIND_TEXT) + 1)
+    for kinds in itertools.combinations(KIND_TEXT, size)
+}
+
+
+def _nothing_to_isolate(constraints):
+    """The instance cells a mixed ``isolate`` instance has without dedicated vCPUs take the
+    default thread policy: they pin nothing, so there is nothing to isolate (Nova's isolate
+    packing alone refuses an empty pinning; ``prefer`` and ``require`` accept it)."""
+    for cell in constraints.cells:
+        if cell.cpu_policy == "mixed" and cell.cpu_thread_policy == "isolate" and not cell.pcpuset:
+            cell.cpu_thread_policy = None
+    return constraints
 
 
 def _uncached_fit(hardware, objects, host_topology, constraints, limits):
@@ -243,8 +318,6 @@ def _uncached_fit(hardware, objects, host_topology, constraints, limits):
     (read from Nova's code as it hands the cells to ``itertools.permutations``), then Nova's
     own per-cell fit (``_numa_fit_instance_cell``) on a fresh copy of each instance cell for
     every permutation, the first permutation all of whose cells fit taken."""
-    import itertools
-
     seen = []
 
     class Recorder:
@@ -311,25 +384,22 @@ class _UsageCounted:
         self.cls.can_fit_pagesize = self.real
 
 
+def _variant_fit(hardware, objects, state, constraints, limits, kinds):
+    """Nova's ``numa_fit_instance_to_host`` with the behaviours ``kinds`` names turned off."""
+    counted = _UsageCounted(objects) if "small pages usage" in kinds else None
+    with counted or contextlib.nullcontext():
+        if "fit cache" in kinds:
+            return _uncached_fit(hardware, objects, state["topology"], constraints, limits)
+        return hardware.numa_fit_instance_to_host(state["topology"], constraints, None, limits)
+
+
 def _nova_fit(hardware, objects, state, message, limits, image, placement_check):
     """Nova's verdict on one flavor for the worker's host, as Nova and as each variant of
     :data:`VARIANTS` (``variants``), and the usage of the variant ``commit`` names."""
-    import contextlib
-
     flavor = message["flavor"]
 
     def constraints_of():
-        return hardware.numa_get_constraints(
-            objects.Flavor(
-                vcpus=flavor["vcpus"],
-                memory_mb=flavor["ram"],
-                root_gb=1,
-                ephemeral_gb=0,
-                swap=0,
-                extra_specs=flavor["extra_specs"],
-            ),
-            image,
-        )
+        return hardware.numa_get_constraints(_nova_flavor(objects, flavor), image)
 
     answer = {"fits": False, "cells": None, "why": ""}
     try:
@@ -343,6 +413,8 @@ def _nova_fit(hardware, objects, state, message, limits, image, placement_check)
     for name, kinds in VARIANTS.items():
         verdict = {"fits": False, "cells": None, "why": ""}
         constraints = constraints_of()  # Nova's fit changes the instance cells it is given
+        if constraints is not None and "isolate without dedicated vCPUs" in kinds:
+            constraints = _nothing_to_isolate(constraints)
         if asked is None:
             verdict["why"] = why
         elif constraints is None:
@@ -350,16 +422,7 @@ def _nova_fit(hardware, objects, state, message, limits, image, placement_check)
         elif state["topology"] is None:
             verdict["why"] = "the host has no NUMA topology"
         else:
-            counted = _UsageCounted(objects) if "small pages usage" in kinds else None
-            with counted or contextlib.nullcontext():
-                if "fit cache" in kinds:
-                    fitted = _uncached_fit(
-                        hardware, objects, state["topology"], constraints, limits
-                    )
-                else:
-                    fitted = hardware.numa_fit_instance_to_host(
-                        state["topology"], constraints, None, limits
-                    )
+            fitted = _variant_fit(hardware, objects, state, constraints, limits, kinds)
             if fitted is None:
                 verdict["why"] = "numa_fit_instance_to_host: no fit"
             else:
@@ -540,7 +603,7 @@ def run(args):
         "disagree": 0,
         "both_invalid": 0,
     }
-    kinds, explained = {}, {}
+    kinds, explained, placed_by, refused_by = {}, {}, {}, {}
     for index in range(args.cases):
         case = random_case(rng, args.page_sizes)
         host = f"h{args.seed}-{index}"
@@ -589,6 +652,9 @@ def run(args):
             if matched == "nova":
                 counts["agree"] += 1
                 counts["both_place" if ours["fits"] else "both_refuse"] += 1
+                for feature in _features(case["host"], flavor):
+                    slot = placed_by if ours["fits"] else refused_by
+                    slot[feature] = slot.get(feature, 0) + 1
             else:
                 kind = " + ".join(VARIANTS[matched])
                 counts["explained"] += 1
@@ -604,7 +670,14 @@ def run(args):
     nova.close()
     print(
         json.dumps(
-            {"seed": args.seed, **counts, "disagreements": kinds, "explained_by_kind": explained},
+            {
+                "seed": args.seed,
+                **counts,
+                "disagreements": kinds,
+                "explained_by_kind": explained,
+                "both_place_by_feature": dict(sorted(placed_by.items())),
+                "both_refuse_by_feature": dict(sorted(refused_by.items())),
+            },
             indent=1,
         )
     )
@@ -614,6 +687,27 @@ def run(args):
         reasons = "; ".join(KIND_TEXT[k] for k in kind.split(" + "))
         print(f"  {explained[kind]} {kind}: {reasons}")
     return 1 if counts["disagree"] else 0
+
+
+def _features(host, flavor):
+    """What a boot exercises, for the summary's agreements by feature."""
+    specs = flavor["extra_specs"]
+    found = []
+    if _threads(host) > 1:
+        found.append("smt host")
+    if host.get("cpu_dedicated_set"):
+        found.append("host with dedicated CPUs")
+    if any(c.get("mempages") for c in (host.get("numa_topology") or {}).get("cells") or []):
+        found.append("host with huge pages")
+    if "hw:cpu_policy" in specs:
+        found.append(f"cpu_policy={specs['hw:cpu_policy']}")
+    if "hw:cpu_thread_policy" in specs:
+        found.append(f"cpu_thread_policy={specs['hw:cpu_thread_policy']}")
+    if "hw:numa_cpus.0" in specs:
+        found.append("asymmetric cells")
+    if "hw:mem_page_size" in specs:
+        found.append("mem_page_size")
+    return found
 
 
 def _verdict(answer):
