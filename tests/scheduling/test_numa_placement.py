@@ -358,6 +358,30 @@ def test_thread_policy_reads_the_hosts_smt(api, threads, policy, status):
     assert api.post("/api/servers/", request("t", "h")).status == status
 
 
+def test_isolate_places_a_mixed_node_without_dedicated_vcpus(api):
+    """A documented difference from Nova (README, *Checked against Nova*: isolate without
+    dedicated vCPUs): node 1 has no vCPU of the mask, so it pins nothing and has nothing to
+    isolate; Nova's isolate packing refuses its empty pinning on every host, the project
+    places it (its vCPU shared, the other node's pinned)."""
+    report_and_sync(api, "h", {**EVEN, "cpu_dedicated_set": [1, 3], "cpu_shared_set": [0, 2]})
+    specs = {
+        "hw:numa_nodes": "2",
+        "hw:cpu_policy": "mixed",
+        "hw:cpu_dedicated_mask": "0",
+        "hw:cpu_thread_policy": "isolate",
+    }
+    assert flavor(api, "mixed-isolate", 2, 2048, **specs).status == 201
+
+    response = api.post("/api/servers/", request("mixed-isolate", "h"))
+
+    assert response.status == 201, response
+    placed = allocations(api, response.json["servers"][0]["id"])
+    cells = sorted(
+        (a.get("PCPU", 0), a.get("VCPU", 0)) for a in placed.values() if "MEMORY_MB" in a
+    )
+    assert cells == [(0, 1), (1, 0)]
+
+
 def test_the_host_limit_counts_the_cells_huge_pages_as_memory(api):
     # One cell of 2048 MB: 1032 MB of small pages, 508 pages of 2 MiB. The host allows
     # 2048 - 512 MB in all, so a 1024 MB small-page instance fits (as Nova's host check).
