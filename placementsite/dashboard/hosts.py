@@ -6,7 +6,7 @@ selector the classes over capacity; the page puts the two together.
 
 from dataclasses import replace
 
-from allocations.selectors.dashboard import over_capacity
+from allocations.selectors.provider_pages import over_capacity
 from providers.selectors.compute_nodes import stale_after
 from providers.selectors.dashboard import host_list_page
 

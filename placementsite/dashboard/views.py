@@ -15,7 +15,8 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils import timezone
 
-from allocations.selectors import dashboard as allocation_reads
+from allocations.selectors import consumer_pages, project_pages, provider_pages
+from allocations.selectors import overview as overview_reads
 from allocations.selectors.usage import class_usage_summary
 from placementsite import selectors as service_health
 from placementsite.core.gc_pause import cyclic_gc_paused
@@ -105,15 +106,15 @@ def overview(request):
             "class_usages": class_usage_summary(),
             # Shares by project, for those who may see projects.
             "project_shares": (
-                allocation_reads.usage_share_by_project(top=SHARE_COLOURS)
+                overview_reads.usage_share_by_project(top=SHARE_COLOURS)
                 if request.user.has_perms(PROJECT_SHARES)
                 else None
             ),
             "tasks": tasks,
             "beat_started": beat_started,
             "provider_counts": provider_reads.provider_counts(),
-            "allocation_counts": allocation_reads.allocation_counts(),
-            "fullest": allocation_reads.fullest_providers(limit=10),
+            "allocation_counts": overview_reads.allocation_counts(),
+            "fullest": overview_reads.fullest_providers(limit=10),
             # "Fits N more" per flavor, for those who may see flavors: counted after the
             # page by fits.js, as on the Flavors page.
             "flavor_fits": (
@@ -132,13 +133,13 @@ def overview(request):
 def provider_list(request):
     form = ProviderFilterForm(request.GET)
     sort = request.GET.get("sort", "")[:300]
-    if allocation_reads.parse_provider_sort(sort) is None:
+    if provider_pages.parse_provider_sort(sort) is None:
         sort = ""
     fmt = exports.requested(request)
     if fmt:
         filters = form.filters()
         rows = exports.every_row(
-            lambda n, size: allocation_reads.provider_list_page(filters, n, size, sort=sort)
+            lambda n, size: provider_pages.provider_list_page(filters, n, size, sort=sort)
         )
         return exports.response(
             fmt,
@@ -160,7 +161,7 @@ def provider_list(request):
                 for row in rows
             ),
         )
-    page = allocation_reads.provider_list_page(form.filters(), _page_number(request), sort=sort)
+    page = provider_pages.provider_list_page(form.filters(), _page_number(request), sort=sort)
     choices = provider_reads.provider_filter_choices()
     return _render(
         request,
@@ -214,7 +215,7 @@ def _sort_options(class_names, current):
 
 @staff_required(*USAGE, "allocations.view_consumer")
 def provider_detail(request, uuid):
-    detail = allocation_reads.provider_detail(uuid)
+    detail = provider_pages.provider_detail(uuid)
     if detail is None:
         raise Http404("No such resource provider.")
     provider = detail.provider
@@ -241,15 +242,15 @@ def provider_detail(request, uuid):
 
 @staff_required(*CONSUMERS, "allocations.view_project")
 def consumer_list(request):
-    form = ConsumerFilterForm(request.GET, type_names=allocation_reads.consumer_type_names())
+    form = ConsumerFilterForm(request.GET, type_names=consumer_pages.consumer_type_names())
     data = form.cleaned_data if form.is_valid() else {}
-    filters = allocation_reads.ConsumerFilters(
+    filters = consumer_pages.ConsumerFilters(
         **{name: data.get(name, "") for name in ("q", "project", "user", "consumer_type")}
     )
     fmt = exports.requested(request)
     if fmt:
         rows = exports.every_row(
-            lambda n, size: allocation_reads.consumer_list_page(filters, n, per_page=size)
+            lambda n, size: consumer_pages.consumer_list_page(filters, n, per_page=size)
         )
         return exports.response(
             fmt,
@@ -272,7 +273,7 @@ def consumer_list(request):
                 for c, names in _with_names(request, rows)
             ),
         )
-    page = allocation_reads.consumer_list_page(filters, _page_number(request))
+    page = consumer_pages.consumer_list_page(filters, _page_number(request))
     return _render(
         request,
         "consumer_list.html",
@@ -310,7 +311,7 @@ CONSUMER_COLUMNS = [
 
 @staff_required(*CONSUMERS, *PROVIDERS)
 def consumer_detail(request, uuid):
-    detail = allocation_reads.consumer_detail(uuid)
+    detail = consumer_pages.consumer_detail(uuid)
     if detail is None:
         raise Http404("No such consumer.")
     names = _consumer_names(request, [detail.consumer.uuid])
@@ -328,9 +329,7 @@ def project_list(request):
     fmt = exports.requested(request)
     if fmt:
         rows = exports.every_row(
-            lambda n, size: (
-                allocation_reads.project_usage_page(q=q, page_number=n, per_page=size).page
-            )
+            lambda n, size: project_pages.project_usage_page(q=q, page_number=n, per_page=size).page
         )
         return exports.response(
             fmt,
@@ -346,7 +345,7 @@ def project_list(request):
                 for p in rows
             ),
         )
-    usage = allocation_reads.project_usage_page(q=q, page_number=_page_number(request))
+    usage = project_pages.project_usage_page(q=q, page_number=_page_number(request))
     return _render(request, "project_list.html", "projects", {"usage": usage, "q": q})
 
 
@@ -382,7 +381,7 @@ def trait_list(request):
 def resource_class_list(request):
     # As on the traits page: the classes some provider has, unless asked for all of them.
     show_all = request.GET.get("all") == "1"
-    classes = allocation_reads.resource_classes_with_counts()
+    classes = provider_pages.resource_classes_with_counts()
     total = len(classes)
     if not show_all:
         classes = [rc for rc in classes if rc.provider_count or rc.used]
@@ -453,7 +452,7 @@ def _aggregate_export_rows(request, rows):
 
 @staff_required("providers.view_aggregate", *PROVIDERS)
 def aggregate_detail(request, uuid):
-    detail = allocation_reads.aggregate_detail(uuid, _page_number(request))
+    detail = provider_pages.aggregate_detail(uuid, _page_number(request))
     if detail is None:
         raise Http404("No such aggregate.")
     names = _aggregate_names(request, [detail.aggregate.uuid])
@@ -475,8 +474,8 @@ def search(request):
     """One box across providers (name or uuid), consumers (uuid) and projects (id)."""
     q = request.GET.get("q", "").strip()[:255]
     providers = provider_reads.providers_matching(q, limit=SEARCH_ROWS)
-    consumers = allocation_reads.consumers_matching(q, limit=SEARCH_ROWS)
-    projects = allocation_reads.projects_matching(q, limit=SEARCH_ROWS)
+    consumers = consumer_pages.consumers_matching(q, limit=SEARCH_ROWS)
+    projects = project_pages.projects_matching(q, limit=SEARCH_ROWS)
     found = len(providers) + len(consumers) + len(projects)
     if found == 1:  # one answer: go straight to it
         if providers:

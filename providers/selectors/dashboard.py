@@ -3,7 +3,8 @@ counts, the provider list's filters and their choices, trees, traits and aggrega
 counts, search, the hosts of providers and the compute hosts' list.
 
 The pages that also show usage (which lives with allocations) are read by
-:mod:`allocations.selectors.dashboard`, which builds on these. Set-based: a fixed number of
+allocations' selectors by page (:mod:`allocations.selectors.overview`, ``provider_pages``,
+``consumer_pages``, ``project_pages``), which build on these. Set-based: a fixed number of
 queries per page whatever the number of providers.
 """
 

@@ -1,0 +1,77 @@
+"""The dashboard's project pages: the projects with their consumers, users and usage per
+resource class, and the search's projects.
+
+Apart from the consumer pages because a row is a project summed over its consumers. Set-based:
+a fixed number of queries per page whatever the number of projects.
+"""
+
+from dataclasses import dataclass
+
+from django.core.paginator import Paginator
+from django.db.models import Count, OuterRef, Subquery
+from django.db.models.functions import Coalesce
+
+from ..models import Consumer, Project
+from .usage import usage_by_class_of
+
+PROJECTS_PER_PAGE = 50
+
+
+@dataclass(frozen=True)
+class ProjectRow:
+    id: int
+    external_id: str
+    consumer_count: int
+    user_count: int
+    usage: dict  # class name -> used
+    amounts: list  # used per class, in the order of ProjectUsagePage.resource_classes
+
+
+@dataclass(frozen=True)
+class ProjectUsagePage:
+    page: object  # a Page of ProjectRow
+    resource_classes: list  # the column order: classes used by the projects shown
+
+
+def project_usage_page(*, q="", page_number=1, per_page=PROJECTS_PER_PAGE):
+    """A page of projects with their consumers, users and usage per class (three queries)."""
+    consumers = Consumer.objects.filter(project_id=OuterRef("pk")).order_by().values("project_id")
+    qs = Project.objects.annotate(
+        consumer_count=Coalesce(Subquery(consumers.annotate(n=Count("*")).values("n")[:1]), 0),
+        user_count=Coalesce(
+            Subquery(consumers.annotate(n=Count("user_id", distinct=True)).values("n")[:1]), 0
+        ),
+    ).order_by("external_id")
+    if q:
+        qs = qs.filter(external_id__icontains=q.strip())
+    page = Paginator(
+        qs.values_list("id", "external_id", "consumer_count", "user_count"), per_page
+    ).get_page(page_number)
+    rows = list(page.object_list)
+    usage = usage_by_class_of("consumer__project_id", [row[0] for row in rows])
+    classes = []
+    for entries in usage.values():
+        for rc_name, _used in entries:
+            if rc_name not in classes:
+                classes.append(rc_name)
+    page.object_list = []
+    for row in rows:
+        used = dict(usage.get(row[0], []))
+        page.object_list.append(ProjectRow(*row, used, [used.get(rc, 0) for rc in classes]))
+    return ProjectUsagePage(page, classes)
+
+
+def projects_matching(q, limit=20):
+    """Projects whose external id contains ``q``, with how many consumers each has."""
+    q = q.strip()
+    if not q:
+        return []
+    consumers = Consumer.objects.filter(project_id=OuterRef("pk")).order_by().values("project_id")
+    return list(
+        Project.objects.filter(external_id__icontains=q)
+        .annotate(
+            consumer_count=Coalesce(Subquery(consumers.annotate(n=Count("*")).values("n")[:1]), 0)
+        )
+        .order_by("external_id")
+        .values_list("external_id", "consumer_count")[:limit]
+    )
