@@ -18,6 +18,7 @@ urlpatterns = [
     path("aggregates/", views.aggregate_list, name="aggregates"),
     path("aggregates/<uuid:uuid>/", views.aggregate_detail, name="aggregate"),
     path("try/", views.try_request, name="try"),
+    path("try/candidates/", views.try_candidates, name="try_candidates"),
     path("hosts/", hosts.host_list, name="hosts"),
     path("pools/", pools.pool_list, name="pools"),
     path("server-groups/", server_groups.group_list, name="server_groups"),

@@ -5,15 +5,13 @@ the page shows (as the admin would ask): anonymous visitors are sent to the
 Django admin login, other users get a 403.
 """
 
-import contextvars
-from concurrent.futures import ThreadPoolExecutor, wait
 from urllib.parse import urlencode
 
-from django.db import connection, connections
 from django.http import Http404
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.views.decorators.http import require_safe
 
 from allocations.selectors import consumer_pages, project_pages, provider_pages
 from allocations.selectors import overview as overview_reads
@@ -503,15 +501,20 @@ def search(request):
 # --- try a request --------------------------------------------------------------------------
 
 
-@staff_required(*PROVIDERS, "providers.view_trait", "providers.view_aggregate")
+TRY = (*PROVIDERS, "providers.view_trait", "providers.view_aggregate")
+
+
+@staff_required(*TRY)
 def try_request(request):
+    """The why-not report of the request the query string names; its allocation candidates
+    come after the page (:func:`try_candidates`, fetched by try.js): each is a full read of
+    the providers, and the two together were over the page's budget at 10,000 providers."""
     submitted = "submit" in request.GET
     unnumbered, numbered = request_forms(request.GET if submitted else None)
     options = CandidateOptionsForm(request.GET if submitted else None)
     error = None
     results = None
-    candidates = None
-    candidates_note = None
+    candidates_url = None
     forms_valid = unnumbered.is_valid() and all(form.is_valid() for form in numbered)
     if submitted and forms_valid and options.is_valid():
         groups = request_groups_of(request_query(unnumbered, numbered))
@@ -519,14 +522,10 @@ def try_request(request):
             error = "Ask for something: resources, traits or aggregates in at least one group."
         else:
             try:
-                # Both read every provider into many small objects: the cyclic collector
-                # would walk the whole process several times meanwhile (half the page's time
-                # at 10,000 providers).
+                # It reads every provider into many small objects: the cyclic collector
+                # would walk the whole process several times meanwhile.
                 with cyclic_gc_paused():
-                    results, (candidates, candidates_note) = _side_by_side(
-                        lambda: fit.fit_report(groups, shown=FIT_ROWS_SHOWN),
-                        lambda: _candidates(groups, options),
-                    )
+                    results = fit.fit_report(groups, shown=FIT_ROWS_SHOWN)
                 for report in results:
                     report.reason_counts = [
                         (REASON_LABELS.get(kind, kind), count)
@@ -537,9 +536,9 @@ def try_request(request):
                         for kind, count in report.host_reason_counts
                     ]
                     report.left_out = _children_under_hosts(report.left_out)
+                candidates_url = f"{reverse('dashboard:try_candidates')}?{request.GET.urlencode()}"
             except fit.FitRequestError as exc:
                 error = str(exc)
-                candidates, candidates_note = None, None
     elif submitted:
         error = "Some fields are not valid: see the messages under them in the form above."
     return _render(
@@ -554,10 +553,46 @@ def try_request(request):
             "error": error,
             "results": results,
             "rows_shown": FIT_ROWS_SHOWN,
+            "candidates_url": candidates_url,
+        },
+    )
+
+
+@require_safe
+@staff_required(*TRY)
+def try_candidates(request):
+    """The *Try a request* page's allocation candidates for the request its query string
+    names (an HTML fragment the page's try.js puts in place; a 400 with the reason for a
+    request the page would refuse)."""
+    unnumbered, numbered = request_forms(request.GET)
+    options = CandidateOptionsForm(request.GET)
+    candidates = candidates_note = error = None
+    forms_valid = unnumbered.is_valid() and all(form.is_valid() for form in numbered)
+    if not (forms_valid and options.is_valid()):
+        error = "Some fields are not valid: see the messages under them in the form."
+    else:
+        groups = request_groups_of(request_query(unnumbered, numbered))
+        asked = {suffix: group for suffix, group in groups.items() if group.asks_something()}
+        if not asked:
+            error = "Ask for something: resources, traits or aggregates in at least one group."
+        else:
+            try:
+                fit.resolve_request(asked)  # an unknown name is a message, as on the page
+                with cyclic_gc_paused():
+                    candidates, candidates_note = _candidates(groups, options)
+            except fit.FitRequestError as exc:
+                error = str(exc)
+    return render(
+        request,
+        "dashboard/_try_candidates.html",
+        {
+            "error": error,
             "candidates": candidates,
             "candidates_note": candidates_note,
             "candidates_shown": CANDIDATES_SHOWN,
+            "units": provider_reads.class_units() if candidates else {},
         },
+        status=400 if error else 200,
     )
 
 
@@ -571,34 +606,6 @@ def _children_under_hosts(left_out):
         left_out,
         key=lambda item: (first_seen[item[0].root_id or item[0].id], not item[0].is_root),
     )
-
-
-def _side_by_side(first, second):
-    """``(first(), second())`` for two independent reads of the database.
-
-    Outside a transaction ``second`` runs in a thread on its own connection while ``first``
-    runs here, so that one's SQL overlaps the other's Python (the why-not report and the
-    candidates each take about half of the page's time on a large cloud). Inside one (a
-    test's), one after the other, so that both read what the transaction sees. An exception
-    of ``first`` wins; ``second``'s is raised otherwise.
-    """
-    if connection.in_atomic_block:
-        return first(), second()
-
-    def in_thread():
-        try:
-            return second()
-        finally:
-            connections.close_all()  # this thread's connections only
-
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        # In this request's context: its reads go where the request's go (a replica or not).
-        pending = pool.submit(contextvars.copy_context().run, in_thread)
-        try:
-            found = first()
-        finally:
-            wait([pending])
-        return found, pending.result()
 
 
 def _candidates(groups, options):

@@ -84,3 +84,21 @@ def test_dashboard_pages_are_not_answered_by_the_placement_api_plumbing(cloud, s
 )
 def test_unknown_object_is_404(staff, url):
     assert staff.get(url).status_code == 404
+
+
+# What the pages' scripts load after them: the same doors as their page.
+FRAGMENTS = ["/dashboard/try/candidates/?submit=1&resources=VCPU:1"]
+
+
+@pytest.mark.parametrize("fragment", FRAGMENTS)
+def test_fragments_are_for_staff_with_the_permissions_only(cloud, non_staff, fragment):
+    from django.contrib.auth import get_user_model
+
+    r = Client().get(fragment)
+    assert r.status_code == 302 and r["Location"].startswith("/admin/login/?next=")
+    assert non_staff.get(fragment).status_code == 403
+    bare = get_user_model().objects.create_user("bare", password="bare-pass-1", is_staff=True)
+    client = Client()
+    client.force_login(bare)
+    r = client.get(fragment)
+    assert r.status_code == 403 and b"cn1" not in r.content

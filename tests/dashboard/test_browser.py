@@ -210,6 +210,7 @@ def test_operator_tries_a_request_and_reads_why_providers_do_not_fit(browser, lo
     assert browser.find_element(By.NAME, "resources").get_attribute("value") == (
         "VCPU:2,MEMORY_MB:2048"
     )
+    wait_for(browser, "#candidates")  # loaded after the page
     shot(browser, "try-a-request")
 
 
@@ -217,7 +218,17 @@ def test_operator_sees_candidates_spread_over_a_tree(browser, logged_in):
     browser.get(f"{logged_in}/dashboard/try/")
     browser.find_element(By.NAME, "resources").send_keys("VCPU:2,PCPU:2")
     browser.find_element(By.CSS_SELECTOR, "button[name=submit]").click()
+    # The why-not report comes with the page; the candidates after it (try.js fetches them
+    # and puts them in place of the progress line).
+    wait_for(browser, "#group-unnumbered")
     wait_for(browser, "#candidates")
+    wait_until(browser, lambda b: not b.find_elements(By.ID, "candidates-pending"))
+    assert not browser.find_elements(By.ID, "candidates-load-error")
+    # Above the groups' reports, where the page had its placeholder.
+    assert browser.execute_script(
+        "return document.getElementById('candidates').compareDocumentPosition("
+        "document.getElementById('group-unnumbered')) & Node.DOCUMENT_POSITION_FOLLOWING"
+    )
     rows = browser.find_elements(By.CSS_SELECTOR, "#candidates table.candidates tbody tr")
     assert len(rows) == 1  # one host
     assert rows[0].text.startswith("cn1 1 candidate")
@@ -341,7 +352,7 @@ def test_operator_tries_a_request_on_nested_hosts(browser, logged_in, numa_cloud
     assert "cn2" in left_out and "numa-host" not in left_out  # it fits through its children
     sharing = group.find_element(By.CSS_SELECTOR, ".sharing").text
     assert "disk-pool" in sharing and "lends to hosts of its aggregates" in sharing
-    candidates = browser.find_element(By.ID, "candidates").text
+    candidates = wait_for(browser, "#candidates").text  # loaded after the page
     # One host; its candidates take VCPU and memory from either child, or from both.
     assert "1 host in the first 20 candidates" in candidates
     assert "numa-host-n0 VCPU 8 MEMORY_MB 16 GiB" in candidates

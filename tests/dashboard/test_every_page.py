@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 # Actions answer POST only (a GET is a 405 and changes nothing).
 POST_ONLY = set(getattr(dashboard_urls, "ACTIONS", ()))
 # Data the pages' scripts read (JSON, no navigation): checked on their own below.
-DATA = {"flavor_fits", "schedule_funnel"}
+DATA = {"flavor_fits", "schedule_funnel", "try_candidates"}
 
 
 def _examples(cloud):
@@ -92,3 +92,6 @@ def test_the_pages_data_is_not_cached_either(root, cloud):
     flavor = Flavor.objects.create(name="f", vcpus=1, ram=512, disk=0)
     r = root.get(reverse("dashboard:flavor_fits", kwargs={"pk": flavor.pk}))
     assert r.status_code == 200 and "no-store" in r["Cache-Control"]
+    r = root.get(reverse("dashboard:try_candidates"), {"submit": "1", "resources": "VCPU:1"})
+    assert r.status_code == 200 and "no-store" in r["Cache-Control"]
+    assert b'id="candidates"' in r.content

@@ -28,8 +28,10 @@ BUDGET = {
     "resource_classes": 8,  # three grouped reads: classes, providers per class, usage
     "aggregates": 7,
     "aggregate": 15,  # as providers, + the members' totals (2) and sharing count (1)
-    "try": 25,  # 11 fit report + 7 candidates engine + hosts: trees, sharing, candidates (3)
-    # (+ the largest free amounts when no host fits)
+    "try": 13,  # the fit report, hosts: trees, sharing (+ the largest free when no host fits)
+    # The try page's candidates (loaded by its script, so no navigation): the names checked (2),
+    # the candidates engine, the hosts of the candidates shown (1), the units (1)
+    "try_candidates": 15,
 }
 
 
@@ -67,6 +69,8 @@ def urls(root, consumer):
         "aggregates": "/dashboard/aggregates/",
         "aggregate": f"/dashboard/aggregates/{AGG}/",
         "try": "/dashboard/try/?submit=1&resources=VCPU:2,MEMORY_MB:1024"
+        f"&required=HW_CPU_X86_AVX2&forbidden=CUSTOM_T0&member_of={AGG}&g1-resources=PCPU:1",
+        "try_candidates": "/dashboard/try/candidates/?submit=1&resources=VCPU:2,MEMORY_MB:1024"
         f"&required=HW_CPU_X86_AVX2&forbidden=CUSTOM_T0&member_of={AGG}&g1-resources=PCPU:1",
     }
 

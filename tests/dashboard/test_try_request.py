@@ -2,7 +2,7 @@
 
 import html
 import re
-import threading
+from html import unescape
 
 import pytest
 
@@ -14,6 +14,13 @@ pytestmark = pytest.mark.django_db
 
 def evaluate(client, **fields):
     r = client.get("/dashboard/try/", {"submit": "1", **fields})
+    assert r.status_code == 200
+    return r
+
+
+def candidates_page(client, **fields):
+    """The allocation candidates the "try" page loads after itself (its try.js)."""
+    r = client.get("/dashboard/try/candidates/", {"submit": "1", **fields})
     assert r.status_code == 200
     return r
 
@@ -84,18 +91,19 @@ def test_candidates_combine_a_tree_where_no_single_provider_fits(cloud, staff):
     r = evaluate(staff, resources="VCPU:2,PCPU:2")
     fitting, _ = group(r)
     assert fitting == []  # no provider has both classes on its own
+    r = candidates_page(staff, resources="VCPU:2,PCPU:2")
     assert candidates_of(r) == [["cn1 VCPU 2", "cn1-numa0 PCPU 2"]]
 
 
 def test_candidates_follow_the_group_policy(cloud, staff):
     asked = {"g1-resources": "VCPU:1", "g2-resources": "VCPU:1"}
-    shared = candidates_of(evaluate(staff, group_policy="none", **asked))
+    shared = candidates_of(candidates_page(staff, group_policy="none", **asked))
     assert shared == [["cn1 VCPU 2"], ["cn2 VCPU 2"]]
-    assert candidates_of(evaluate(staff, group_policy="isolate", **asked)) == []
+    assert candidates_of(candidates_page(staff, group_policy="isolate", **asked)) == []
 
 
 def test_candidates_need_resources_in_every_group(cloud, staff):
-    r = evaluate(staff, resources="VCPU:1", **{"g1-required": "HW_CPU_X86_AVX2"})
+    r = candidates_page(staff, resources="VCPU:1", **{"g1-required": "HW_CPU_X86_AVX2"})
     html = r.content.decode()
     assert "Allocation candidates need resources in every group" in html
     assert 'class="grid compact candidates"' not in html
@@ -400,31 +408,92 @@ def test_reasons_of_a_group_are_counted_for_that_group_only(cloud, staff):
     assert reason_summary(r) == {"no inventory of a requested class": "1"}
 
 
-@pytest.mark.django_db(transaction=True)
-def test_report_and_candidates_are_read_side_by_side_outside_a_transaction(
+def test_page_leaves_the_candidates_to_its_script_with_a_link_without_one(
     cloud, staff, monkeypatch
 ):
-    """In production (no transaction around the request) the candidates are read in a thread
-    on a connection of their own while the why-not report is read; the page is the same."""
+    """The page is the why-not report; the candidates engine runs for the fragment only,
+    whose address (the same query) the page gives its script and, without scripts, a link."""
     from placementsite.dashboard import views
 
-    threads = []
-    preview = views.candidates_preview
+    def refuse(**kwargs):
+        raise AssertionError("the page must not ask the candidates engine")
 
-    def spy(**kwargs):
-        threads.append(threading.get_ident())
-        return preview(**kwargs)
+    monkeypatch.setattr(views, "candidates_preview", refuse)
+    r = evaluate(staff, resources="VCPU:2,PCPU:2", group_policy="isolate")
+    html = r.content.decode()
+    assert group(r)[0] == []
+    pending = html.split('id="candidates-pending"', 1)[1].split("</section>", 1)[0]
+    url = unescape(re.search(r'data-candidates-url="([^"]+)"', pending).group(1))
+    assert url.startswith("/dashboard/try/candidates/?")
+    link = re.search(r'<noscript><p><a href="([^"]+)">', pending).group(1)
+    assert unescape(link) == url
+    assert "dashboard/try.js" in html
+    assert 'class="grid compact candidates"' not in html
+    monkeypatch.undo()
+    assert candidates_of(staff.get(url)) == [["cn1 VCPU 2", "cn1-numa0 PCPU 2"]]
 
-    monkeypatch.setattr(views, "candidates_preview", spy)
-    r = evaluate(staff, resources="VCPU:2,PCPU:2")
-    fitting, _ = group(r)
-    assert fitting == []
-    assert candidates_of(r) == [["cn1 VCPU 2", "cn1-numa0 PCPU 2"]]
-    assert threads and threads[0] != threading.get_ident()
+
+def test_no_fragment_address_when_the_page_has_no_report(cloud, staff):
+    for fields in ({"resources": "VCPU:1,CUSTOM_NOPE:1"}, {"resources": "VCPU:x"}, {}):
+        html = evaluate(staff, **fields).content.decode()
+        assert "candidates-pending" not in html and "try.js" not in html
+    assert "candidates-pending" not in staff.get("/dashboard/try/").content.decode()
+
+
+@pytest.mark.parametrize(
+    "fields, message",
+    [
+        ({"resources": "VCPU:1,CUSTOM_NOPE:1"}, "No such resource class: CUSTOM_NOPE"),
+        ({"resources": "VCPU:1", "required": "CUSTOM_NOPE"}, "No such trait: CUSTOM_NOPE"),
+        ({"resources": "VCPU:x"}, "Some fields are not valid"),
+        ({}, "Ask for something"),
+    ],
+)
+def test_fragment_refuses_what_the_page_refuses_with_its_reason(cloud, staff, fields, message):
+    r = staff.get("/dashboard/try/candidates/", {"submit": "1", **fields})
+    assert r.status_code == 400
+    html = r.content.decode()
+    assert message in html and 'id="try-candidates-error"' in html
+    assert 'class="grid compact candidates"' not in html
+    assert "no-store" in r["Cache-Control"]
+
+
+def test_fragment_is_a_fragment_with_amounts_in_their_units(cloud, staff):
+    html = candidates_page(staff, resources="MEMORY_MB:1024").content.decode()
+    assert 'aria-label="Dashboard"' not in html and "<html" not in html  # no page around it
+    assert 'id="candidates"' in html
+    assert "<b>MEMORY_MB</b> 1,024" in html or "<b>MEMORY_MB</b> 1 GiB" in html
+
+
+def test_fragment_needs_the_permissions_of_the_page(cloud):
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Permission
+    from django.test import Client
+
+    user = get_user_model().objects.create_user("half", password="half-pass-1", is_staff=True)
+    codenames = [
+        "view_resourceprovider",
+        "view_inventory",
+        "view_allocation",
+        "view_trait",
+    ]
+    user.user_permissions.add(*Permission.objects.filter(codename__in=codenames))
+    client = Client()
+    client.force_login(user)
+    url = "/dashboard/try/candidates/?submit=1&resources=VCPU:1"
+    assert client.get("/dashboard/try/?submit=1&resources=VCPU:1").status_code == 403
+    r = client.get(url)
+    assert r.status_code == 403 and b"cn1" not in r.content
+    user.user_permissions.add(Permission.objects.get(codename="view_aggregate"))
+    client.force_login(get_user_model().objects.get(pk=user.pk))
+    assert client.get("/dashboard/try/?submit=1&resources=VCPU:1").status_code == 200
+    r = client.get(url)
+    assert r.status_code == 200 and b">cn1<" in r.content
+    assert client.post(url).status_code == 405  # read only
 
 
 @pytest.mark.django_db(transaction=True)
-def test_unknown_names_are_reported_once_when_read_side_by_side(cloud, staff):
+def test_unknown_names_are_reported_once_outside_a_transaction(cloud, staff):
     r = evaluate(staff, resources="VCPU:1,CUSTOM_NOPE:1")
     assert "CUSTOM_NOPE" in error_of(r)
     assert 'class="grid compact candidates"' not in r.content.decode()
@@ -480,8 +549,7 @@ def test_nothing_fits_leads_with_the_largest_free_amount_per_class(numa_host, st
 
 
 def test_candidates_are_grouped_by_host(numa_host, staff):
-    r = evaluate(staff, resources="VCPU:2")
-    html = r.content.decode()
+    html = candidates_page(staff, resources="VCPU:2").content.decode()
     table = html.split('class="grid compact candidates"')[1].split("</table>")[0]
     row = table.split("<tr>")[2]
     assert 'class="strong" href="/dashboard/providers/' in row and ">numa-host<" in row

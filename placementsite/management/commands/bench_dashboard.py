@@ -130,6 +130,12 @@ class Command(BaseCommand):
         provider = provider.root if provider else ResourceProvider.objects.first()
         consumer = Consumer.objects.order_by("id").first()
         aggregate = Aggregate.objects.order_by("id").first()
+        traits_and_groups = (
+            "submit=1&resources=VCPU:8,MEMORY_MB:16384"
+            "&required=HW_CPU_X86_AVX2&forbidden=CUSTOM_MAINTENANCE"
+            + (f"&member_of={aggregate.uuid}" if aggregate else "")
+            + "&g1-resources=PCPU:4&g2-resources=DISK_GB:100&g2-required=STORAGE_DISK_SSD"
+        )
         pages = {
             "overview": "/dashboard/",
             "providers": "/dashboard/providers/",
@@ -149,11 +155,13 @@ class Command(BaseCommand):
             "aggregates": "/dashboard/aggregates/",
             "aggregate": f"/dashboard/aggregates/{aggregate.uuid}/" if aggregate else None,
             "try a request": "/dashboard/try/?submit=1&resources=VCPU:8,MEMORY_MB:16384",
-            "try, traits and groups": "/dashboard/try/?submit=1&resources=VCPU:8,MEMORY_MB:16384"
-            "&required=HW_CPU_X86_AVX2&forbidden=CUSTOM_MAINTENANCE"
-            + (f"&member_of={aggregate.uuid}" if aggregate else "")
-            + "&g1-resources=PCPU:4&g2-resources=DISK_GB:100&g2-required=STORAGE_DISK_SSD",
+            "try, traits and groups": f"/dashboard/try/?{traits_and_groups}",
             "try, nothing fits": "/dashboard/try/?submit=1&resources=VCPU:100000",
+            # The "try" pages' allocation candidates, fetched by the page's script: each is a
+            # page of its own for the budget.
+            "try a request: candidates": "/dashboard/try/candidates/"
+            "?submit=1&resources=VCPU:8,MEMORY_MB:16384",
+            "try, t. and g.: candidates": f"/dashboard/try/candidates/?{traits_and_groups}",
             "hosts": "/dashboard/hosts/",
             "pools": "/dashboard/pools/",
             "server groups": "/dashboard/server-groups/",
