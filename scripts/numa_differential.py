@@ -82,7 +82,9 @@ def random_host(rng, page_sizes=False):
     threads = 2 if not page_sizes and rng.random() < 0.3 else 1
     if threads > 1:
         host["cpu_info"] = {"topology": {"threads": threads}}
-    if rng.random() < 0.3:  # dedicated CPUs: some of each cell's (whole cores on SMT hosts)
+    # Dedicated CPUs: some of each cell's (whole cores on SMT hosts); more often than not, so
+    # that pinned, mixed and thread-policy flavors find some (--page-sizes keeps its 0.3).
+    if rng.random() < (0.3 if page_sizes else 0.6):
         dedicated = [
             c
             for cell in cells
