@@ -64,6 +64,7 @@ class PassTrees:
         self.by_host = by_host  # root id -> [candidates by id]
         self.uuids = {}  # provider id -> uuid, the roots' first
         self._totals = None
+        self._raw = None  # the rows of tree_inventories_with_usage, once read
         self._rows = None
         self._inventories = None
         self._members = None
@@ -97,15 +98,45 @@ class PassTrees:
         return self._totals.get(root_id, {})
 
     def _read_inventories(self):
-        """Sum each tree's classes; keep the rows for :meth:`inventories`."""
+        """Sum each tree's classes (what every pass's weighers read); keep the rows for the
+        rest (:meth:`inventories`, the limits, the NUMA cells' facts), derived on first use."""
+        raw = queries.tree_inventories_with_usage(self.by_host)
         totals = defaultdict(dict)
+        get_tree = totals.get
+        for root_id, _provider_id, name, total, reserved, ratio, used in raw:
+            capacity = int((total - reserved) * ratio)  # usable_units, inlined: a hot loop
+            tree = get_tree(root_id)
+            if tree is None:
+                totals[root_id] = {name: [capacity, used]}
+                continue
+            pair = tree.get(name)
+            if pair is None:
+                tree[name] = [capacity, used]
+            else:
+                pair[0] += capacity
+                pair[1] += used
+        self._raw = raw
+        self._totals = totals
+        self._rows = self._limit_rows = self._cell_facts = None
+        for (provider_id, name), amount in self._taken.items():
+            pair = totals.get(self.found.root_of[provider_id], {}).get(name)
+            if pair is not None:
+                pair[1] += amount
+
+    def _read_rows(self):
+        """The per-provider facts of the rows :meth:`_read_inventories` read (read first
+        when it has not): ``_rows``, ``_limit_rows``, ``_cell_facts``, ``_cell_pages`` and
+        ``_device_roots``."""
+        if self._totals is None:
+            self._read_inventories()
+        if self._rows is not None:
+            return
         rows = []
         limit_rows = defaultdict(list)
         totals_of = {}
         pages_of = defaultdict(list)
         device_roots = set()
-        for row in queries.tree_inventories_with_usage(self.by_host):
-            root_id, provider_id, name, total, reserved, ratio, used = row
+        for root_id, provider_id, name, total, reserved, ratio, used in self._raw:
             capacity = usable_units(total, reserved, ratio)
             rows.append((provider_id, name, capacity, used))
             limit_rows[root_id].append((provider_id == root_id, name, total, reserved, ratio))
@@ -114,20 +145,10 @@ class PassTrees:
                 pages_of[provider_id].append(name)
             elif name in DEVICE_CLASSES:
                 device_roots.add(root_id)
-            pair = totals[root_id].get(name)
-            if pair is None:
-                totals[root_id][name] = [capacity, used]
-            else:
-                pair[0] += capacity
-                pair[1] += used
-        self._totals, self._rows, self._limit_rows = totals, rows, limit_rows
+        self._rows, self._limit_rows = rows, limit_rows
         self._cell_facts = totals_of
         self._cell_pages = pages_of
         self._device_roots = device_roots
-        for (provider_id, name), amount in self._taken.items():
-            pair = totals.get(self.found.root_of[provider_id], {}).get(name)
-            if pair is not None:
-                pair[1] += amount
 
     # the trees' providers
     def _tree_members(self):
@@ -146,8 +167,7 @@ class PassTrees:
 
     def inventories(self, root_id):
         if self._inventories is None:
-            if self._totals is None:
-                self._read_inventories()
+            self._read_rows()
             self._inventories = defaultdict(dict)
             for provider_id, name, capacity, used in self._rows:
                 taken = self._taken.get((provider_id, name), 0)
@@ -209,7 +229,7 @@ class PassTrees:
             self._limits = {}
             if below_root and self._any_cells():
                 if self._limit_rows is None:
-                    self._read_inventories()
+                    self._read_rows()
                 for root_id_, rows in self._limit_rows.items():
                     found = host_limits.limits_of(rows, bool(self.cells(root_id_)))
                     if found:
@@ -319,7 +339,7 @@ class PassTrees:
         if host_cells <= len(suffixes):
             return {p: i for i, p in enumerate(cells)}
         if self._cell_facts is None:
-            self._read_inventories()
+            self._read_rows()
         pack = settings.PLACEMENT_NUMA_CELLS_STRATEGY == "pack"
         pinned = "PCPU" in self.found.requested_classes
 
@@ -472,8 +492,7 @@ class PassTrees:
             ids_of = {name: class_id for class_id, name in self.found.class_names.items()}
             providers = {p for c in self.found.candidates for (p, _c), _a in c[0]}
             free = {}
-            if self._totals is None:
-                self._read_inventories()
+            self._read_rows()
             in_trees = set()
             for provider_id, name, capacity, used in self._rows:
                 in_trees.add(provider_id)
