@@ -35,8 +35,10 @@ Accepted keys (values are strings or integers):
   a device that reports no NUMA node, under the host's root: no query term says "under no
   cell") anywhere, as Nova's ``legacy`` takes a device with a NUMA node only on the
   instance's cells and one without anywhere. Without ``hw:numa_nodes`` the instance has no
-  NUMA topology and, as in Nova, no policy has an effect. ``socket`` is accepted (Nova
-  takes it) and kept, but does not constrain placement: the cells have no socket;
+  NUMA topology and, as in Nova, no policy has an effect. ``socket`` asks what
+  ``required`` asks: the reports carry no socket of a cell, and a device of the instance's
+  own cell is the one known to be on its socket (Nova, without socket information,
+  refuses every device; with it, also takes a device of another cell of that socket);
 * ``hw:mem_page_size`` (a page size alone gives the instance one NUMA node): a size makes each
   NUMA group ask its memory in pages of that size (``CUSTOM_MEMPAGE_<KiB>KB``, its cell's
   page pool; memory that is not a whole number of pages is a 400); ``small`` (or 4 KiB) asks
@@ -96,8 +98,8 @@ PCI_NUMA_AFFINITY = "hw:pci_numa_affinity_policy"
 DEVICE_CLASSES = frozenset({"PCI_DEVICE", "SRIOV_NET_VF", "VGPU", "PGPU", "FPGA"})
 DEVICE_GROUP = "_PCI"
 LEGACY = "legacy"  # Nova's PCI NUMA affinity policy when the flavor (or image) sets none
-# The policies that tie the device group to the NUMA groups (``socket`` does not: no socket).
-TIED_POLICIES = ("required", "preferred", LEGACY)
+# The policies that tie the device group to the NUMA groups.
+TIED_POLICIES = ("required", "preferred", LEGACY, "socket")
 GROUP_POLICY = "group_policy"
 MAX_NUMA_NODES = 8
 # A boot's own resources beyond its flavor's (Nova's port resource requests): one granular
@@ -220,14 +222,17 @@ def _affinity_variants(groups, numa_nodes, policy):
     affine device when the chosen cells have one, any device otherwise). ``legacy``, and no
     policy (Nova's default): that first, then a device that reports no NUMA node
     (:data:`PCI_NO_NUMA_TRAIT`, under the host's root), as Nova's ``legacy`` takes a device
-    with a NUMA node only on the instance's cells and one without anywhere. Without NUMA
-    nodes, without devices or with ``socket``: one request, unconstrained."""
+    with a NUMA node only on the instance's cells and one without anywhere. ``socket``: as
+    ``required`` (see the module doc). Without NUMA nodes or without devices: one request,
+    unconstrained."""
     key = f"{PCI_NUMA_AFFINITY}={policy}" if policy else f"{PCI_NUMA_AFFINITY}={LEGACY} (unset)"
     policy = policy or LEGACY
     if not numa_nodes or policy not in TIED_POLICIES or not _split_devices(groups):
         return [("", [], ())]
     affine = [("_NUMA0", DEVICE_GROUP)]
-    if policy == "required":
+    if policy in ("required", "socket"):
+        # socket: the reports carry no socket of a cell, so a device of the instance's own
+        # cell (on its socket by construction) is the one known to satisfy it.
         return [("", affine, ())]
     if policy == "preferred":
         return [

@@ -44,15 +44,29 @@ def test_without_the_policy_the_device_is_nova_defaults_legacy(api):
     assert response.json["errors"][0]["code"] == "scheduler.no_valid_host"
 
 
-def test_socket_places_as_without_numa_affinity(api):
-    # The cells have no socket: `socket` ties nothing, the CPUs come from the other cell.
+@pytest.mark.parametrize("policy", ["required", "socket"])
+def test_socket_asks_a_device_of_the_instances_own_cell_as_required(api, policy):
+    # The reports carry no socket: a device of the instance's own cell is the one known to be
+    # on its socket. Cell 0 gives the CPUs and memory but has no device: refused.
     report_and_sync(api, "d1", host_report([pf()], numa_topology=SMALL_CELL1))
+    flavor(api, "sock.f", **{"hw:pci_numa_affinity_policy": policy})
+
+    refused = boot(api, "sock.f")
+
+    assert refused.status == 409, refused
+    assert refused.json["errors"][0]["code"] == "scheduler.no_valid_host"
+
+
+def test_socket_takes_cpus_memory_and_the_vf_from_one_cell(api):
+    report_and_sync(api, "d1", host_report([pf()]))
     flavor(api, "sock.f", **{"hw:pci_numa_affinity_policy": "socket"})
 
-    response = boot(api, "sock.f")
+    server = boot(api, "sock.f").json["servers"][0]
 
-    assert response.status == 201, response
-    assert vcpu_providers(api, response.json["servers"][0]) == {provider_uuid(api, "d1_NUMA0")}
+    cell1 = provider_uuid(api, "d1_NUMA1")
+    assert vcpu_providers(api, server) == {cell1}
+    device = api.get(f"/resource_providers/{server['devices'][0]['provider']}").json
+    assert device["parent_provider_uuid"] == cell1
 
 
 def test_required_refuses_a_host_whose_devices_cell_cannot_give_the_memory(api):
@@ -89,9 +103,8 @@ def _affinity_flavor(policy):
 
 @pytest.mark.parametrize("policy", ["preferred", "legacy", "socket"])
 def test_policies_nova_takes_are_kept(api, policy):
-    # Nova's API takes them (a flavor from Nova imports); `socket` does not constrain
-    # placement (README, PCI NUMA affinity), `preferred` is test_pci_numa_preferred, `legacy`
-    # test_pci_numa_legacy.
+    # Nova's API takes them (a flavor from Nova imports); `socket` is tested above,
+    # `preferred` in test_pci_numa_preferred, `legacy` in test_pci_numa_legacy.
     response = api.post("/api/flavors/", _affinity_flavor(policy))
 
     assert response.status == 201, response
