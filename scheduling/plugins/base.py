@@ -241,6 +241,22 @@ class BaseWeigher:
                 return min(values)
         return self.multiplier
 
+    def multipliers(self, hosts):
+        """:meth:`weight_multiplier` of each host, in order (a host in no aggregate has the
+        plain multiplier: not asked one by one unless a subclass redefines the method)."""
+        if type(self).weight_multiplier is not BaseWeigher.weight_multiplier:
+            return [self.weight_multiplier(host) for host in hosts]
+        plain = self.multiplier
+        if not self.aggregate_multiplier_key:
+            return [plain] * len(hosts)
+        ask = self.weight_multiplier
+        return [ask(host) if host.aggregate_metadata else plain for host in hosts]
+
+    def weigh_hosts(self, hosts, spec):
+        """The raw score of each host, in order, as floats."""
+        weigh = self.weigh
+        return [float(weigh(host, spec)) for host in hosts]
+
     def normalise(self, values):
         if self.normalised:
             return [float(v) for v in values]

@@ -234,9 +234,9 @@ def _weigh(hosts, spec):
     for plugin in configured_weighers():
         spec.check_time()
         try:
-            raw = [float(plugin.weigh(host, spec)) for host in hosts]
+            raw = plugin.weigh_hosts(hosts, spec)
             normalised = plugin.normalise(raw)
-            multipliers = [plugin.weight_multiplier(host) for host in hosts]
+            multipliers = plugin.multipliers(hosts)
         except Exception as exc:
             raise _failed(plugin, "weigher", exc) from exc
         for index, norm in enumerate(normalised):
