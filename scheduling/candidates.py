@@ -143,16 +143,22 @@ def _select(request, resolved, full=False, read=None):
         # on disk.
         rows.sort()
         for row in rows:
-            provider_id, root_id, class_id = row[0], row[1], row[2]
-            root_of[provider_id] = root_id
-            by_provider[provider_id].add(class_id)
+            provider_id, class_id = row[0], row[2]
+            root_of[provider_id] = row[1]
+            classes = by_provider.get(provider_id)
+            if classes is None:
+                by_provider[provider_id] = {class_id}
+            else:
+                classes.add(class_id)
             capacities[(provider_id, class_id)] = row
         wanted = set(rg.resources)
+        fit_by_root, fit_providers = fit.by_root, fit.providers
         for provider_id, classes in by_provider.items():
             if unsuffixed:
+                root_id = root_of[provider_id]
                 for class_id in classes:
-                    fit.by_root[class_id][root_of[provider_id]].append(provider_id)
-                    fit.providers[class_id].append(provider_id)
+                    fit_by_root[class_id][root_id].append(provider_id)
+                    fit_providers[class_id].append(provider_id)
             elif classes == wanted:  # a granular group lands on one provider
                 fit.by_root[None][root_of[provider_id]].append(provider_id)
                 fit.providers[None].append(provider_id)
@@ -767,9 +773,9 @@ def find_candidates(request, *, capped=True, shared=None):
     if not capped:
         # Free units of every inventory a candidate may use: a pass consumes from them.
         # Rows as _FIT_COLUMNS: total, reserved, allocation_ratio, used.
-        usable = usable_units
+        # usable_units inlined: thousands of rows.
         answer.free = {
-            slot: usable(row[3], row[4], row[8]) - row[9] for slot, row in capacities.items()
+            slot: int((row[3] - row[4]) * row[8]) - row[9] for slot, row in capacities.items()
         }
     for rg in resolved.values():
         answer.class_names.update(rg.class_names)
