@@ -290,6 +290,7 @@ class _Assembler:
         self.parent_of = {}
         self._lineages = {}
         self._shared_cache = {}
+        self._sources = None
         self.isolate = request.group_policy == "isolate"
         unsuffixed = resolved.get("")
         self.unsuffixed_required = unsuffixed.required_traits if unsuffixed else ()
@@ -353,10 +354,6 @@ class _Assembler:
                         shared[root_id].append(provider_id)
             self._shared_cache[cache_key] = shared
         return self._shared_cache[cache_key]
-
-    def _options(self, root_id, suffix, key):
-        local = self.fits[suffix].by_root[key].get(root_id, [])
-        return local + self._shared_by_root(suffix, key).get(root_id, [])
 
     def _amounts(self, suffix, key):
         rg = self.resolved[suffix]
@@ -429,7 +426,13 @@ class _Assembler:
 
     def for_root(self, root_id):
         """Every combination for one anchor root, as a tuple of providers (one per slot)."""
-        options = [self._options(root_id, suffix, key) for suffix, key in self.slots]
+        sources = self._sources
+        if sources is None:  # per slot: its providers by root, local and shared (_options)
+            sources = self._sources = [
+                (self.fits[suffix].by_root[key], self._shared_by_root(suffix, key))
+                for suffix, key in self.slots
+            ]
+        options = [local.get(root_id, []) + shared.get(root_id, []) for local, shared in sources]
         if not all(options):
             return iter(())
         if self.simple:
@@ -552,13 +555,22 @@ class _Assembler:
         suffixes = sorted(by_suffix.items())
         # One suffix for every slot (a one-group request): its providers are the picked ones.
         one_suffix = suffixes[0][0] if len(suffixes) == 1 else None
+        # Every slot on one provider (a flat host): the allocations in class order, as sorting
+        # them would give (no class is asked twice here).
+        by_class = sorted(entries, key=lambda entry: entry[1])
+        slots = len(self.slot_suffixes)
         seen_shared = set()
         for root_id in roots:
             for picked in self.for_root(root_id):
                 spend()
-                allocations = sorted([((picked[i], c), a) for i, c, a in entries])
+                first = picked[0] if picked else None
+                alone = bool(picked) and picked.count(first) == slots
+                if alone:
+                    allocations = [((first, c), a) for _i, c, a in by_class]
+                else:
+                    allocations = sorted([((picked[i], c), a) for i, c, a in entries])
                 if one_suffix is not None:
-                    mappings = [(one_suffix, list(dict.fromkeys(picked)))]
+                    mappings = [(one_suffix, [first] if alone else list(dict.fromkeys(picked)))]
                 else:
                     mappings = [
                         (suffix, list(dict.fromkeys([picked[i] for i in indexes])))
