@@ -219,13 +219,7 @@ class PassTrees:
         only when a candidate takes something below a root (a NUMA cell's, a device's) and
         some host reports NUMA cells (no host without has a limit)."""
         if self._limits is None:
-            root_of = self.found.root_of
-            below_root = any(
-                p != root_of.get(p, p)
-                for candidates in self.by_host.values()
-                for candidate in candidates
-                for (p, _c), _a in candidate[0]
-            )
+            below_root = _takes_below_root(self.by_host, self.found.root_of)
             self._limits = {}
             if below_root and self._any_cells():
                 if self._limit_rows is None:
@@ -591,6 +585,16 @@ class PassTrees:
         missing = set(provider_ids) - self.uuids.keys()
         if missing:
             self.uuids.update((pk, uuid) for pk, uuid, _name in queries.provider_names(missing))
+
+
+def _takes_below_root(by_host, root_of):
+    """Whether a candidate takes something from a provider that is not its tree's root."""
+    for candidates in by_host.values():
+        for allocations, _mappings in candidates:
+            for (provider_id, _c), _a in allocations:
+                if provider_id != root_of.get(provider_id, provider_id):
+                    return True
+    return False
 
 
 def _allocations(candidates):
