@@ -1,6 +1,6 @@
 """Dashboard: the Hosts page (reports, sync state, stale and disabled hosts, plugin errors).
 
-Kept apart from views.py. The providers selector gives the page of hosts, the allocations
+The providers selector gives the page of hosts, the allocations
 selector the classes over capacity; the page puts the two together.
 """
 
@@ -10,8 +10,7 @@ from allocations.selectors.provider_pages import over_capacity
 from providers.selectors.compute_nodes import stale_after
 from providers.selectors.dashboard import host_list_page
 
-from .rendering import render_page, staff_required
-from .views import PROVIDERS
+from .rendering import PROVIDERS, render_page, staff_required
 
 STATES = [
     ("", "all"),

@@ -19,7 +19,7 @@ from providers.selectors.resource_pools import pool_stale_after
 from providers.services import resource_pools as pool_services
 
 from .actions import REASON_MAX, action, back, policy_allows, policy_required, run_service
-from .views import PROVIDERS, render_page, staff_required
+from .rendering import PROVIDERS, render_page, staff_required
 
 POOL_CHANGE = ("providers.view_resourcepool", "providers.change_resourcepool")
 POOL_DELETE = ("providers.view_resourcepool", "providers.delete_resourcepool")

@@ -1,5 +1,7 @@
-"""The one way a dashboard page is answered: who may see it (``staff_required``) and how it is
-rendered (``render_page``, with the context every page's navigation, footer and units need).
+"""The one way a dashboard page is answered: who may see it (``staff_required`` and the view
+permissions each kind of page asks for: ``PROVIDERS``, ``USAGE``, ``CONSUMERS``,
+``PROJECT_SHARES``) and how it is rendered (``render_page``, with the context every page's
+navigation, footer and units need; ``page_number``, the page a list asks for).
 
 Every dashboard answer (page, export, redirect, action result) carries
 ``Cache-Control: no-store``: it shows or changes a cloud's state, which neither a browser's
@@ -22,6 +24,13 @@ from providers.selectors import dashboard as provider_reads
 # Auto-refresh periods a page accepts (?refresh=60), in seconds: a short list, so that a
 # shared link cannot make every open browser hammer the server.
 REFRESH_PERIODS = (30, 60, 300)
+
+# The view permissions of what each kind of page shows.
+PROVIDERS = ("providers.view_resourceprovider", "providers.view_inventory")
+USAGE = (*PROVIDERS, "allocations.view_allocation")
+CONSUMERS = ("allocations.view_consumer", "allocations.view_allocation")
+# Usage by project names the projects.
+PROJECT_SHARES = (*USAGE, "allocations.view_project")
 
 
 def no_store(response):
@@ -57,6 +66,11 @@ def refresh_period(request):
     except ValueError:
         return None
     return period if period in REFRESH_PERIODS else None
+
+
+def page_number(request):
+    """The page of a paginated list the query string asks for (the first by default)."""
+    return request.GET.get("page") or 1
 
 
 def render_page(request, template, section, context, status=None):

@@ -1,6 +1,5 @@
 """Dashboard pages of the scheduler: the flavors, and the Schedule page (the explain funnel of
-a server request and, when asked, the real create). Kept apart from views.py so that the pages
-of providers and consumers and these can change independently."""
+a server request and, when asked, the real create)."""
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, JsonResponse, QueryDict
@@ -14,7 +13,7 @@ from scheduling.selectors.scheduler import explain
 from scheduling.services.servers import NoValidHost, servers_create
 
 from .forms import ScheduleForm
-from .views import USAGE, _render, staff_required
+from .rendering import USAGE, render_page, staff_required
 
 FLAVORS = ("scheduling.view_flavor",)
 # The funnel shows what fits where and what is free: the usage pages' permissions too.
@@ -30,7 +29,9 @@ def flavor_list(request):
     # fits.js fills the counts in, one flavor after the other (flavor_fits below).
     show_fits = request.user.has_perms(FITS)
     rows = [(flavor, None) for flavor in flavor_reads.flavors_with_counts()]
-    return _render(request, "flavor_list.html", "flavors", {"rows": rows, "show_fits": show_fits})
+    return render_page(
+        request, "flavor_list.html", "flavors", {"rows": rows, "show_fits": show_fits}
+    )
 
 
 @staff_required(*FITS)
@@ -73,7 +74,7 @@ def schedule(request):
                 form.add_error(None, exc.detail)
         else:
             funnel_url = f"{reverse('dashboard:schedule_funnel')}?{data.urlencode()}"
-    return _render(
+    return render_page(
         request,
         "schedule.html",
         "schedule",

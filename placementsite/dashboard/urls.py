@@ -2,27 +2,38 @@
 
 from django.urls import path
 
-from . import actions, hosts, migrations, pools, scheduling_views, server_groups, views
+from . import (
+    actions,
+    consumer_views,
+    hosts,
+    migrations,
+    overview,
+    pools,
+    provider_views,
+    scheduling_views,
+    server_groups,
+    try_request,
+)
 
 app_name = "dashboard"
 
 urlpatterns = [
-    path("", views.overview, name="overview"),
-    path("providers/", views.provider_list, name="providers"),
-    path("providers/<uuid:uuid>/", views.provider_detail, name="provider"),
-    path("consumers/", views.consumer_list, name="consumers"),
-    path("consumers/<uuid:uuid>/", views.consumer_detail, name="consumer"),
-    path("projects/", views.project_list, name="projects"),
-    path("traits/", views.trait_list, name="traits"),
-    path("resource-classes/", views.resource_class_list, name="resource_classes"),
-    path("aggregates/", views.aggregate_list, name="aggregates"),
-    path("aggregates/<uuid:uuid>/", views.aggregate_detail, name="aggregate"),
-    path("try/", views.try_request, name="try"),
-    path("try/candidates/", views.try_candidates, name="try_candidates"),
+    path("", overview.overview, name="overview"),
+    path("providers/", provider_views.provider_list, name="providers"),
+    path("providers/<uuid:uuid>/", provider_views.provider_detail, name="provider"),
+    path("consumers/", consumer_views.consumer_list, name="consumers"),
+    path("consumers/<uuid:uuid>/", consumer_views.consumer_detail, name="consumer"),
+    path("projects/", consumer_views.project_list, name="projects"),
+    path("traits/", provider_views.trait_list, name="traits"),
+    path("resource-classes/", provider_views.resource_class_list, name="resource_classes"),
+    path("aggregates/", provider_views.aggregate_list, name="aggregates"),
+    path("aggregates/<uuid:uuid>/", provider_views.aggregate_detail, name="aggregate"),
+    path("try/", try_request.try_request, name="try"),
+    path("try/candidates/", try_request.try_candidates, name="try_candidates"),
     path("hosts/", hosts.host_list, name="hosts"),
     path("pools/", pools.pool_list, name="pools"),
     path("server-groups/", server_groups.group_list, name="server_groups"),
-    path("search/", views.search, name="search"),
+    path("search/", overview.search, name="search"),
     path("migrations/", migrations.migration_list, name="migrations"),
     path("flavors/", scheduling_views.flavor_list, name="flavors"),
     path("flavors/<int:pk>/fits/", scheduling_views.flavor_fits, name="flavor_fits"),

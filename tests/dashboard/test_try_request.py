@@ -297,7 +297,7 @@ def reason_summary(response, suffix="unnumbered", which="reason-summary"):
 
 @pytest.fixture
 def one_row_shown(monkeypatch):
-    monkeypatch.setattr("placementsite.dashboard.views.FIT_ROWS_SHOWN", 1)
+    monkeypatch.setattr("placementsite.dashboard.try_request.FIT_ROWS_SHOWN", 1)
 
 
 @pytest.mark.parametrize(
@@ -413,12 +413,12 @@ def test_page_leaves_the_candidates_to_its_script_with_a_link_without_one(
 ):
     """The page is the why-not report; the candidates engine runs for the fragment only,
     whose address (the same query) the page gives its script and, without scripts, a link."""
-    from placementsite.dashboard import views
+    from placementsite.dashboard import try_request
 
     def refuse(**kwargs):
         raise AssertionError("the page must not ask the candidates engine")
 
-    monkeypatch.setattr(views, "candidates_preview", refuse)
+    monkeypatch.setattr(try_request, "candidates_preview", refuse)
     r = evaluate(staff, resources="VCPU:2,PCPU:2", group_policy="isolate")
     html = r.content.decode()
     assert group(r)[0] == []
