@@ -8,8 +8,7 @@ from scheduling.selectors.migrations import migrations_overview
 from scheduling.services.migrations import migration_steps
 
 from .actions import MOVE_ACTIONS
-from .rendering import render_page as _render
-from .rendering import staff_required
+from .rendering import render_page, staff_required
 
 MIGRATIONS = (
     "scheduling.view_migration",
@@ -27,7 +26,7 @@ def migration_list(request):
     for migration in overview.in_flight:
         # Only the steps the services would take: a live migration is finished, not confirmed.
         migration.steps = migration_steps(migration)
-    return _render(
+    return render_page(
         request,
         "migrations.html",
         "migrations",
