@@ -687,6 +687,9 @@ class Found:
     tree_blind: bool = False
     # {(provider id, class id): free units} of the rows selected (scheduler passes only).
     free: dict | None = None
+    # {(provider id, class id): the row selected as _FIT_COLUMNS} (scheduler passes only):
+    # the pass's trees' totals take these rows instead of reading them again.
+    rows: dict | None = None
 
     def roots(self):
         """Ids of the trees the candidates use, sharing providers' trees included."""
@@ -789,6 +792,7 @@ def find_candidates(request, *, capped=True, shared=None):
         answer.free = {
             slot: int((row[3] - row[4]) * row[8]) - row[9] for slot, row in capacities.items()
         }
+        answer.rows = capacities
     for rg in resolved.values():
         answer.class_names.update(rg.class_names)
     return answer
@@ -827,6 +831,8 @@ def find_candidates_in_order(requests, *, capped=True):
             members.update((row[0], row) for row in found.members)
         if found.free is not None:
             answer.free = {**found.free, **(answer.free or {})}
+        if found.rows is not None:
+            answer.rows = {**found.rows, **(answer.rows or {})}
     if members:
         answer.members = [members[p] for p in sorted(members)]
     return answer

@@ -95,6 +95,15 @@ _TREE_INVENTORIES_WITH_USAGE = f"""
     ORDER BY i.resource_provider_id, i.resource_class_id
 """
 
+# How many inventory rows each of some trees has: whether rows already read (a scheduler
+# pass's selection) are all of a tree's.
+_TREE_INVENTORY_COUNTS = f"""
+    SELECT p.root_id, COUNT(*)
+    FROM {_INVENTORIES} i JOIN {_PROVIDERS} p ON p.id = i.resource_provider_id
+    WHERE {{root_in}}
+    GROUP BY p.root_id
+"""
+
 _PROVIDER_TRAITS_AMONG = f"""
     SELECT resource_provider_id, trait_id
     FROM {_PROVIDER_TRAITS}
@@ -183,6 +192,12 @@ def tree_inventories_with_usage(root_ids):
         allocation_root_in=allocation_in, inventory_root_in=inventory_in
     )
     return fetch(sql, allocation_params + inventory_params)
+
+
+def tree_inventory_counts(root_ids):
+    """``{root id: inventory rows of its tree}`` (trees without one left out)."""
+    condition, params = _id_in("p.root_id", root_ids)
+    return dict(fetch(_TREE_INVENTORY_COUNTS.format(root_in=condition), params))
 
 
 def provider_traits(provider_ids, trait_ids):

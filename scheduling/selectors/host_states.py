@@ -65,6 +65,7 @@ class PassTrees:
         self.uuids = {}  # provider id -> uuid, the roots' first
         self._totals = None
         self._raw = None  # the rows of tree_inventories_with_usage, once read
+        self._parts = None  # (rows from the engine's selection, rows read), merged into _raw
         self._rows = None
         self._inventories = None
         self._members = None
@@ -99,29 +100,70 @@ class PassTrees:
 
     def _read_inventories(self):
         """Sum each tree's classes (what every pass's weighers read); keep the rows for the
-        rest (:meth:`inventories`, the limits, the NUMA cells' facts), derived on first use."""
-        raw = queries.tree_inventories_with_usage(self.by_host)
+        rest (:meth:`inventories`, the limits, the NUMA cells' facts), derived on first use.
+
+        A tree whose inventory rows are all among the engine's selection rows (a flat host
+        asked for every class it has: the common case) is summed from those rows, read with
+        the candidates; only how many rows each tree has is read for it. The other trees'
+        rows are read."""
         totals = defaultdict(dict)
-        get_tree = totals.get
-        for root_id, _provider_id, name, total, reserved, ratio, used in raw:
-            capacity = int((total - reserved) * ratio)  # usable_units, inlined: a hot loop
-            tree = get_tree(root_id)
-            if tree is None:
-                totals[root_id] = {name: [capacity, used]}
-                continue
-            pair = tree.get(name)
-            if pair is None:
-                tree[name] = [capacity, used]
-            else:
-                pair[0] += capacity
-                pair[1] += used
-        self._raw = raw
+        selected = self.found.rows
+        if selected is None:
+            self._raw = queries.tree_inventories_with_usage(self.by_host)
+            self._parts = None
+            _add_rows(totals, self._raw)
+        else:
+            by_host, class_names = self.by_host, self.found.class_names
+            counts = queries.tree_inventory_counts(by_host)
+            known = defaultdict(list)  # root id -> its selection rows (as _FIT_COLUMNS)
+            for row in selected.values():
+                if row[1] in by_host:
+                    known[row[1]].append(row)
+            # A tree's selection rows are inventory rows of it, one per provider and class:
+            # as many as the tree has are all of them.
+            get_count = counts.get
+            complete = [r for r in by_host if len(known.get(r, ())) == get_count(r, 0)]
+            rest = [r for r in by_host if len(known.get(r, ())) != get_count(r, 0)]
+            for root_id in complete:
+                tree = totals[root_id]  # {} for a tree without inventories, as read
+                for row in known.get(root_id, ()):
+                    name = class_names[row[2]]
+                    capacity = int((row[3] - row[4]) * row[8])  # usable_units, inlined
+                    pair = tree.get(name)
+                    if pair is None:
+                        tree[name] = [capacity, row[9]]
+                    else:
+                        pair[0] += capacity
+                        pair[1] += row[9]
+            read = queries.tree_inventories_with_usage(rest) if rest else []
+            _add_rows(totals, read)
+            self._raw = None
+            self._parts = ([row for r in complete for row in known.get(r, ())], read)
         self._totals = totals
         self._rows = self._limit_rows = self._cell_facts = None
         for (provider_id, name), amount in self._taken.items():
             pair = totals.get(self.found.root_of[provider_id], {}).get(name)
             if pair is not None:
                 pair[1] += amount
+
+    def _raw_rows(self):
+        """The rows of :func:`~scheduling.queries.tree_inventories_with_usage` for every
+        tree of the pass, in provider and class id order: those read, and those the engine's
+        selection gave (see :meth:`_read_inventories`), merged."""
+        if self._raw is None:
+            selected, read = self._parts
+            class_names = self.found.class_names
+            # No provider is in both parts (they are of different trees), and each is in
+            # provider and class id order once the selection's is sorted: a stable sort by
+            # provider merges them.
+            merged = [
+                (row[1], row[0], class_names[row[2]], row[3], row[4], row[8], row[9])
+                for row in sorted(selected, key=lambda row: (row[0], row[2]))
+            ]
+            merged.extend(read)
+            merged.sort(key=lambda row: row[1])
+            self._raw = merged
+        return self._raw
 
     def _read_rows(self):
         """The per-provider facts of the rows :meth:`_read_inventories` read (read first
@@ -136,7 +178,7 @@ class PassTrees:
         totals_of = {}
         pages_of = defaultdict(list)
         device_roots = set()
-        for root_id, provider_id, name, total, reserved, ratio, used in self._raw:
+        for root_id, provider_id, name, total, reserved, ratio, used in self._raw_rows():
             capacity = usable_units(total, reserved, ratio)
             rows.append((provider_id, name, capacity, used))
             limit_rows[root_id].append((provider_id == root_id, name, total, reserved, ratio))
@@ -585,6 +627,24 @@ class PassTrees:
         missing = set(provider_ids) - self.uuids.keys()
         if missing:
             self.uuids.update((pk, uuid) for pk, uuid, _name in queries.provider_names(missing))
+
+
+def _add_rows(totals, rows):
+    """Add :func:`~scheduling.queries.tree_inventories_with_usage` rows to ``totals``
+    (``{root id: {class: [capacity, used]}}``)."""
+    get_tree = totals.get
+    for root_id, _provider_id, name, total, reserved, ratio, used in rows:
+        capacity = int((total - reserved) * ratio)  # usable_units, inlined: a hot loop
+        tree = get_tree(root_id)
+        if tree is None:
+            totals[root_id] = {name: [capacity, used]}
+            continue
+        pair = tree.get(name)
+        if pair is None:
+            tree[name] = [capacity, used]
+        else:
+            pair[0] += capacity
+            pair[1] += used
 
 
 def _takes_below_root(by_host, root_of):
