@@ -138,7 +138,7 @@ def test_the_walk_covers_the_rules_and_skips_the_edges():
 @pytest.mark.parametrize(
     "source, found",
     [
-        ("from placementsite.core.api.errors import BadRequest", True),
+        ("from placementsite.core.api.errors import HTTPBadRequest", True),
         ("from placementsite.core.api import microversion", True),
         ("from placementsite.core import api", True),
         ("import placementsite.core.api.validation", True),
@@ -284,9 +284,9 @@ def test_the_app_check_recognises_every_form_of_import(source, package, found):
         ("from ...observability import metrics", "placementsite.core.api", True),
         ("from .. import settings", "placementsite.core", True),
         ("from placementsite.core import uuids", "providers", False),
-        ("from placementsite.core.api.errors import NotFound", "providers.api", False),
+        ("from placementsite.core.api.errors import HTTPNotFound", "providers.api", False),
         ("import placementsite.core.exceptions", "scheduling", False),
-        ("from ..errors import Forbidden", "placementsite.core.api.x", False),
+        ("from ..errors import HTTPForbidden", "placementsite.core.api.x", False),
         ("from . import schema", "placementsite.core.rest", False),
     ],
 )

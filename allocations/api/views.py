@@ -7,7 +7,7 @@ microversion. The rules live in :mod:`allocations.services.allocations` and
 """
 
 from placementsite.core import json_schema, uuids
-from placementsite.core.api.errors import BadRequest, NotFound
+from placementsite.core.api.errors import HTTPBadRequest, HTTPNotFound
 from placementsite.core.api.microversion import since
 from placementsite.core.api.views import PlacementView, latest
 from placementsite.core.replicas import tolerates_replica_lag
@@ -59,7 +59,7 @@ def consumer_allocations(consumer_uuid, data, version):
 def _consumer_uuid_or_400(text):
     canonical = uuids.parse(text)
     if canonical is None:
-        raise BadRequest(f"Malformed consumer_uuid: {text}")
+        raise HTTPBadRequest(f"Malformed consumer_uuid: {text}")
     return canonical
 
 
@@ -77,7 +77,7 @@ def _last_modified(allocations):
 def _provider_or_404(uuid, message):
     provider = selectors.provider_by_uuid(uuid)
     if provider is None:
-        raise NotFound(message)
+        raise HTTPNotFound(message)
     return provider
 
 

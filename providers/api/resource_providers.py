@@ -4,7 +4,7 @@ from django.utils import timezone
 from django.utils.http import http_date
 
 from placementsite.core import uuids
-from placementsite.core.api.errors import BadRequest, NotFound
+from placementsite.core.api.errors import HTTPBadRequest, HTTPNotFound
 from placementsite.core.api.parsers import require_json
 from placementsite.core.api.views import PlacementView, latest
 from placementsite.core.replicas import tolerates_replica_lag
@@ -91,9 +91,9 @@ class ResourceProviderListView(PlacementView):
         try:
             providers = list(selectors.providers_matching(group, name=query.get("name"), uuid=uuid))
         except request_groups.UnknownResourceClass as exc:
-            raise BadRequest(f"Invalid resource class in resources parameter: {exc}") from None
+            raise HTTPBadRequest(f"Invalid resource class in resources parameter: {exc}") from None
         except request_groups.UnknownTrait as exc:
-            raise BadRequest(f'Invalid trait(s) in "required" parameter: {exc}') from None
+            raise HTTPBadRequest(f'Invalid trait(s) in "required" parameter: {exc}') from None
         return self.respond(
             request,
             {"resource_providers": [provider_repr(p, version) for p in providers]},
@@ -159,6 +159,6 @@ class ResourceProviderDetailView(PlacementView):
         self.authorize(request, policies.RESOURCE_PROVIDERS_DELETE)
         found = uuids.parse(uuid)
         if found is None:
-            raise NotFound(f"No resource provider with uuid {uuid} found for delete")
+            raise HTTPNotFound(f"No resource provider with uuid {uuid} found for delete")
         services.resource_provider_delete(uuid=found)
         return self.respond(request, status=204)

@@ -4,7 +4,7 @@ from django.utils import timezone
 from django.utils.http import http_date
 
 from placementsite.core import json_schema
-from placementsite.core.api.errors import BadRequest
+from placementsite.core.api.errors import HTTPBadRequest
 from placementsite.core.api.microversion import since
 from placementsite.core.api.views import PlacementView, latest
 
@@ -46,7 +46,7 @@ def list_filters(params):
         value = params["name"]
         operator, sep, operand = value.partition(":")
         if not sep or operator not in ("in", "startswith"):
-            raise BadRequest(BAD_NAME_FILTER.format(value=value))
+            raise HTTPBadRequest(BAD_NAME_FILTER.format(value=value))
         if operator == "in":
             filters["names_in"] = operand.split(",")
         else:
@@ -54,7 +54,7 @@ def list_filters(params):
     if "associated" in params:
         value = params["associated"].lower()
         if value not in ("true", "false"):
-            raise BadRequest(BAD_ASSOCIATED)
+            raise HTTPBadRequest(BAD_ASSOCIATED)
         filters["associated"] = value == "true"
     return filters
 

@@ -5,7 +5,7 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from placementsite.core.api import policy
-from placementsite.core.api.errors import BadRequest
+from placementsite.core.api.errors import HTTPBadRequest
 from placementsite.core.rest.views import ApiModelViewSet
 
 from .. import policies
@@ -60,7 +60,7 @@ class ComputeNodeViewSet(ApiModelViewSet):
         if kwargs.get("partial"):
             return super().update(request, *args, hostname=hostname, **kwargs)
         if not hostname_valid(hostname):
-            raise BadRequest(f"hostname: {HOSTNAME_RULE}", code="api.invalid")
+            raise HTTPBadRequest(f"hostname: {HOSTNAME_RULE}", code="api.invalid")
         adopt = self._adopt(request)
         report = HostReportSerializer(data=request.data, context={"hostname": hostname})
         report.is_valid(raise_exception=True)
@@ -113,7 +113,7 @@ class ComputeNodeViewSet(ApiModelViewSet):
     def _adopt(self, request):
         value = request.query_params.get("adopt", "false")
         if value not in ("true", "false"):
-            raise BadRequest("adopt: true or false", code="api.invalid")
+            raise HTTPBadRequest("adopt: true or false", code="api.invalid")
         if value == "false":
             return False
         if not policy.check(policies.COMPUTE_NODES_ADOPT, request.auth):
@@ -179,7 +179,7 @@ class ResourcePoolViewSet(ApiModelViewSet):
         if kwargs.get("partial"):
             return super().update(request, *args, name=name, **kwargs)
         if not hostname_valid(name):
-            raise BadRequest(f"name: {HOSTNAME_RULE}", code="api.invalid")
+            raise HTTPBadRequest(f"name: {HOSTNAME_RULE}", code="api.invalid")
         report = PoolReportSerializer(data=request.data)
         report.is_valid(raise_exception=True)
         reported = resource_pool_report(name=name, report=report.validated_data)

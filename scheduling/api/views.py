@@ -4,7 +4,7 @@ import time
 
 import orjson
 
-from placementsite.core.api.errors import BadRequest
+from placementsite.core.api.errors import HTTPBadRequest
 from placementsite.core.api.microversion import since
 from placementsite.core.api.views import PlacementView
 from placementsite.core.gc_pause import cyclic_gc_paused
@@ -80,9 +80,9 @@ class AllocationCandidatesView(PlacementView):
         try:
             found = engine.candidates_for_request(candidate_request)
         except request_groups.UnknownResourceClass as exc:
-            raise BadRequest(f"Invalid resource class in resources parameter: {exc}") from None
+            raise HTTPBadRequest(f"Invalid resource class in resources parameter: {exc}") from None
         except request_groups.UnknownTrait as exc:
-            raise BadRequest(str(exc)) from None
+            raise HTTPBadRequest(str(exc)) from None
         self.returned = len(found.allocation_requests)
         body = orjson.dumps(
             {

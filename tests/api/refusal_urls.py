@@ -71,7 +71,7 @@ REFUSALS = {
     ),
 }
 
-HTTP_ERRORS = {400: http.BadRequest, 404: http.NotFound, 409: http.Conflict}
+HTTP_ERRORS = {400: http.HTTPBadRequest, 404: http.HTTPNotFound, 409: http.HTTPConflict}
 
 
 def refusal(request, kind):

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from .errors import KeystoneUnauthorized, Unauthorized
+from .errors import HTTPUnauthorized, KeystoneUnauthorized
 
 logger = logging.getLogger("placement.api")
 
@@ -77,7 +77,7 @@ def _header_roles(meta):
 def noauth2_context(meta):
     token = meta.get(TOKEN_HEADER)
     if not token:
-        raise Unauthorized("Authentication required")
+        raise HTTPUnauthorized("Authentication required")
     user_id, _sep, project_id = token.partition(":")
     system_scope = meta.get(SYSTEM_SCOPE_HEADER) or None
     # Placement's noauth2 sets the token's project only on a project-scoped request;
@@ -101,10 +101,10 @@ def token_context(meta):
 
     key = meta.get(TOKEN_HEADER)
     if not key:
-        raise Unauthorized("Authentication required")
+        raise HTTPUnauthorized("Authentication required")
     user = token_user(key)
     if user is None:
-        raise Unauthorized("Invalid authentication token")
+        raise HTTPUnauthorized("Invalid authentication token")
     return user_context(user)
 
 

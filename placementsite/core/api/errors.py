@@ -13,7 +13,9 @@ The rules raise domain errors (:mod:`placementsite.core.exceptions`);
 :func:`placement_error_for` gives each kind its status here, once for every
 edge that answers in this format. The errors of HTTP itself (authentication,
 policy, methods, media types, sizes, microversions, body parsing) are the
-:class:`PlacementError` classes of this module.
+:class:`PlacementError` classes of this module, named ``HTTP...`` after their status
+(``HTTPNotFound``, ``HTTPConflict``) so that they are not mistaken for the domain errors of
+the same kind (``exceptions.NotFound``, ``exceptions.Conflict``).
 """
 
 import logging
@@ -79,15 +81,15 @@ class PlacementError(Exception):
         self.headers = headers or {}
 
 
-class BadRequest(PlacementError):
+class HTTPBadRequest(PlacementError):
     status = 400
 
 
-class Unauthorized(PlacementError):
+class HTTPUnauthorized(PlacementError):
     status = 401
 
 
-class KeystoneUnauthorized(Unauthorized):
+class KeystoneUnauthorized(HTTPUnauthorized):
     """A token keystonemiddleware did not validate: the Placement URLs answer with its own
     body, as Placement behind ``auth_token`` does (``detail`` says why, for /api/ and logs)."""
 
@@ -100,45 +102,45 @@ class KeystoneUnauthorized(Unauthorized):
     }
 
 
-class Forbidden(PlacementError):
+class HTTPForbidden(PlacementError):
     status = 403
 
 
-class NotFound(PlacementError):
+class HTTPNotFound(PlacementError):
     status = 404
 
 
-class MethodNotAllowed(PlacementError):
+class HTTPMethodNotAllowed(PlacementError):
     status = 405
 
 
-class NotAcceptable(PlacementError):
+class HTTPNotAcceptable(PlacementError):
     status = 406
 
 
-class Conflict(PlacementError):
+class HTTPConflict(PlacementError):
     status = 409
 
 
-class RequestTooLarge(PlacementError):
+class HTTPRequestTooLarge(PlacementError):
     status = 413
 
 
-class ServiceUnavailable(PlacementError):
+class HTTPServiceUnavailable(PlacementError):
     status = 503
 
 
-class UnsupportedMediaType(PlacementError):
+class HTTPUnsupportedMediaType(PlacementError):
     status = 415
 
 
 # The HTTP error answering each kind of domain error: the first kind the error is wins.
 _HTTP_ERROR_OF_KIND = (
-    (exceptions.InvalidRequest, BadRequest),
-    (exceptions.NotFound, NotFound),
-    (exceptions.Conflict, Conflict),
-    (exceptions.Unavailable, ServiceUnavailable),
-    (exceptions.DomainError, BadRequest),
+    (exceptions.InvalidRequest, HTTPBadRequest),
+    (exceptions.NotFound, HTTPNotFound),
+    (exceptions.Conflict, HTTPConflict),
+    (exceptions.Unavailable, HTTPServiceUnavailable),
+    (exceptions.DomainError, HTTPBadRequest),
 )
 
 
@@ -214,9 +216,9 @@ def placement_error_for(exc):
             if isinstance(exc, kind)
         )
     if isinstance(exc, RequestDataTooBig):
-        return RequestTooLarge("The request body is larger than the service accepts.")
+        return HTTPRequestTooLarge("The request body is larger than the service accepts.")
     if isinstance(exc, TooManyFieldsSent):
-        return BadRequest("The request has more query parameters than the service accepts.")
+        return HTTPBadRequest("The request has more query parameters than the service accepts.")
     return None
 
 

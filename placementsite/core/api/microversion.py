@@ -10,7 +10,7 @@ import re
 
 from placementsite.core.versions import MAX_VERSION, MIN_VERSION
 
-from .errors import NotAcceptable, PlacementError
+from .errors import HTTPNotAcceptable, PlacementError
 
 SERVICE_TYPE = "placement"
 HEADER = "OpenStack-API-Version"
@@ -95,7 +95,7 @@ def from_headers(header_value):
     except ValueError:
         raise MalformedVersion(f"invalid version string: {wanted}") from None
     if not MINIMUM <= version <= MAXIMUM:
-        raise NotAcceptable(
+        raise HTTPNotAcceptable(
             f"Unacceptable version header: {wanted}",
         )
     return version
@@ -112,11 +112,11 @@ def since(min_version, max_version=None, status=404):
         @functools.wraps(method)
         def wrapper(self, request, *args, **kwargs):
             if not request.microversion.matches(min_version, max_version):
-                from .errors import MethodNotAllowed, NotFound
+                from .errors import HTTPMethodNotAllowed, HTTPNotFound
 
                 if status == 405:
-                    raise MethodNotAllowed("Method not allowed at this microversion.")
-                raise NotFound("The resource could not be found.")
+                    raise HTTPMethodNotAllowed("Method not allowed at this microversion.")
+                raise HTTPNotFound("The resource could not be found.")
             return method(self, request, *args, **kwargs)
 
         wrapper.min_version = min_version

@@ -24,9 +24,9 @@ from placementsite.core.rest.errors import error_response as rest_error_response
 
 from . import auth, microversion, request_id
 from .errors import (
-    BadRequest,
+    HTTPBadRequest,
+    HTTPRequestTooLarge,
     PlacementError,
-    RequestTooLarge,
     error_response,
     placement_error_for,
     response_for,
@@ -54,7 +54,7 @@ def _check_size(request):
     except ValueError:
         length = 0
     if limit is not None and length > limit:
-        raise RequestTooLarge(f"The request body is larger than {limit} bytes.")
+        raise HTTPRequestTooLarge(f"The request body is larger than {limit} bytes.")
 
 
 def _check_content_type_declared(meta):
@@ -62,9 +62,9 @@ def _check_content_type_declared(meta):
     try:
         length = int(meta.get("CONTENT_LENGTH") or 0)
     except ValueError:
-        raise BadRequest("content-length header must be an integer") from None
+        raise HTTPBadRequest("content-length header must be an integer") from None
     if length > 0 and not meta.get("CONTENT_TYPE"):
-        raise BadRequest("content-type header required when content-length > 0")
+        raise HTTPBadRequest("content-type header required when content-length > 0")
 
 
 def _has_nul(request):
@@ -145,7 +145,7 @@ class PlacementApiMiddleware:
         except TooManyFieldsSent as exc:
             error = placement_error_for(exc)
             return rest_error_response(request, error.status, error.detail)
-        except RequestTooLarge as exc:
+        except HTTPRequestTooLarge as exc:
             return rest_error_response(request, exc.status, exc.detail)
         if has_nul:
             return rest_error_response(request, 400, "NUL characters are not allowed in URLs.")

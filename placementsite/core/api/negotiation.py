@@ -2,7 +2,7 @@
 
 from rest_framework.negotiation import DefaultContentNegotiation
 
-from .errors import NotAcceptable
+from .errors import HTTPNotAcceptable
 
 
 class PlacementNegotiation(DefaultContentNegotiation):
@@ -13,5 +13,5 @@ class PlacementNegotiation(DefaultContentNegotiation):
         if accept and request.method in ("GET", "HEAD"):
             ranges = [part.split(";")[0].strip().lower() for part in accept.split(",")]
             if not any(r in ("*/*", "application/*", "application/json") for r in ranges):
-                raise NotAcceptable("Only application/json is provided")
+                raise HTTPNotAcceptable("Only application/json is provided")
         return renderer, renderer.media_type

@@ -2,7 +2,7 @@
 
 import json
 
-from .errors import BadRequest, UnsupportedMediaType
+from .errors import HTTPBadRequest, HTTPUnsupportedMediaType
 
 JSON_MEDIA_TYPE = "application/json"
 
@@ -15,7 +15,7 @@ def require_json(request):
     """Placement's require_content: a body must be declared application/json."""
     found = media_type(request)
     if found != JSON_MEDIA_TYPE:
-        raise UnsupportedMediaType(
+        raise HTTPUnsupportedMediaType(
             f"The media type {found or 'None'} is not supported, use {JSON_MEDIA_TYPE}"
         )
 
@@ -28,7 +28,7 @@ def parse_json(raw):
         # Lone surrogates and NUL characters decode fine but cannot be stored.
         encoded = json.dumps(data, ensure_ascii=False).encode("utf-8")
     except (UnicodeError, ValueError, RecursionError) as exc:
-        raise BadRequest(f"Malformed JSON: {exc}") from None
+        raise HTTPBadRequest(f"Malformed JSON: {exc}") from None
     if b"\\u0000" in encoded or b"\x00" in encoded:
-        raise BadRequest("Malformed JSON: NUL characters are not allowed")
+        raise HTTPBadRequest("Malformed JSON: NUL characters are not allowed")
     return data

@@ -34,7 +34,7 @@ from oslo_config import cfg
 from oslo_policy import opts as policy_opts
 from oslo_policy import policy as oslo_policy
 
-from .errors import Forbidden
+from .errors import HTTPForbidden
 
 logger = logging.getLogger("placement.api")
 
@@ -213,4 +213,4 @@ def check(rule_name, context, target=None):
 
 def authorize(request, rule_name, target=None):
     if not check(rule_name, request.context, target):
-        raise Forbidden(f"Policy does not allow {rule_name} to be performed.")
+        raise HTTPForbidden(f"Policy does not allow {rule_name} to be performed.")

@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 from placementsite.core import json_schema
 
 from . import microversion, policy
-from .errors import Unauthorized
+from .errors import HTTPUnauthorized
 from .parsers import parse_json, require_json
 
 logger = logging.getLogger("placement.api")
@@ -53,7 +53,7 @@ class PlacementView(APIView):
                 request.path_info,
                 request.META.get("SCRIPT_NAME", ""),
             )
-            raise Unauthorized("Authentication required")
+            raise HTTPUnauthorized("Authentication required")
         super().initial(request, *args, **kwargs)
 
     def authorize(self, request, rule, target=None):

@@ -3,7 +3,7 @@
 from rest_framework import authentication, exceptions
 
 from placementsite.core.api import auth
-from placementsite.core.api.errors import Unauthorized
+from placementsite.core.api.errors import HTTPUnauthorized
 
 
 class PlacementTokenAuthentication(authentication.BaseAuthentication):
@@ -18,7 +18,7 @@ class PlacementTokenAuthentication(authentication.BaseAuthentication):
             return None  # DRF answers 401 "Authentication credentials were not provided."
         try:
             context = auth.authenticate(request._request)
-        except Unauthorized as exc:
+        except HTTPUnauthorized as exc:
             raise exceptions.AuthenticationFailed(exc.detail) from None
         request._request.context = context
         return context, context

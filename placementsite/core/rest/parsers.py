@@ -8,7 +8,7 @@ RecursionError, the others cannot be stored by PostgreSQL. Each is a 400 here.
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
-from placementsite.core.api.errors import BadRequest
+from placementsite.core.api.errors import HTTPBadRequest
 from placementsite.core.api.parsers import parse_json
 
 
@@ -17,5 +17,5 @@ class ApiJSONParser(JSONParser):
         raw = stream.read() if stream is not None else b""
         try:
             return parse_json(raw)
-        except BadRequest as exc:
+        except HTTPBadRequest as exc:
             raise ParseError(exc.detail) from None
