@@ -136,19 +136,7 @@ def merged(rows):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--hosts", type=int, default=100)
-    parser.add_argument("--boots", type=int, default=300, help="boots per flavor and phase")
-    parser.add_argument("--rounds", type=int, default=2, help="alternations of the two flavors")
-    parser.add_argument("--concurrency", type=int, default=10)
-    parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
-    parser.add_argument("--timeout", type=float, default=120.0)
-    parser.add_argument("--load-threads", type=int, default=8)
-    parser.add_argument("--port", type=int, default=8792)
-    args = parser.parse_args(argv)
-    args.wipe = args.keep_loaded = False
-    if args.hosts * VFS_PER_HOST < 2 * args.rounds * args.boots:
-        parser.error("too few VFs for the VF boots: raise --hosts or lower --boots/--rounds")
+    args = _arguments(argv)
     # Reports are synced here, once: no Celery task per report.
     os.environ["PLACEMENT_SYNC_ON_REPORT"] = "false"
     server = bc.Server("project", f"http://127.0.0.1:{args.port}", True, args)
@@ -162,28 +150,56 @@ def main(argv=None):
         server.analyze()
         for flavor in FLAVORS.values():
             server.client.call("POST", "/api/flavors/", flavor, expect=(201,))
-        phases = []
-        for phase, concurrency in (
-            ("sequential", 1),
-            (f"{args.concurrency} clients", args.concurrency),
-        ):
-            for round_ in range(args.rounds):
-                for label, flavor in FLAVORS.items():
-                    bc.log(f"{label}: {args.boots} boots, {phase}, round {round_ + 1}")
-                    phases.append(
-                        bb.run_phase(
-                            label,
-                            server.client,
-                            boot_with(flavor["name"]),
-                            args.boots,
-                            concurrency,
-                            f"{phase}",
-                        )
-                    )
+        phases = _boot_phases(server, args)
         wrong = check_assignments(server.client, args.hosts)
     finally:
         server.stop()
-    rows = merged(phases)
+    _print_results(merged(phases))
+    print(f"hosts whose VF usage differs from the VFs assigned: {wrong}")
+    return 1 if wrong else 0
+
+
+def _arguments(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--hosts", type=int, default=100)
+    parser.add_argument("--boots", type=int, default=300, help="boots per flavor and phase")
+    parser.add_argument("--rounds", type=int, default=2, help="alternations of the two flavors")
+    parser.add_argument("--concurrency", type=int, default=10)
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
+    parser.add_argument("--timeout", type=float, default=120.0)
+    parser.add_argument("--load-threads", type=int, default=8)
+    parser.add_argument("--port", type=int, default=8792)
+    args = parser.parse_args(argv)
+    args.wipe = args.keep_loaded = False
+    if args.hosts * VFS_PER_HOST < 2 * args.rounds * args.boots:
+        parser.error("too few VFs for the VF boots: raise --hosts or lower --boots/--rounds")
+    return args
+
+
+def _boot_phases(server, args):
+    """Sequential, then concurrent boots; each round alternates the plain and the VF flavor."""
+    phases = []
+    for phase, concurrency in (
+        ("sequential", 1),
+        (f"{args.concurrency} clients", args.concurrency),
+    ):
+        for round_ in range(args.rounds):
+            for label, flavor in FLAVORS.items():
+                bc.log(f"{label}: {args.boots} boots, {phase}, round {round_ + 1}")
+                phases.append(
+                    bb.run_phase(
+                        label,
+                        server.client,
+                        boot_with(flavor["name"]),
+                        args.boots,
+                        concurrency,
+                        phase,
+                    )
+                )
+    return phases
+
+
+def _print_results(rows):
     columns = ["server", "phase", "boots", "placed", "servers_per_s", "p50_ms", "p95_ms"]
     columns += ["refused"]
     print("| flavor | " + " | ".join(columns[1:]) + " |")
@@ -198,8 +214,6 @@ def main(argv=None):
             f"{phase}: VF boot p50 {vf['p50_ms'] / plain['p50_ms']:.2f}x the plain boot's, "
             f"throughput {vf['servers_per_s'] / plain['servers_per_s']:.2f}x"
         )
-    print(f"hosts whose VF usage differs from the VFs assigned: {wrong}")
-    return 1 if wrong else 0
 
 
 if __name__ == "__main__":

@@ -67,6 +67,31 @@ MEMPAGE_PREFIX = "CUSTOM_MEMPAGE_"
 
 
 def random_host(rng, page_sizes=False):
+    cells = _random_cells(rng)
+    cpu = sum(len(cell["cpus"]) for cell in cells)
+    host = {"vcpus": cpu, "memory_mb": sum(c["memory_mb"] for c in cells), "local_gb": 1000}
+    # SMT: CPUs 2k and 2k+1 are one core's threads (not with --page-sizes, whose cases stay)
+    threads = 2 if not page_sizes and rng.random() < 0.3 else 1
+    if threads > 1:
+        host["cpu_info"] = {"topology": {"threads": threads}}
+    # Dedicated CPUs: some of each cell's (whole cores on SMT hosts); more often than not, so
+    # that pinned, mixed and thread-policy flavors find some (--page-sizes keeps its 0.3).
+    if rng.random() < (0.3 if page_sizes else 0.6):
+        dedicated = _random_dedicated(rng, cells, threads)
+        host["cpu_dedicated_set"] = dedicated
+        host["cpu_shared_set"] = [c for c in range(cpu) if c not in dedicated]
+    if page_sizes:
+        for cell in cells:
+            _random_pages(rng, cell)
+    elif rng.random() < 0.3:
+        _random_huge_pages(rng, cells)
+    # Some hosts report no NUMA topology at all (Nova refuses them any NUMA instance).
+    host["numa_topology"] = {"cells": cells} if rng.random() > 0.1 else None
+    return host
+
+
+def _random_cells(rng):
+    """1 to 4 cells, numbering their CPUs on from the previous cell's."""
     cells, cpu = [], 0
     for cell_id in range(rng.randint(1, 4)):
         count = rng.choice([2, 4, 4, 8, 16])
@@ -77,37 +102,29 @@ def random_host(rng, page_sizes=False):
         }
         cpu += count
         cells.append(cell)
-    host = {"vcpus": cpu, "memory_mb": sum(c["memory_mb"] for c in cells), "local_gb": 1000}
-    # SMT: CPUs 2k and 2k+1 are one core's threads (not with --page-sizes, whose cases stay)
-    threads = 2 if not page_sizes and rng.random() < 0.3 else 1
-    if threads > 1:
-        host["cpu_info"] = {"topology": {"threads": threads}}
-    # Dedicated CPUs: some of each cell's (whole cores on SMT hosts); more often than not, so
-    # that pinned, mixed and thread-policy flavors find some (--page-sizes keeps its 0.3).
-    if rng.random() < (0.3 if page_sizes else 0.6):
-        dedicated = [
-            c
-            for cell in cells
-            for core in cell["cpus"][::threads]
-            if rng.random() < 0.5
-            for c in range(core, core + threads)
+    return cells
+
+
+def _random_dedicated(rng, cells, threads):
+    """About half of each cell's cores, every thread of a chosen core."""
+    return [
+        c
+        for cell in cells
+        for core in cell["cpus"][::threads]
+        if rng.random() < 0.5
+        for c in range(core, core + threads)
+    ]
+
+
+def _random_huge_pages(rng, cells):
+    """2 MiB pages, up to half of each cell's memory; the rest in 4 KiB pages."""
+    for cell in cells:
+        huge = rng.randint(0, cell["memory_mb"] // 2 // 2)
+        small = (cell["memory_mb"] * 1024 - huge * PAGE_KB) // 4
+        cell["mempages"] = [
+            {"size_kb": 4, "total": small},
+            {"size_kb": PAGE_KB, "total": huge},
         ]
-        host["cpu_dedicated_set"] = dedicated
-        host["cpu_shared_set"] = [c for c in range(cpu) if c not in dedicated]
-    if page_sizes:
-        for cell in cells:
-            _random_pages(rng, cell)
-    elif rng.random() < 0.3:  # huge pages: up to half of each cell's memory
-        for cell in cells:
-            huge = rng.randint(0, cell["memory_mb"] // 2 // 2)  # 2 MiB pages
-            small = (cell["memory_mb"] * 1024 - huge * PAGE_KB) // 4
-            cell["mempages"] = [
-                {"size_kb": 4, "total": small},
-                {"size_kb": PAGE_KB, "total": huge},
-            ]
-    # Some hosts report no NUMA topology at all (Nova refuses them any NUMA instance).
-    host["numa_topology"] = {"cells": cells} if rng.random() > 0.1 else None
-    return host
 
 
 def _random_pages(rng, cell):
@@ -135,14 +152,33 @@ def random_flavor(rng, page_sizes=False):
     vcpus = nodes * rng.randint(1, 4)
     ram = nodes * 1024 * rng.choice([1, 2, 4, 8])
     specs = {"hw:numa_nodes": str(nodes)}
-    if nodes > 1 and vcpus > nodes and rng.random() < 0.3:  # asymmetric cells
-        cpu_counts = _split(rng, vcpus, nodes)
-        memory = _split(rng, ram, nodes, unit=1024)
-        first = 0
-        for index, (count, mb) in enumerate(zip(cpu_counts, memory, strict=True)):
-            specs[f"hw:numa_cpus.{index}"] = ",".join(str(c) for c in range(first, first + count))
-            specs[f"hw:numa_mem.{index}"] = str(mb)
-            first += count
+    if nodes > 1 and vcpus > nodes and rng.random() < 0.3:
+        specs.update(_random_asymmetric_cells(rng, vcpus, ram, nodes))
+    specs.update(_random_cpu_policy(rng, vcpus, page_sizes))
+    if page_sizes and rng.random() < 0.8:
+        specs["hw:mem_page_size"] = rng.choice(["large", "large", "any", "small", "2MB", "1GB"])
+    elif not page_sizes and rng.random() < 0.25:
+        specs["hw:mem_page_size"] = rng.choice(["2MB", "2048", "small", "large"])
+    return {"vcpus": vcpus, "ram": ram, "disk": 1, "extra_specs": specs}
+
+
+def _random_asymmetric_cells(rng, vcpus, ram, nodes):
+    """``hw:numa_cpus.N`` and ``hw:numa_mem.N``: the vCPUs and memory cut unevenly."""
+    specs = {}
+    cpu_counts = _split(rng, vcpus, nodes)
+    memory = _split(rng, ram, nodes, unit=1024)
+    first = 0
+    for index, (count, mb) in enumerate(zip(cpu_counts, memory, strict=True)):
+        specs[f"hw:numa_cpus.{index}"] = ",".join(str(c) for c in range(first, first + count))
+        specs[f"hw:numa_mem.{index}"] = str(mb)
+        first += count
+    return specs
+
+
+def _random_cpu_policy(rng, vcpus, page_sizes):
+    """``hw:cpu_policy`` (dedicated, or mixed with a mask in either form) and sometimes a
+    thread policy."""
+    specs = {}
     policy = rng.random()
     if policy < 0.25:
         specs["hw:cpu_policy"] = "dedicated"
@@ -156,11 +192,7 @@ def random_flavor(rng, page_sizes=False):
             specs["hw:cpu_dedicated_mask"] = "^" + ",".join(str(c) for c in shared)
     if not page_sizes and "hw:cpu_policy" in specs and rng.random() < 0.4:
         specs["hw:cpu_thread_policy"] = rng.choice(["prefer", "require", "isolate"])
-    if page_sizes and rng.random() < 0.8:
-        specs["hw:mem_page_size"] = rng.choice(["large", "large", "any", "small", "2MB", "1GB"])
-    elif not page_sizes and rng.random() < 0.25:
-        specs["hw:mem_page_size"] = rng.choice(["2MB", "2048", "small", "large"])
-    return {"vcpus": vcpus, "ram": ram, "disk": 1, "extra_specs": specs}
+    return specs
 
 
 def random_case(rng, page_sizes=False):
@@ -395,6 +427,23 @@ def _variant_fit(hardware, objects, state, constraints, limits, kinds):
         return hardware.numa_fit_instance_to_host(state["topology"], constraints, None, limits)
 
 
+def _variant_verdict(hardware, objects, state, constraints, limits, kinds, message):
+    """``(fitted instance topology or None, verdict)`` of Nova's fit without ``kinds``."""
+    if constraints is None:
+        return None, {"fits": True, "cells": [], "why": ""}
+    if state["topology"] is None:
+        return None, {"fits": False, "cells": None, "why": "the host has no NUMA topology"}
+    fitted = _variant_fit(hardware, objects, state, constraints, limits, kinds)
+    if fitted is None:
+        return None, {"fits": False, "cells": None, "why": "numa_fit_instance_to_host: no fit"}
+    cells = sorted(
+        [c.id, len(c.cpuset) + len(c.pcpuset), c.memory]
+        + ([c.pagesize or 4] if message.get("page_sizes") else [])
+        for c in fitted.cells
+    )
+    return fitted, {"fits": True, "cells": cells, "why": ""}
+
+
 def _nova_fit(hardware, objects, state, message, limits, image, placement_check):
     """Nova's verdict on one flavor for the worker's host, as Nova and as each variant of
     :data:`VARIANTS` (``variants``), and the usage of the variant ``commit`` names."""
@@ -413,31 +462,17 @@ def _nova_fit(hardware, objects, state, message, limits, image, placement_check)
     asked, why = placement_check(state["report"], flavor, state["used"])
     variants, fitted_by = {}, {}
     for name, kinds in VARIANTS.items():
-        verdict = {"fits": False, "cells": None, "why": ""}
         constraints = constraints_of()  # Nova's fit changes the instance cells it is given
         if constraints is not None and "isolate without dedicated vCPUs" in kinds:
             constraints = _nothing_to_isolate(constraints)
         if asked is None:
-            verdict["why"] = why
-        elif constraints is None:
-            verdict.update(fits=True, cells=[])
-        elif state["topology"] is None:
-            verdict["why"] = "the host has no NUMA topology"
-        else:
-            fitted = _variant_fit(hardware, objects, state, constraints, limits, kinds)
-            if fitted is None:
-                verdict["why"] = "numa_fit_instance_to_host: no fit"
-            else:
-                fitted_by[name] = fitted
-                verdict.update(
-                    fits=True,
-                    cells=sorted(
-                        [c.id, len(c.cpuset) + len(c.pcpuset), c.memory]
-                        + ([c.pagesize or 4] if message.get("page_sizes") else [])
-                        for c in fitted.cells
-                    ),
-                )
-        variants[name] = verdict
+            variants[name] = {"fits": False, "cells": None, "why": why}
+            continue
+        fitted, variants[name] = _variant_verdict(
+            hardware, objects, state, constraints, limits, kinds, message
+        )
+        if fitted is not None:
+            fitted_by[name] = fitted
     answer.update(variants["nova"])
     answer["variants"] = variants
     chosen = message.get("commit")
@@ -591,104 +626,118 @@ def _why(funnel):
 # --- the run --------------------------------------------------------------------------------
 
 
+class Tally:
+    """What a run found: the counts, the disagreements and explained differences by kind,
+    and the agreements by feature."""
+
+    def __init__(self):
+        self.counts = dict.fromkeys(
+            ["cases", "boots", "agree", "both_place", "both_refuse", "explained", "disagree"]
+            + ["both_invalid"],
+            0,
+        )
+        self.kinds, self.explained, self.placed_by, self.refused_by = {}, {}, {}, {}
+
+    def disagree(self, kind, case, flavors, host, ours, theirs):
+        report(self.kinds, self.counts, kind, case, flavors, host, ours, theirs)
+
+    def agree(self, case, flavor, fits):
+        self.counts["agree"] += 1
+        self.counts["both_place" if fits else "both_refuse"] += 1
+        slot = self.placed_by if fits else self.refused_by
+        for feature in _features(case["host"], flavor):
+            slot[feature] = slot.get(feature, 0) + 1
+
+    def explain(self, kind):
+        self.counts["explained"] += 1
+        self.explained[kind] = self.explained.get(kind, 0) + 1
+
+    def summary(self, seed):
+        return {
+            "seed": seed,
+            **self.counts,
+            "disagreements": self.kinds,
+            "explained_by_kind": self.explained,
+            "both_place_by_feature": dict(sorted(self.placed_by.items())),
+            "both_refuse_by_feature": dict(sorted(self.refused_by.items())),
+        }
+
+
 def run(args):
     rng = random.Random(args.seed)
     project = Project(args.database)
     nova = Nova(args.nova_python)
-    counts = {
-        "cases": 0,
-        "boots": 0,
-        "agree": 0,
-        "both_place": 0,
-        "both_refuse": 0,
-        "explained": 0,
-        "disagree": 0,
-        "both_invalid": 0,
-    }
-    kinds, explained, placed_by, refused_by = {}, {}, {}, {}
+    tally = Tally()
     for index in range(args.cases):
         case = random_case(rng, args.page_sizes)
         host = f"h{args.seed}-{index}"
-        counts["cases"] += 1
+        tally.counts["cases"] += 1
         refused = project.host(host, case["host"])
         nova.ask(op="host", report=case["host"])
         if refused:
-            report(kinds, counts, "project refuses the report", case, [], host, refused, None)
+            tally.disagree("project refuses the report", case, [], host, refused, None)
             continue
-        earlier = []
-        for number, flavor in enumerate(case["flavors"]):
-            counts["boots"] += 1
-            name = f"f{args.seed}-{index}-{number}"
-            invalid = project.flavor(name, flavor)
-            theirs = nova.ask(op="fit", flavor=flavor, page_sizes=args.page_sizes)
-            if invalid or theirs.get("invalid"):
-                if invalid and theirs.get("invalid"):
-                    counts["both_invalid"] += 1
-                    continue
-                kind = (
-                    "flavor refused by the project only"
-                    if invalid
-                    else "flavor refused by Nova only"
-                )
-                report(kinds, counts, kind, case, earlier, host, invalid or "201", theirs)
-                break
-            variants = theirs["variants"]
-            ours = project.judge(
-                name,
-                host,
-                commit=any(v["fits"] for v in variants.values()),
-                page_sizes=args.page_sizes,
-            )
-            matched = None if ours.get("boot") else _matching_variant(ours, variants)
-            if matched is None:
-                if ours["fits"] != theirs["fits"]:
-                    kind = (
-                        "project places, Nova refuses"
-                        if ours["fits"]
-                        else "Nova places, project refuses"
-                    )
-                else:
-                    kind = "other cells"
-                report(kinds, counts, kind, case, earlier + [flavor], host, ours, theirs)
-                break
-            if matched == "nova":
-                counts["agree"] += 1
-                counts["both_place" if ours["fits"] else "both_refuse"] += 1
-                for feature in _features(case["host"], flavor):
-                    slot = placed_by if ours["fits"] else refused_by
-                    slot[feature] = slot.get(feature, 0) + 1
-            else:
-                kind = " + ".join(VARIANTS[matched])
-                counts["explained"] += 1
-                explained[kind] = explained.get(kind, 0) + 1
-                print(f"--- explained: {kind} on {host}, flavor {number}: {json.dumps(flavor)}")
-                print(f"    project: {json.dumps(ours)}")
-                print(f"    nova:    {json.dumps(_verdict(theirs))}")
-                print(f"    nova without {kind}: {json.dumps(_verdict(variants[matched]))}")
-            # Nova's host takes the instance as the variant the project agrees with placed it.
-            nova.ask(op="fit", flavor=flavor, commit=matched, page_sizes=args.page_sizes)
-            if ours["fits"]:
-                earlier.append(flavor)
+        _boot_case(args, project, nova, tally, case, index)
     nova.close()
-    print(
-        json.dumps(
-            {
-                "seed": args.seed,
-                **counts,
-                "disagreements": kinds,
-                "explained_by_kind": explained,
-                "both_place_by_feature": dict(sorted(placed_by.items())),
-                "both_refuse_by_feature": dict(sorted(refused_by.items())),
-            },
-            indent=1,
-        )
-    )
-    print(f"{counts['disagree']} disagreements (unexplained)")
-    print(f"{counts['explained']} explained differences by kind:")
-    for kind in sorted(explained):
+    print(json.dumps(tally.summary(args.seed), indent=1))
+    print(f"{tally.counts['disagree']} disagreements (unexplained)")
+    print(f"{tally.counts['explained']} explained differences by kind:")
+    for kind in sorted(tally.explained):
         reasons = "; ".join(KIND_TEXT[k] for k in kind.split(" + "))
-        print(f"  {explained[kind]} {kind}: {reasons}")
-    return 1 if counts["disagree"] else 0
+        print(f"  {tally.explained[kind]} {kind}: {reasons}")
+    return 1 if tally.counts["disagree"] else 0
+
+
+def _boot_case(args, project, nova, tally, case, index):
+    """Boot the case's flavors one after the other on both sides, until they first disagree."""
+    host = f"h{args.seed}-{index}"
+    earlier = []
+    for number, flavor in enumerate(case["flavors"]):
+        tally.counts["boots"] += 1
+        name = f"f{args.seed}-{index}-{number}"
+        invalid = project.flavor(name, flavor)
+        theirs = nova.ask(op="fit", flavor=flavor, page_sizes=args.page_sizes)
+        if invalid or theirs.get("invalid"):
+            if invalid and theirs.get("invalid"):
+                tally.counts["both_invalid"] += 1
+                continue
+            kind = (
+                "flavor refused by the project only" if invalid else "flavor refused by Nova only"
+            )
+            tally.disagree(kind, case, earlier, host, invalid or "201", theirs)
+            return
+        variants = theirs["variants"]
+        ours = project.judge(
+            name,
+            host,
+            commit=any(v["fits"] for v in variants.values()),
+            page_sizes=args.page_sizes,
+        )
+        matched = None if ours.get("boot") else _matching_variant(ours, variants)
+        if matched is None:
+            tally.disagree(
+                _disagreement(ours, theirs), case, earlier + [flavor], host, ours, theirs
+            )
+            return
+        if matched == "nova":
+            tally.agree(case, flavor, ours["fits"])
+        else:
+            kind = " + ".join(VARIANTS[matched])
+            tally.explain(kind)
+            print(f"--- explained: {kind} on {host}, flavor {number}: {json.dumps(flavor)}")
+            print(f"    project: {json.dumps(ours)}")
+            print(f"    nova:    {json.dumps(_verdict(theirs))}")
+            print(f"    nova without {kind}: {json.dumps(_verdict(variants[matched]))}")
+        # Nova's host takes the instance as the variant the project agrees with placed it.
+        nova.ask(op="fit", flavor=flavor, commit=matched, page_sizes=args.page_sizes)
+        if ours["fits"]:
+            earlier.append(flavor)
+
+
+def _disagreement(ours, theirs):
+    if ours["fits"] == theirs["fits"]:
+        return "other cells"
+    return "project places, Nova refuses" if ours["fits"] else "Nova places, project refuses"
 
 
 def _features(host, flavor):
