@@ -101,7 +101,12 @@ def check_workers(now=None):
         )
     if not answered:
         return False, "no worker answered a ping: every worker is down"
-    workers = ", ".join(sorted(answered))
+    return _heartbeat_ran(now, alive, workers=", ".join(sorted(answered)))
+
+
+def _heartbeat_ran(now, alive, *, workers):
+    """The workers that answer also ran the heartbeat beat sent lately, or it is not due yet:
+    a worker or beat started within the window has had no time to run one."""
     heartbeat = Heartbeat.objects.filter(name="heartbeat").first()
     started = max((p.started_at for p in alive), default=None)
     beat = selectors.last_process_seen(kind=ServiceProcess.Kind.BEAT)

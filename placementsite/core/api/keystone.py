@@ -28,33 +28,55 @@ DEFAULTS = {"auth_type": "password", "service_token_roles_required": True}
 
 def auth_token_config(environ=None):
     """An oslo.config object with the ``[keystone_authtoken]`` options in force."""
-    from keystoneauth1 import loading
+    environ = os.environ if environ is None else environ
+    conf = _config_from_file(environ.get(CONFIG_FILE_ENV, ""))
+    overrides = _env_overrides(environ)
+    auth_type = overrides.get("auth_type") or conf[GROUP].auth_type or DEFAULTS["auth_type"]
+    _register_auth_plugin_opts(conf, auth_type)
+    for name, value in DEFAULTS.items():
+        conf.set_default(name, value, group=GROUP)
+    _apply_env_overrides(conf, overrides, auth_type)
+    # Refusals are ours (Placement's format), and some URLs need no token.
+    conf.set_override("delay_auth_decision", True, group=GROUP)
+    return conf
+
+
+def _config_from_file(config_file):
+    """auth_token's options registered, read from ``config_file`` (if one is named)."""
     from keystonemiddleware import auth_token
     from oslo_config import cfg
 
-    environ = os.environ if environ is None else environ
-    config_file = environ.get(CONFIG_FILE_ENV, "")
     if config_file and not os.path.isfile(config_file):
         raise ImproperlyConfigured(f"{CONFIG_FILE_ENV} {config_file} is not a file")
     conf = cfg.ConfigOpts()
     conf([], project="placement", default_config_files=[config_file] if config_file else [])
     for group, opts in auth_token.list_opts():
         conf.register_opts(opts, group=group)
+    return conf
 
-    overrides = {
+
+def _env_overrides(environ):
+    """``{option: value}`` of the ``PLACEMENT_KEYSTONE_<OPTION>`` variables."""
+    return {
         name[len(ENV_PREFIX) :].lower(): value
         for name, value in environ.items()
         if name.startswith(ENV_PREFIX) and name != CONFIG_FILE_ENV
     }
-    auth_type = overrides.get("auth_type") or conf[GROUP].auth_type or DEFAULTS["auth_type"]
+
+
+def _register_auth_plugin_opts(conf, auth_type):
+    """The options of keystoneauth's ``auth_type`` plugin (the service user's credentials)."""
+    from keystoneauth1 import loading
+
     try:
         plugin_opts = loading.get_auth_plugin_conf_options(auth_type)
     except Exception as exc:  # keystoneauth's NoMatchingPlugin and friends
         raise ImproperlyConfigured(f"{ENV_PREFIX}AUTH_TYPE {auth_type!r}: {exc}") from None
     conf.register_opts(plugin_opts, group=GROUP)
 
-    for name, value in DEFAULTS.items():
-        conf.set_default(name, value, group=GROUP)
+
+def _apply_env_overrides(conf, overrides, auth_type):
+    """Each override set over the file; an option auth_token does not know is refused."""
     known = {opt.dest for opt in conf[GROUP]._group._opts.values() for opt in [opt["opt"]]}
     for name, value in overrides.items():
         if name not in known:
@@ -66,9 +88,6 @@ def auth_token_config(environ=None):
             conf.set_override(name, value, group=GROUP)
         except ValueError as exc:
             raise ImproperlyConfigured(f"{ENV_PREFIX}{name.upper()}: {exc}") from None
-    # Refusals are ours (Placement's format), and some URLs need no token.
-    conf.set_override("delay_auth_decision", True, group=GROUP)
-    return conf
 
 
 def wrap(app, environ=None):

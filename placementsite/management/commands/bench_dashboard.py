@@ -326,13 +326,25 @@ def build_cloud(count, seed=42):
     """A synthetic cloud of ``count`` providers, built with bulk inserts."""
     rng = random.Random(seed)
     roots = max(1, count * 4 // 5)
-    children = count - roots
     classes = _names(ResourceClass, ["VCPU", "MEMORY_MB", "DISK_GB", "PCPU", "SRIOV_NET_VF"])
     traits = _names(Trait, TRAITS + CUSTOM_TRAITS)
     aggregates = Aggregate.objects.bulk_create(
         [Aggregate(uuid=uuid.UUID(int=rng.getrandbits(128), version=4)) for _ in range(100)]
     )
+    nodes, kids = _provider_trees(roots, children=count - roots)
+    _host_inventories_and_links(rng, nodes, classes=classes, traits=traits, aggregates=aggregates)
+    Inventory.objects.bulk_create([_child_inventory(kid, classes) for kid in kids], batch_size=5000)
+    consumers = _consumers(rng, roots)
+    allocations = _host_allocations(rng, nodes, consumers, classes) + _child_allocations(
+        rng, kids, consumers, classes
+    )
+    Allocation.objects.bulk_create(allocations, batch_size=5000)
+    _scheduling(count)
 
+
+def _provider_trees(roots, *, children):
+    """``roots`` compute hosts (cn-NNNNN) and ``children`` NUMA or NIC children spread over
+    them, alternately."""
     nodes = ResourceProvider.objects.bulk_create(
         [ResourceProvider(name=f"cn-{i:05d}", uuid=uuid.uuid4()) for i in range(roots)],
         batch_size=2000,
@@ -350,7 +362,12 @@ def build_cloud(count, seed=42):
         ],
         batch_size=2000,
     )
+    return nodes, kids
 
+
+def _host_inventories_and_links(rng, nodes, *, classes, traits, aggregates):
+    """Each host's VCPU, MEMORY_MB and DISK_GB of random sizes, three standard traits (and
+    now and then a custom one) and one aggregate."""
     inventories, links, members = [], [], []
     for node in nodes:
         cpus = rng.choice([32, 48, 64, 96])
@@ -383,20 +400,25 @@ def build_cloud(count, seed=42):
         members.append(
             ResourceProviderAggregate(resource_provider=node, aggregate=rng.choice(aggregates))
         )
-    for kid in kids:
-        pcpu = "numa" in kid.name
-        inventories.append(
-            Inventory(
-                resource_provider=kid,
-                resource_class_id=classes["PCPU" if pcpu else "SRIOV_NET_VF"],
-                total=16 if pcpu else 8,
-                max_unit=8 if pcpu else 4,
-            )
-        )
     Inventory.objects.bulk_create(inventories, batch_size=5000)
     ResourceProviderTrait.objects.bulk_create(links, batch_size=5000)
     ResourceProviderAggregate.objects.bulk_create(members, batch_size=5000)
 
+
+def _child_inventory(kid, classes):
+    """A NUMA child's PCPU or a NIC child's SRIOV_NET_VF."""
+    pcpu = "numa" in kid.name
+    return Inventory(
+        resource_provider=kid,
+        resource_class_id=classes["PCPU" if pcpu else "SRIOV_NET_VF"],
+        total=16 if pcpu else 8,
+        max_unit=8 if pcpu else 4,
+    )
+
+
+def _consumers(rng, roots):
+    """Two INSTANCE consumers per host, of random projects (one per 40 hosts) and users (one
+    per 8 hosts)."""
     projects = Project.objects.bulk_create(
         [Project(external_id=f"project-{i:04d}") for i in range(max(1, roots // 40))]
     )
@@ -404,7 +426,7 @@ def build_cloud(count, seed=42):
         [User(external_id=f"user-{i:05d}") for i in range(max(1, roots // 8))]
     )
     instance, _ = ConsumerType.objects.get_or_create(name="INSTANCE")
-    consumers = Consumer.objects.bulk_create(
+    return Consumer.objects.bulk_create(
         [
             Consumer(
                 uuid=uuid.uuid4(),
@@ -417,6 +439,10 @@ def build_cloud(count, seed=42):
         ],
         batch_size=5000,
     )
+
+
+def _host_allocations(rng, nodes, consumers, classes):
+    """Each consumer a random flavor's VCPU, MEMORY_MB and DISK_GB on its host (two per host)."""
     allocations = []
     for index, consumer in enumerate(consumers):
         node = nodes[index // 2]
@@ -430,18 +456,21 @@ def build_cloud(count, seed=42):
                     used=used,
                 )
             )
-    for index, kid in enumerate(kids):
-        if "numa" in kid.name and index < len(consumers):
-            allocations.append(
-                Allocation(
-                    resource_provider=kid,
-                    consumer=consumers[index],
-                    resource_class_id=classes["PCPU"],
-                    used=rng.choice([2, 4, 8]),
-                )
-            )
-    Allocation.objects.bulk_create(allocations, batch_size=5000)
-    _scheduling(count)
+    return allocations
+
+
+def _child_allocations(rng, kids, consumers, classes):
+    """Some PCPU of NUMA children, each held by the consumer of the same index."""
+    return [
+        Allocation(
+            resource_provider=kid,
+            consumer=consumers[index],
+            resource_class_id=classes["PCPU"],
+            used=rng.choice([2, 4, 8]),
+        )
+        for index, kid in enumerate(kids)
+        if "numa" in kid.name and index < len(consumers)
+    ]
 
 
 def _scheduling(count):
