@@ -327,7 +327,7 @@ class _AllocationWrite:
                 ).values_list("resource_provider__uuid", flat=True)
             )
         named = {rp for rp in [*wanted, *extra] if uuids.parse(rp) == rp}
-        self.providers = providers_for_update(named | {str(u) for u in held})
+        self.providers = providers_for_update(uuids=named | {str(u) for u in held})
         for provider_uuid in extra:
             if provider_uuid not in self.providers:
                 raise InvalidRequest(
@@ -523,7 +523,7 @@ class _AllocationWrite:
     # 6. generations, and consumers left with nothing
     def _finish_allocations(self):
         try:
-            bump_generations(self.to_bump.values())
+            bump_generations(providers=self.to_bump.values())
         except ConcurrentUpdate:
             raise ConcurrentUpdate(
                 "Inventory and/or allocations changed while attempting to allocate: "
@@ -562,4 +562,4 @@ def _reshape_inventory(provider, inventories, allow_reserved_equal_total):
         )
     except InventoryInUse as exc:
         raise InventoryInUse(f"update conflict: {exc.detail}") from None
-    bump_generation(provider)
+    bump_generation(provider=provider)

@@ -163,7 +163,7 @@ def device_assignments_heal(*, consumer_uuid, assign):
                 "unit__provider__uuid", flat=True
             )
         )
-        providers_for_update({str(u) for u in provider_ids})
+        providers_for_update(uuids={str(u) for u in provider_ids})
         consumer = Consumer.objects.select_for_update().filter(uuid=consumer_uuid).first()
         if consumer is None:
             return 0, 0

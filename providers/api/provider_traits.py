@@ -27,7 +27,7 @@ def provider_uuid_from_path(text):
     """The provider uuid in a URL; anything but a dashed uuid names no provider (404)."""
     found = uuids.parse_strict(text)
     if found is None:
-        raise provider_not_found(text)
+        raise provider_not_found(uuid=text)
     return found
 
 

@@ -75,7 +75,7 @@ def uuid_in_url(uuid):
     """The provider uuid of a URL; a malformed one names no provider (404)."""
     found = uuids.parse(uuid)
     if found is None:
-        raise provider_not_found(uuid)
+        raise provider_not_found(uuid=uuid)
     return found
 
 

@@ -38,5 +38,5 @@ def provider_aggregates(*, provider_uuid):
     """``(provider, its aggregate uuids)``; 404 for an unknown provider."""
     provider = ResourceProvider.objects.filter(uuid=provider_uuid).first()
     if provider is None:
-        raise provider_not_found(provider_uuid)
+        raise provider_not_found(uuid=provider_uuid)
     return provider, aggregate_uuids_of_provider(provider)

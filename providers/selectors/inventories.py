@@ -10,10 +10,10 @@ from ..services.generations import provider_not_found
 def _provider(provider_uuid):
     named = uuids.parse(provider_uuid)
     if named is None:
-        raise provider_not_found(provider_uuid)
+        raise provider_not_found(uuid=provider_uuid)
     provider = ResourceProvider.objects.filter(uuid=named).first()
     if provider is None:
-        raise provider_not_found(provider_uuid)
+        raise provider_not_found(uuid=provider_uuid)
     return provider
 
 

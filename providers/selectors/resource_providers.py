@@ -206,7 +206,7 @@ def resource_provider_get(*, uuid):
     """One provider, annotated with its tree uuids; 404 when there is none."""
     provider = with_tree_uuids(ResourceProvider.objects.filter(uuid=uuid)).first()
     if provider is None:
-        raise provider_not_found(uuid)
+        raise provider_not_found(uuid=uuid)
     return provider
 
 

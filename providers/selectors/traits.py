@@ -90,5 +90,5 @@ def provider_traits(*, provider_uuid):
     """``(provider, its traits in stable order)``; 404 for an unknown provider."""
     provider = ResourceProvider.objects.filter(uuid=provider_uuid).first()
     if provider is None:
-        raise provider_not_found(provider_uuid)
+        raise provider_not_found(uuid=provider_uuid)
     return provider, traits_of_provider(provider)

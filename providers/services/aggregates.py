@@ -5,23 +5,30 @@ joins them; they are never deleted here (another provider may join later).
 """
 
 import uuid as uuidlib
+from collections.abc import Iterable
 
 from django.db import transaction
 
-from ..models import Aggregate, ResourceProviderAggregate
+from ..models import Aggregate, ResourceProvider, ResourceProviderAggregate
 from .generations import bump_generation, check_generation, provider_for_update
 from .traits import PROVIDER_GENERATION_CHANGED
 
 
-def aggregate_ids(uuids):
+def aggregate_ids(*, uuids: Iterable[uuidlib.UUID]) -> dict[uuidlib.UUID, int]:
     """``{uuid: id}`` for these aggregate uuids, creating the missing ones."""
     # ON CONFLICT DO NOTHING: a concurrent writer creating the same aggregate is
     # waited for instead of failing the transaction.
-    Aggregate.objects.bulk_create([Aggregate(uuid=u) for u in uuids], ignore_conflicts=True)
-    return dict(Aggregate.objects.filter(uuid__in=uuids).values_list("uuid", "id"))
+    wanted = list(uuids)
+    Aggregate.objects.bulk_create([Aggregate(uuid=u) for u in wanted], ignore_conflicts=True)
+    return dict(Aggregate.objects.filter(uuid__in=wanted).values_list("uuid", "id"))
 
 
-def provider_aggregates_set(*, provider_uuid, aggregates, generation=None):
+def provider_aggregates_set(
+    *,
+    provider_uuid: str | uuidlib.UUID,
+    aggregates: Iterable[str | uuidlib.UUID],
+    generation: int | None = None,
+) -> tuple[ResourceProvider, list[str]]:
     """Make a provider a member of exactly ``aggregates``; returns ``(provider, uuids)``.
 
     With a ``generation`` (microversion 1.19 on) a stale one is a 409
@@ -32,10 +39,12 @@ def provider_aggregates_set(*, provider_uuid, aggregates, generation=None):
     """
     wanted = list(dict.fromkeys(uuidlib.UUID(str(u)) for u in aggregates))
     with transaction.atomic():
-        provider = provider_for_update(provider_uuid)
+        provider = provider_for_update(uuid=provider_uuid)
         if generation is not None:
-            check_generation(provider, generation, PROVIDER_GENERATION_CHANGED)
-        ids = aggregate_ids(wanted)
+            check_generation(
+                provider=provider, generation=generation, message=PROVIDER_GENERATION_CHANGED
+            )
+        ids = aggregate_ids(uuids=wanted)
         links = ResourceProviderAggregate.objects.filter(resource_provider=provider)
         current = set(links.values_list("aggregate_id", flat=True))
         target = [ids[u] for u in wanted]
@@ -48,12 +57,13 @@ def provider_aggregates_set(*, provider_uuid, aggregates, generation=None):
             ]
         )
         if generation is not None:
-            bump_generation(provider)
+            bump_generation(provider=provider)
         return provider, [str(u) for u in wanted]
 
 
-def aggregate_ensure(*, uuid):
+def aggregate_ensure(*, uuid: str | uuidlib.UUID) -> Aggregate:
     """The aggregate of ``uuid``, created when Placement does not know it yet (membership
     stays ``PUT /resource_providers/{uuid}/aggregates``'s)."""
-    aggregate_id = aggregate_ids([uuidlib.UUID(str(uuid))])[uuidlib.UUID(str(uuid))]
+    named = uuidlib.UUID(str(uuid))
+    aggregate_id = aggregate_ids(uuids=[named])[named]
     return Aggregate.objects.get(pk=aggregate_id)

@@ -6,6 +6,9 @@ sent, changes what it changes, and bumps the generation with a
 compare-and-swap update, all in one transaction.
 """
 
+import uuid as uuidlib
+from collections.abc import Iterable
+
 from django.db import connection
 from django.db.models import F
 
@@ -20,11 +23,11 @@ GENERATION_CONFLICT = (
 )
 
 
-def provider_not_found(uuid):
+def provider_not_found(*, uuid: str | uuidlib.UUID) -> NotFound:
     return NotFound(f"No resource provider with uuid {uuid} found")
 
 
-def provider_for_update(uuid):
+def provider_for_update(*, uuid: str | uuidlib.UUID) -> ResourceProvider:
     """Lock and return the provider; 404 when there is none (or ``uuid`` names no uuid, as
     a URL may). Needs a transaction."""
     named = uuids.parse(uuid)
@@ -32,22 +35,24 @@ def provider_for_update(uuid):
     if named is not None:
         provider = ResourceProvider.objects.select_for_update().filter(uuid=named).first()
     if provider is None:
-        raise provider_not_found(uuid)
+        raise provider_not_found(uuid=uuid)
     return provider
 
 
-def providers_for_update(uuids):
+def providers_for_update(*, uuids: Iterable[str]) -> dict[str, ResourceProvider]:
     """Lock several providers, always in id order so writers cannot deadlock."""
     found = list(ResourceProvider.objects.select_for_update().filter(uuid__in=uuids).order_by("id"))
     return {str(p.uuid): p for p in found}
 
 
-def check_generation(provider, generation, message=GENERATION_CONFLICT):
+def check_generation(
+    *, provider: ResourceProvider, generation: int, message: str = GENERATION_CONFLICT
+) -> None:
     if generation != provider.generation:
         raise ConcurrentUpdate(message)
 
 
-def bump_generation(provider):
+def bump_generation(*, provider: ResourceProvider) -> int:
     """Increment the generation iff nobody else did; updates ``provider`` in place."""
     updated = ResourceProvider.objects.filter(
         pk=provider.pk, generation=provider.generation
@@ -66,20 +71,20 @@ _BUMP = """
 """
 
 
-def bump_generations(providers):
+def bump_generations(*, providers: Iterable[ResourceProvider]) -> None:
     """:func:`bump_generation` for several providers (locked by the caller) in one statement:
     each incremented iff nobody else did; raises ConcurrentUpdate unless all were."""
-    providers = sorted(providers, key=lambda p: p.id)
-    if not providers:
+    ordered = sorted(providers, key=lambda p: p.id)
+    if not ordered:
         return
     if connection.vendor != "postgresql":
-        for provider in providers:
-            bump_generation(provider)
+        for provider in ordered:
+            bump_generation(provider=provider)
         return
     with connection.cursor() as cursor:
-        cursor.execute(_BUMP, [[p.id for p in providers], [p.generation for p in providers]])
+        cursor.execute(_BUMP, [[p.id for p in ordered], [p.generation for p in ordered]])
         bumped = {row_id for (row_id,) in cursor.fetchall()}
-    if len(bumped) != len(providers):
+    if len(bumped) != len(ordered):
         raise ConcurrentUpdate(GENERATION_CONFLICT)
-    for provider in providers:
+    for provider in ordered:
         provider.generation += 1

@@ -4,7 +4,8 @@ Usage lives with allocations; ``providers`` does not import them. The caller
 (allocations/tasks.py) hands the usage in as ``{(provider_id, class_id): used}``.
 """
 
-from datetime import timedelta
+from collections.abc import Mapping
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -14,7 +15,9 @@ from ..capacity import usable_units
 from ..models import Inventory, InventoryChange, UsageSample
 
 
-def usage_samples_record(*, usage, now=None):
+def usage_samples_record(
+    *, usage: Mapping[tuple[int, int], int], now: datetime | None = None
+) -> int:
     """One sample per inventory now: total, usable capacity and ``usage``; returns the count."""
     now = now or timezone.now()
     rows = Inventory.objects.values_list(
@@ -36,7 +39,7 @@ def usage_samples_record(*, usage, now=None):
     return len(samples)
 
 
-def history_prune(*, now=None, days=None):
+def history_prune(*, now: datetime | None = None, days: int | None = None) -> int:
     """Delete samples and inventory changes older than the retention; returns their count."""
     days = settings.PLACEMENT_HISTORY_RETENTION_DAYS if days is None else days
     cutoff = (now or timezone.now()) - timedelta(days=days)

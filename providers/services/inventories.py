@@ -253,9 +253,9 @@ def inventories_replace(
 ):
     """``PUT .../inventories``: set the provider's whole inventory."""
     with transaction.atomic():
-        provider = provider_for_update(provider_uuid)
+        provider = provider_for_update(uuid=provider_uuid)
         inventories = {name: inventory_checked(inv) for name, inv in inventories.items()}
-        check_generation(provider, generation, GENERATION_CONFLICT)
+        check_generation(provider=provider, generation=generation, message=GENERATION_CONFLICT)
         try:
             rows = inventories_write(
                 provider=provider,
@@ -271,7 +271,7 @@ def inventories_replace(
 def inventories_delete(*, provider_uuid: str):
     """``DELETE .../inventories`` (1.5+): remove every class; refused while in use."""
     with transaction.atomic():
-        provider = provider_for_update(provider_uuid)
+        provider = provider_for_update(uuid=provider_uuid)
         inventories_write(provider=provider, inventories={}, allow_reserved_equal_total=True)
         _bump(provider)
         return provider
@@ -286,7 +286,7 @@ def inventory_create(
 ):
     """``POST .../inventories``: add one class the provider has no inventory of."""
     with transaction.atomic():
-        provider = provider_for_update(provider_uuid)
+        provider = provider_for_update(uuid=provider_uuid)
         fields = inventory_checked(inventory)
         check_capacity(provider, resource_class, fields, allow_reserved_equal_total, "create")
         rc = _resource_class(resource_class)
@@ -319,9 +319,9 @@ def inventory_update(
 ):
     """``PUT .../inventories/{resource_class}``: change one existing class."""
     with transaction.atomic():
-        provider = provider_for_update(provider_uuid)
+        provider = provider_for_update(uuid=provider_uuid)
         fields = inventory_checked(inventory)
-        check_generation(provider, generation, GENERATION_CONFLICT)
+        check_generation(provider=provider, generation=generation, message=GENERATION_CONFLICT)
         check_capacity(provider, resource_class, fields, allow_reserved_equal_total, "update")
         row = (
             Inventory.objects.filter(
@@ -348,7 +348,7 @@ def inventory_update(
 def inventory_delete(*, provider_uuid, resource_class):
     """``DELETE .../inventories/{resource_class}``: refused while allocations use it."""
     with transaction.atomic():
-        provider = provider_for_update(provider_uuid)
+        provider = provider_for_update(uuid=provider_uuid)
         rc = _resource_class(resource_class)
         if rc is None:
             raise NotFound(
@@ -375,6 +375,6 @@ def inventory_delete(*, provider_uuid, resource_class):
 def _bump(provider):
     """Bump the generation; the row lock makes a lost race impossible, but say it well."""
     try:
-        bump_generation(provider)
+        bump_generation(provider=provider)
     except ConcurrentUpdate:
         raise ConcurrentUpdate(f"update conflict: {CONCURRENTLY_UPDATED}") from None

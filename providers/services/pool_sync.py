@@ -116,7 +116,7 @@ def pool_members_converge(pool: ResourcePool, provider_id: int) -> int:
     """Make the pool's aggregate hold exactly its provider and its members' roots (each
     provider's other aggregates untouched, its generation bumped as an aggregate write
     through the API does). Returns how many memberships changed. Needs a transaction."""
-    (aggregate_id,) = aggregate_ids([pool.aggregate_uuid]).values()
+    (aggregate_id,) = aggregate_ids(uuids=[pool.aggregate_uuid]).values()
     wanted = pool_member_root_ids(pool) | {provider_id}
     current = pool_aggregate_member_ids(pool)
     joining, leaving = wanted - current, current - wanted
@@ -216,4 +216,4 @@ def pool_aggregate_forget(pool: ResourcePool) -> None:
     )
     for provider in providers.order_by("id"):
         links.filter(resource_provider=provider).delete()
-        bump_generation(provider)
+        bump_generation(provider=provider)

@@ -125,7 +125,7 @@ def _insert_inventories(rows, records):
 
 def _insert_traits(rows, specs):
     names = sorted({name for spec in specs for name in spec.traits})
-    found = trait_ids_held(names)
+    found = trait_ids_held(names=names)
     missing = [name for name in names if name not in found]
     if missing:
         raise InvalidRequest(f"No such trait {', '.join(missing)}")

@@ -8,19 +8,19 @@ from ..models import CUSTOM_NAME_RE, ResourceClass
 from ..usage import classes_in_use
 
 
-def resource_class_get(*, name):
+def resource_class_get(*, name: str) -> ResourceClass:
     rc = ResourceClass.objects.filter(name=name).first()
     if rc is None:
         raise NotFound(f"No such resource class {name}.")
     return rc
 
 
-def _require_custom(name):
+def _require_custom(name: str) -> None:
     if not name.startswith("CUSTOM_"):
         raise InvalidRequest(f"Cannot update standard resource class {name}")
 
 
-def _require_valid_custom_name(name):
+def _require_valid_custom_name(name: str) -> None:
     # The API's schema refuses such names first (with its own message); other edges (the
     # admin) rely on this check.
     if len(name) > 255 or not CUSTOM_NAME_RE.fullmatch(name):
@@ -30,7 +30,7 @@ def _require_valid_custom_name(name):
         )
 
 
-def resource_class_create(*, name):
+def resource_class_create(*, name: str) -> ResourceClass:
     _require_valid_custom_name(name)
     try:
         with transaction.atomic():
@@ -39,7 +39,7 @@ def resource_class_create(*, name):
         raise DuplicateName(f"Conflicting resource class already exists: {name}") from None
 
 
-def resource_class_ensure(*, name):
+def resource_class_ensure(*, name: str) -> tuple[ResourceClass, bool]:
     """Create ``name`` if it does not exist; returns (resource_class, created)."""
     _require_custom(name)
     existing = ResourceClass.objects.filter(name=name).first()
@@ -51,7 +51,7 @@ def resource_class_ensure(*, name):
         return ResourceClass.objects.get(name=name), False
 
 
-def resource_class_rename(*, name, new_name):
+def resource_class_rename(*, name: str, new_name: str) -> ResourceClass:
     _require_custom(name)
     _require_valid_custom_name(new_name)
     with transaction.atomic():
@@ -67,7 +67,7 @@ def resource_class_rename(*, name, new_name):
         return rc
 
 
-def resource_class_delete(*, name):
+def resource_class_delete(*, name: str) -> None:
     if not name.startswith("CUSTOM_"):
         raise InvalidRequest(
             f"Error in delete resource class: Cannot delete standard resource class {name}"
@@ -84,7 +84,13 @@ def resource_class_delete(*, name):
         rc.delete()
 
 
-def resource_class_describe(*, name, kind=None, unit=None, description=None):
+def resource_class_describe(
+    *,
+    name: str,
+    kind: str | None = None,
+    unit: str | None = None,
+    description: str | None = None,
+) -> ResourceClass:
     """Set a custom class's type, unit or description (None: unchanged).
 
     Standard classes keep the metadata seeded for them (providers/standards.py).

@@ -11,6 +11,7 @@ neither do we; the row lock is the protection.
 """
 
 import uuid as uuidlib
+from collections.abc import Callable
 
 from django.db import IntegrityError, OperationalError, transaction
 from django.db.models import F
@@ -43,17 +44,25 @@ DEADLOCK = "40P01"  # PostgreSQL's deadlock_detected
 # How often a move re-reads the tree when it changed while it waited for locks.
 _LOCK_ATTEMPTS = 5
 
+# A locked tree: ``{provider id: (parent id, root id)}``.
+Tree = dict[int, tuple[int | None, int | None]]
 
-def _action_failed(action, reason):
+
+def _action_failed(action: str, reason: str) -> str:
     return f"Object action {action} failed because: {reason}"
 
 
-def resource_provider_create(*, name, uuid=None, parent_uuid=None):
+def resource_provider_create(
+    *,
+    name: str,
+    uuid: str | uuidlib.UUID | None = None,
+    parent_uuid: str | uuidlib.UUID | None = None,
+) -> ResourceProvider:
     """A new provider (a root unless ``parent_uuid``); 409 on a duplicate name or uuid."""
     uuid = str(uuid or uuidlib.uuid4())
     parent_uuid = str(parent_uuid) if parent_uuid is not None else None
 
-    def refused(reason):
+    def refused(reason: str) -> InvalidRequest:
         return InvalidRequest(
             f'Unable to create resource provider "{name}", {uuid}: '
             + _action_failed("create", reason)
@@ -87,7 +96,9 @@ def resource_provider_create(*, name, uuid=None, parent_uuid=None):
         return provider
 
 
-def duplicate_provider(*, name, uuid, exclude=None):
+def duplicate_provider(
+    *, name: str, uuid: str | uuidlib.UUID | None, exclude: int | None = None
+) -> DuplicateName:
     taken = ResourceProvider.objects.exclude(pk=exclude)
     found = []
     if taken.filter(name=name).exists():
@@ -99,8 +110,13 @@ def duplicate_provider(*, name, uuid, exclude=None):
 
 
 def resource_provider_update(
-    *, uuid, name, parent_uuid=UNCHANGED, allow_reparenting=False, generation=None
-):
+    *,
+    uuid: str | uuidlib.UUID,
+    name: str,
+    parent_uuid: object = UNCHANGED,
+    allow_reparenting: bool = False,
+    generation: int | None = None,
+) -> ResourceProvider:
     """Rename a provider and, when ``parent_uuid`` is given, move it in the trees.
 
     Before 1.37 (``allow_reparenting=False``) a provider with a parent keeps
@@ -112,7 +128,9 @@ def resource_provider_update(
     try:
         with transaction.atomic():
             if generation is not None:
-                check_generation(provider_for_update(str(uuid)), generation)
+                check_generation(
+                    provider=provider_for_update(uuid=str(uuid)), generation=generation
+                )
             return _update(str(uuid), name, parent_uuid, allow_reparenting)
     except OperationalError as exc:
         # Lock order is by id, so this is rare (a tree that changed while we
@@ -125,19 +143,19 @@ def resource_provider_update(
         raise
 
 
-def _sqlstate(exc):
+def _sqlstate(exc: OperationalError) -> str | None:
     cause = exc.__cause__
     return getattr(cause, "sqlstate", None) or getattr(cause, "pgcode", None)
 
 
-def _update(uuid, name, parent_uuid, allow_reparenting):
-    def refused(action, reason):
+def _update(uuid: str, name: str, parent_uuid: object, allow_reparenting: bool) -> ResourceProvider:
+    def refused(action: str, reason: str) -> InvalidRequest:
         return InvalidRequest(
             f"Unable to save resource provider {uuid}: " + _action_failed(action, reason)
         )
 
     if parent_uuid is UNCHANGED:
-        provider = provider_for_update(uuid)
+        provider = provider_for_update(uuid=uuid)
     else:
         provider = _move(uuid, parent_uuid, allow_reparenting, refused)
     provider.name = name
@@ -155,11 +173,16 @@ def _update(uuid, name, parent_uuid, allow_reparenting):
     )
 
 
-def _move(uuid, parent_uuid, allow_reparenting, refused):
+def _move(
+    uuid: str,
+    parent_uuid: object,
+    allow_reparenting: bool,
+    refused: Callable[[str, str], InvalidRequest],
+) -> ResourceProvider:
     """Lock what a move touches, check it, move the subtree's root; the provider (unsaved)."""
     me = ResourceProvider.objects.filter(uuid=uuid).values_list("id", flat=True).first()
     if me is None:
-        raise provider_not_found(uuid)
+        raise provider_not_found(uuid=uuid)
     new_parent = None
     if parent_uuid is not None:
         new_parent = (
@@ -171,7 +194,7 @@ def _move(uuid, parent_uuid, allow_reparenting, refused):
             raise refused("create", PARENT_MISSING)
     tree = _lock_for_move(me, new_parent)
     if me not in tree:
-        raise provider_not_found(uuid)
+        raise provider_not_found(uuid=uuid)
     if new_parent is not None and new_parent not in tree:
         raise refused("create", PARENT_MISSING)
 
@@ -194,14 +217,14 @@ def _move(uuid, parent_uuid, allow_reparenting, refused):
     return provider
 
 
-def _lock_for_move(me, new_parent):
+def _lock_for_move(me: int, new_parent: int | None) -> Tree:
     """Lock ``me``'s whole tree, the new parent and its root, in id order.
 
     Returns ``{id: (parent_id, root_id)}`` of the locked rows as they are once
     locked. The tree may change while we wait for the locks (a concurrent
     move); then the rows that joined it are locked too, until it is stable.
     """
-    locked = {}
+    locked: Tree = {}
     for _attempt in range(_LOCK_ATTEMPTS):
         ends = [me] + ([new_parent] if new_parent is not None else [])
         roots = dict(ResourceProvider.objects.filter(pk__in=ends).values_list("id", "root_id"))
@@ -223,12 +246,13 @@ def _lock_for_move(me, new_parent):
     raise ConcurrentUpdate("The provider tree kept changing; please try again.")
 
 
-def _descendants(tree, provider_id):
+def _descendants(tree: Tree, provider_id: int) -> set[int]:
     """``provider_id`` and everything below it, from ``{id: (parent_id, root_id)}``."""
-    children = {}
+    children: dict[int | None, list[int]] = {}
     for pk, (parent_id, _root) in tree.items():
         children.setdefault(parent_id, []).append(pk)
-    found, todo = set(), [provider_id]
+    found: set[int] = set()
+    todo = [provider_id]
     while todo:
         pk = todo.pop()
         if pk not in found:
@@ -237,7 +261,7 @@ def _descendants(tree, provider_id):
     return found
 
 
-def resource_provider_delete(*, uuid):
+def resource_provider_delete(*, uuid: str | uuidlib.UUID) -> None:
     """Delete a provider with its inventories, traits and aggregate links.
 
     Refused (409) while it has allocations or child providers.

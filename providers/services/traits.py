@@ -8,11 +8,14 @@ sees them in use, or finishes first and the write reports them unknown: it
 never ends in a foreign-key error at commit.
 """
 
+import uuid as uuidlib
+from collections.abc import Collection, Iterable
+
 from django.db import IntegrityError, connection, transaction
 
 from placementsite.core.exceptions import Conflict, InvalidRequest
 
-from ..models import CUSTOM_NAME_RE, ResourceProviderTrait, Trait
+from ..models import CUSTOM_NAME_RE, ResourceProvider, ResourceProviderTrait, Trait
 from ..selectors.traits import trait_not_found, traits_of_provider
 from .generations import bump_generation, check_generation, provider_for_update
 
@@ -25,12 +28,12 @@ PROVIDER_GENERATION_CHANGED = (
 )
 
 
-def _require_custom_name(name):
+def _require_custom_name(name: str) -> None:
     if len(name) > 255 or not CUSTOM_NAME_RE.fullmatch(name):
         raise InvalidRequest(INVALID_TRAIT_NAME)
 
 
-def trait_ensure(*, name):
+def trait_ensure(*, name: str) -> tuple[Trait, bool]:
     """Create the custom trait ``name`` unless it exists; returns ``(trait, created)``."""
     _require_custom_name(name)
     existing = Trait.objects.filter(name=name).first()
@@ -43,7 +46,7 @@ def trait_ensure(*, name):
         return Trait.objects.get(name=name), False
 
 
-def trait_delete(*, name):
+def trait_delete(*, name: str) -> None:
     """Delete a custom trait no provider has."""
     with transaction.atomic():
         trait = Trait.objects.select_for_update().filter(name=name).first()
@@ -56,7 +59,7 @@ def trait_delete(*, name):
         trait.delete()
 
 
-def trait_ids_held(names):
+def trait_ids_held(*, names: Collection[str]) -> dict[str, int]:
     """``{name: id}`` of the existing traits among ``names``, held until the transaction ends.
 
     ``FOR KEY SHARE`` lets other writers reference the same traits but makes
@@ -76,7 +79,7 @@ def trait_ids_held(names):
         return dict(cursor.fetchall())
 
 
-def _replace_traits(provider, trait_ids):
+def _replace_traits(provider: ResourceProvider, trait_ids: Iterable[int]) -> bool:
     """Make ``trait_ids`` the provider's traits; True when anything was added or removed."""
     current = set(
         ResourceProviderTrait.objects.filter(resource_provider=provider).values_list(
@@ -98,7 +101,9 @@ def _replace_traits(provider, trait_ids):
     return True
 
 
-def provider_traits_set(*, provider_uuid, traits, generation):
+def provider_traits_set(
+    *, provider_uuid: str | uuidlib.UUID, traits: Iterable[str], generation: int
+) -> tuple[ResourceProvider, list[Trait]]:
     """Replace a provider's traits; returns ``(provider, its traits in stable order)``.
 
     A stale ``generation`` is a 409 ``placement.concurrent_update``; unknown
@@ -108,21 +113,23 @@ def provider_traits_set(*, provider_uuid, traits, generation):
     """
     names = list(dict.fromkeys(traits))
     with transaction.atomic():
-        provider = provider_for_update(provider_uuid)
-        check_generation(provider, generation, PROVIDER_GENERATION_CHANGED)
-        found = trait_ids_held(names)
+        provider = provider_for_update(uuid=provider_uuid)
+        check_generation(
+            provider=provider, generation=generation, message=PROVIDER_GENERATION_CHANGED
+        )
+        found = trait_ids_held(names=names)
         missing = [name for name in names if name not in found]
         if missing:
             raise InvalidRequest(f"No such trait {', '.join(missing)}")
         if _replace_traits(provider, found.values()):
-            bump_generation(provider)
+            bump_generation(provider=provider)
         return provider, traits_of_provider(provider)
 
 
-def provider_traits_delete(*, provider_uuid):
+def provider_traits_delete(*, provider_uuid: str | uuidlib.UUID) -> ResourceProvider:
     """Remove every trait of a provider; bumps its generation when it had any."""
     with transaction.atomic():
-        provider = provider_for_update(provider_uuid)
+        provider = provider_for_update(uuid=provider_uuid)
         if _replace_traits(provider, []):
-            bump_generation(provider)
+            bump_generation(provider=provider)
         return provider
