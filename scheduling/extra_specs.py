@@ -59,8 +59,11 @@ words: there is no second parser of the request language.
 """
 
 import itertools
+import math
 import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from django.http import QueryDict
 
@@ -70,9 +73,11 @@ from providers import query_params as qp
 from providers import request_groups
 from providers.models import MAX_INT, ResourceClass, Trait
 from providers.plugins.builtin import PCI_NO_NUMA_TRAIT
+from providers.request_groups import CandidateRequest
 from providers.services.resource_classes import resource_class_ensure
 
 from . import nova_extra_specs
+from .models import Flavor
 from .nova_extra_specs import INVALID_EXTRA_SPEC, InvalidExtraSpec, cpu_map
 
 # The query parser of GET /allocation_candidates (the request language's one home).
@@ -140,7 +145,9 @@ def _choice(key, value, choices):
     return value
 
 
-def standard_amounts(*, vcpus, ram, disk, ephemeral=0, swap=0):
+def standard_amounts(
+    *, vcpus: int, ram: int, disk: int, ephemeral: int = 0, swap: int = 0
+) -> dict[str, int]:
     """What a flavor's standard fields ask for, as Nova computes it (swap counts in GB,
     rounded up)."""
     return {
@@ -213,9 +220,18 @@ def _groups_from_specs(extra_specs, amounts):
     return groups, group_policy, aggregate_specs, affinity, numa_nodes
 
 
+class DeviceAffinity(NamedTuple):
+    """One way to place the flavor's devices: ``label`` says which ("" when there is one),
+    ``same_subtree`` the suffixes asked in one subtree, ``device_traits`` what the device
+    group requires besides."""
+
+    label: str
+    same_subtree: list[tuple[str, ...]]
+    device_traits: tuple[str, ...]
+
+
 def _affinity_variants(groups, numa_nodes, policy):
-    """``[(label, same_subtree, device group's traits)]``: the device affinities to try, in
-    order.
+    """The :class:`DeviceAffinity` variants to try, in order.
 
     ``required``: the device group in the first NUMA group's subtree. ``preferred``: that
     first, then the device group anywhere in the host's tree (Nova's ``preferred`` takes an
@@ -228,20 +244,20 @@ def _affinity_variants(groups, numa_nodes, policy):
     key = f"{PCI_NUMA_AFFINITY}={policy}" if policy else f"{PCI_NUMA_AFFINITY}={LEGACY} (unset)"
     policy = policy or LEGACY
     if not numa_nodes or policy not in TIED_POLICIES or not _split_devices(groups):
-        return [("", [], ())]
+        return [DeviceAffinity("", [], ())]
     affine = [("_NUMA0", DEVICE_GROUP)]
     if policy in ("required", "socket"):
         # socket: the reports carry no socket of a cell, so a device of the instance's own
         # cell (on its socket by construction) is the one known to satisfy it.
-        return [("", affine, ())]
+        return [DeviceAffinity("", affine, ())]
     if policy == "preferred":
         return [
-            (f"{key}: device on _NUMA0's cell", affine, ()),
-            (f"{key}: device anywhere", [], ()),
+            DeviceAffinity(f"{key}: device on _NUMA0's cell", affine, ()),
+            DeviceAffinity(f"{key}: device anywhere", [], ()),
         ]
     return [
-        (f"{key}: device on _NUMA0's cell", affine, ()),
-        (f"{key}: device with no NUMA node", [], (PCI_NO_NUMA_TRAIT,)),
+        DeviceAffinity(f"{key}: device on _NUMA0's cell", affine, ()),
+        DeviceAffinity(f"{key}: device with no NUMA node", [], (PCI_NO_NUMA_TRAIT,)),
     ]
 
 
@@ -320,34 +336,48 @@ def _split_numa(groups, nodes, extra_specs):
         name: unsuffixed.pop(name) for name in ("VCPU", "PCPU", "MEMORY_MB") if name in unsuffixed
     }
     cpus, mem = _numa_layout(nodes, extra_specs, split)
-    total_cpus = split.get("VCPU", 0) + split.get("PCPU", 0)
     if cpus is None:
-        for name, amount in (("vCPUs", total_cpus), ("MEMORY_MB", split.get("MEMORY_MB", 0))):
-            if amount % nodes:
-                raise InvalidExtraSpec(
-                    NUMA_NODES, f"{name} {amount} cannot be split evenly over {nodes} NUMA nodes"
-                )
-        each = total_cpus // nodes  # as Nova: node i has the vCPUs i*each .. (i+1)*each - 1
-        cpus = [set(range(i * each, (i + 1) * each)) for i in range(nodes)]
-        mem = [split.get("MEMORY_MB", 0) // nodes] * nodes
-    pinned = _mixed_pinned(extra_specs, total_cpus) if "PCPU" in split and "VCPU" in split else None
-    shares = []
-    for i in range(nodes):
-        if pinned is not None:  # mixed: each node's dedicated vCPUs as PCPU, the rest VCPU
-            share = {"PCPU": len(cpus[i] & pinned), "VCPU": len(cpus[i] - pinned)}
-        else:
-            share = {"PCPU" if "PCPU" in split else "VCPU": len(cpus[i])}
-        share["MEMORY_MB"] = mem[i]
-        shares.append(share)
-    for index in range(nodes):
+        cpus, mem = _even_numa_layout(nodes, split)
+    for index, share in enumerate(_numa_shares(cpus, mem, split, extra_specs)):
         group = groups.setdefault(f"_NUMA{index}", _Group())
-        for name, amount in shares[index].items():
+        for name, amount in share.items():
             if amount:
                 group.resources[name] = amount
         # Only a NUMA cell's provider may take a NUMA group (as Nova refuses an instance with
         # a NUMA topology on a host without one): never the root of a host without cells.
         if NUMA_ROOT_TRAIT not in group.required:
             group.required.append(NUMA_ROOT_TRAIT)
+
+
+def _even_numa_layout(nodes, split):
+    """Per-node CPU sets and memory when the flavor splits them evenly (a 400 when they do
+    not divide)."""
+    total_cpus = split.get("VCPU", 0) + split.get("PCPU", 0)
+    for name, amount in (("vCPUs", total_cpus), ("MEMORY_MB", split.get("MEMORY_MB", 0))):
+        if amount % nodes:
+            raise InvalidExtraSpec(
+                NUMA_NODES, f"{name} {amount} cannot be split evenly over {nodes} NUMA nodes"
+            )
+    each = total_cpus // nodes  # as Nova: node i has the vCPUs i*each .. (i+1)*each - 1
+    cpus = [set(range(i * each, (i + 1) * each)) for i in range(nodes)]
+    return cpus, [split.get("MEMORY_MB", 0) // nodes] * nodes
+
+
+def _numa_shares(cpus, mem, split, extra_specs):
+    """Per node, what its group asks (class -> amount, zeros included): its CPUs as PCPU or
+    VCPU (a mixed policy: its pinned ones as PCPU, the rest VCPU) and its memory."""
+    total_cpus = split.get("VCPU", 0) + split.get("PCPU", 0)
+    mixed = "PCPU" in split and "VCPU" in split
+    pinned = _mixed_pinned(extra_specs, total_cpus) if mixed else None
+    shares = []
+    for node_cpus, node_mem in zip(cpus, mem, strict=True):
+        if pinned is not None:
+            share = {"PCPU": len(node_cpus & pinned), "VCPU": len(node_cpus - pinned)}
+        else:
+            share = {"PCPU" if "PCPU" in split else "VCPU": len(node_cpus)}
+        share["MEMORY_MB"] = node_mem
+        shares.append(share)
+    return shares
 
 
 PAGE_UNITS = {"": 1, "k": 1, "m": 1024, "g": 1024**2, "t": 1024**3}
@@ -364,7 +394,8 @@ MAX_PAGE_VARIANTS = 32
 MEMPAGE_CLASS = re.compile(r"^CUSTOM_MEMPAGE_(\d+)KB$")
 
 
-def mempage_class(size_kb):
+def mempage_class(size_kb: int) -> str:
+    """The resource class of a cell's pages of ``size_kb`` KiB."""
     return f"CUSTOM_MEMPAGE_{size_kb}KB"
 
 
@@ -403,7 +434,7 @@ def _check_whole_pages(groups, nodes, page_kb):
             )
 
 
-def huge_page_sizes():
+def huge_page_sizes() -> list[int]:
     """The huge page sizes in KiB, largest first: those of the page classes that exist
     (``CUSTOM_MEMPAGE_<KiB>KB``, KiB > 4; the sync makes one per size a host reports), and
     :data:`DEFAULT_LARGE_PAGE_KB`. One query."""
@@ -421,9 +452,19 @@ def _page_label(size_kb):
     return "small pages" if size_kb == 0 else f"{size_kb} KiB pages"
 
 
-def page_variants(groups, nodes, page_kb):
-    """``([(label, {NUMA suffix: page size in KiB, 0 for small pages})], notes)``: the page
-    sizes each NUMA group asks, one entry per request to try, in order.
+class PageVariant(NamedTuple):
+    """One request's page sizes: ``label`` says which ("" when the flavor has one request),
+    ``sizes`` is ``{NUMA suffix: page size in KiB, 0 for small pages}``."""
+
+    label: str
+    sizes: dict[str, int]
+
+
+def page_variants(
+    *, groups: Mapping[str, _Group], nodes: int, page_kb: int | str | None
+) -> tuple[list[PageVariant], list[str]]:
+    """``(variants, notes)``: the page sizes each NUMA group asks, one :class:`PageVariant`
+    per request to try, in order.
 
     A size names one request. ``large`` (``any``) is Nova's choice per cell of the largest
     huge page size (any size, small pages last) that holds the node's memory in whole pages:
@@ -433,35 +474,41 @@ def page_variants(groups, nodes, page_kb):
     node; ``notes`` says so when no size is left."""
     suffixes = [f"_NUMA{index}" for index in range(nodes)]
     if page_kb is None or page_kb == 0:
-        return [("", {})], []
+        return [PageVariant("", {})], []
     if isinstance(page_kb, int):
-        return [("", dict.fromkeys(suffixes, page_kb))], []
+        return [PageVariant("", dict.fromkeys(suffixes, page_kb))], []
     sizes = huge_page_sizes() + ([0] if page_kb == ANY else [])
     memory = _numa_memory_kb(groups, nodes)
     if not any(memory):
-        return [("", {})], []
+        return [PageVariant("", {})], []
     per_node = [[s for s in sizes if s == 0 or kb % s == 0] for kb in memory]
     if not all(per_node):
-        index = next(i for i, fitting in enumerate(per_node) if not fitting)
-        note = (
-            f"{MEM_PAGE_SIZE}={page_kb}: node {index}'s {memory[index] // 1024} MB is not a "
-            f"whole number of pages of any huge page size "
-            f"({', '.join(f'{s} KiB' for s in sizes if s)})"
-        )
-        return [], [note]
-    count = 1
-    for fitting in per_node:
-        count *= len(fitting)
-    if count <= MAX_PAGE_VARIANTS:
-        combos = itertools.product(*per_node)
-    else:
-        combos = ([s] * nodes for s in sizes if all(s in fitting for fitting in per_node))
+        return [], [_no_whole_pages_note(page_kb, sizes, memory, per_node)]
     variants = []
-    for combo in combos:
+    for combo in _size_combinations(per_node, sizes):
         sizes_of = dict(zip(suffixes, combo, strict=True))
         label = ", ".join(f"{s}: {_page_label(k)}" for s, k in sizes_of.items())
-        variants.append((f"{MEM_PAGE_SIZE}={page_kb}: {label}", sizes_of))
+        variants.append(PageVariant(f"{MEM_PAGE_SIZE}={page_kb}: {label}", sizes_of))
     return variants, []
+
+
+def _no_whole_pages_note(page_kb, sizes, memory, per_node):
+    """Why no request is left: the first node whose memory no size holds in whole pages."""
+    index = next(i for i, fitting in enumerate(per_node) if not fitting)
+    return (
+        f"{MEM_PAGE_SIZE}={page_kb}: node {index}'s {memory[index] // 1024} MB is not a "
+        f"whole number of pages of any huge page size "
+        f"({', '.join(f'{s} KiB' for s in sizes if s)})"
+    )
+
+
+def _size_combinations(per_node, sizes):
+    """The page sizes to try, one per node each: every combination of the nodes' fitting
+    sizes while there are at most :data:`MAX_PAGE_VARIANTS`, else every node the same."""
+    if math.prod(len(fitting) for fitting in per_node) <= MAX_PAGE_VARIANTS:
+        return itertools.product(*per_node)
+    nodes = len(per_node)
+    return ([s] * nodes for s in sizes if all(s in fitting for fitting in per_node))
 
 
 def _ask_pages(groups, page_sizes):
@@ -489,7 +536,7 @@ def _mixed_pinned(extra_specs, vcpus):
 
 
 def _numa_layout(nodes, extra_specs, split):
-    """Per-node CPU counts and memory from ``hw:numa_cpus.N``/``hw:numa_mem.N``, or
+    """Per-node CPU sets and memory from ``hw:numa_cpus.N``/``hw:numa_mem.N``, or
     ``(None, None)`` when none is given. As Nova: every node gets both, the CPU maps cover
     every CPU of the flavor once, and the memory adds up to the flavor's."""
     cpu_keys = {int(m.group(1)): k for k in extra_specs if (m := NUMA_CPUS.match(k))}
@@ -497,14 +544,30 @@ def _numa_layout(nodes, extra_specs, split):
     if not cpu_keys and not mem_keys:
         return None, None
     for keys, what in ((cpu_keys, "hw:numa_cpus"), (mem_keys, "hw:numa_mem")):
-        if set(keys) != set(range(nodes)):
-            bad = sorted(set(keys) - set(range(nodes)))
-            key = keys[bad[0]] if bad else NUMA_NODES
-            raise InvalidExtraSpec(key, f"{what}.N must be given for every node 0..{nodes - 1}")
-    total_cpus = split.get("VCPU", 0) + split.get("PCPU", 0)
+        _check_every_node_given(keys, what, nodes)
+    cpus = _numa_cpu_sets(cpu_keys, extra_specs, split.get("VCPU", 0) + split.get("PCPU", 0))
+    mem = [_amount(mem_keys[i], extra_specs[mem_keys[i]], minimum=1) for i in range(nodes)]
+    if sum(mem) != split.get("MEMORY_MB", 0):
+        raise InvalidExtraSpec(
+            mem_keys[0], f"the nodes' memory must add up to {split.get('MEMORY_MB', 0)} MB"
+        )
+    return cpus, mem
+
+
+def _check_every_node_given(keys, what, nodes):
+    """``keys`` (``{node: key}`` of ``what``) names every node 0..nodes-1 and no other."""
+    if set(keys) != set(range(nodes)):
+        bad = sorted(set(keys) - set(range(nodes)))
+        key = keys[bad[0]] if bad else NUMA_NODES
+        raise InvalidExtraSpec(key, f"{what}.N must be given for every node 0..{nodes - 1}")
+
+
+def _numa_cpu_sets(cpu_keys, extra_specs, total_cpus):
+    """Each node's CPUs from its ``hw:numa_cpus.N`` map (``cpu_keys``: ``{node: key}``):
+    distinct, below ``total_cpus``, and covering all of them."""
     seen = set()
     cpus = []
-    for index in range(nodes):
+    for index in range(len(cpu_keys)):
         key = cpu_keys[index]
         members = cpu_map(key, extra_specs[key])
         if members & seen or any(cpu >= total_cpus for cpu in members):
@@ -513,12 +576,7 @@ def _numa_layout(nodes, extra_specs, split):
         cpus.append(set(members))
     if len(seen) != total_cpus:
         raise InvalidExtraSpec(cpu_keys[0], f"the maps must cover all {total_cpus} CPUs")
-    mem = [_amount(mem_keys[i], extra_specs[mem_keys[i]], minimum=1) for i in range(nodes)]
-    if sum(mem) != split.get("MEMORY_MB", 0):
-        raise InvalidExtraSpec(
-            mem_keys[0], f"the nodes' memory must add up to {split.get('MEMORY_MB', 0)} MB"
-        )
-    return cpus, mem
+    return cpus
 
 
 def _check_member_of(key, value):
@@ -557,8 +615,8 @@ class RequestVariant:
     a flavor with one request), ``resources`` is class -> amount summed over every group."""
 
     label: str
-    candidate_request: object  # scheduling.candidates.CandidateRequest
-    resources: dict
+    candidate_request: CandidateRequest
+    resources: dict[str, int]
 
 
 @dataclass(frozen=True)
@@ -570,25 +628,27 @@ class FlavorRequest:
     each host its first fitting candidate of the first variant that has one. None when no
     request can hold the flavor (``notes`` says why)."""
 
-    variants: tuple  # (RequestVariant, ...)
-    aggregate_specs: dict  # aggregate_instance_extra_specs: key -> value
-    notes: tuple = ()  # why variants were left out
+    variants: tuple[RequestVariant, ...]
+    aggregate_specs: dict[str, str]  # aggregate_instance_extra_specs: key -> value
+    notes: tuple[str, ...] = ()  # why variants were left out
 
     @property
-    def candidate_request(self):
+    def candidate_request(self) -> CandidateRequest | None:
         """The first variant's request (None when there is none)."""
         return self.variants[0].candidate_request if self.variants else None
 
     @property
-    def resources(self):
+    def resources(self) -> dict[str, int]:
         """The first variant's resources (class -> amount, one instance)."""
         return self.variants[0].resources if self.variants else {}
 
-    def holds(self, totals):
+    def holds(self, totals: Mapping[str, int]) -> bool:
         """Whether ``totals`` (class -> amount) is what one of the variants asks."""
         return any(variant.resources == totals for variant in self.variants)
 
-    def with_requests(self, change):
+    def with_requests(
+        self, change: Callable[[CandidateRequest], CandidateRequest]
+    ) -> "FlavorRequest":
         """A copy with ``change(candidate_request)`` as every variant's request."""
         variants = tuple(
             RequestVariant(v.label, change(v.candidate_request), v.resources) for v in self.variants
@@ -616,16 +676,16 @@ def _variant(label, groups, group_policy, same_subtree):
 
 def translate(
     *,
-    vcpus,
-    ram,
-    disk,
-    ephemeral=0,
-    swap=0,
-    extra_specs=None,
-    traits=(),
-    aggregates=(),
-    requested=(),
-):
+    vcpus: int,
+    ram: int,
+    disk: int,
+    ephemeral: int = 0,
+    swap: int = 0,
+    extra_specs: Mapping[str, object] | None = None,
+    traits: Iterable[str] = (),
+    aggregates: Iterable[str] = (),
+    requested: Sequence[Mapping[str, Any]] = (),
+) -> FlavorRequest:
     """One flavor's request, plus a request's own required ``traits``, ``aggregates`` (each
     aggregate a uuid the host must be in, e.g. the availability zone's) and ``requested``
     resources (``[{"resources": {class: amount}, "required": [trait or !trait]}]``, each a
@@ -648,7 +708,7 @@ def translate(
     if len([s for s in groups if s]) > 1 and group_policy is None:
         group_policy = "none"
     page_kb = _page_size(extra_specs) if numa_nodes else None
-    sizes, notes = page_variants(groups, numa_nodes, page_kb)
+    sizes, notes = page_variants(groups=groups, nodes=numa_nodes, page_kb=page_kb)
     # The affinity outermost, as Nova fits a cell (its cells with devices first, see
     # HostStates._cell_ranks) before it picks the cell's page size.
     variants = tuple(
@@ -664,7 +724,14 @@ def translate(
     return FlavorRequest(variants=variants, aggregate_specs=aggregate_specs, notes=tuple(notes))
 
 
-def translate_flavor(flavor, *, traits=(), aggregates=(), requested=()):
+def translate_flavor(
+    flavor: Flavor,
+    *,
+    traits: Iterable[str] = (),
+    aggregates: Iterable[str] = (),
+    requested: Sequence[Mapping[str, Any]] = (),
+) -> FlavorRequest:
+    """:func:`translate` of a flavor's fields and extra specs."""
     return translate(
         vcpus=flavor.vcpus,
         ram=flavor.ram,
@@ -678,7 +745,7 @@ def translate_flavor(flavor, *, traits=(), aggregates=(), requested=()):
     )
 
 
-def requested_problems(requested) -> dict[str, list[str]]:
+def requested_problems(requested: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
     """``{field: [why]}`` for a boot's ``requested_resources`` (already of the right shape)
     naming a resource class or trait that does not exist; empty when every name does."""
     classes = {name for asked in requested for name in asked["resources"]}
@@ -700,18 +767,34 @@ def requested_problems(requested) -> dict[str, list[str]]:
     return problems
 
 
-def validate(*, vcpus, ram, disk, ephemeral=0, swap=0, extra_specs=None):
+def validate(
+    *,
+    vcpus: int,
+    ram: int,
+    disk: int,
+    ephemeral: int = 0,
+    swap: int = 0,
+    extra_specs: Mapping[str, object] | None = None,
+) -> FlavorRequest:
     """Check a flavor before it is written: the syntax, then that every resource class and
     trait it names exists. Raises InvalidExtraSpec naming the first bad key."""
     translated = translate(
         vcpus=vcpus, ram=ram, disk=disk, ephemeral=ephemeral, swap=swap, extra_specs=extra_specs
     )
+    _check_classes_exist(translated, extra_specs or {})
+    _check_traits_exist(extra_specs or {})
+    return translated
+
+
+def _check_classes_exist(translated, extra_specs):
+    """Every resource class the variants ask exists (a page class is made, as Nova takes any
+    page size before a host has it); else a 400 naming the extra spec that asks it."""
     classes = {name for variant in translated.variants for name in variant.resources}
     for name in sorted(classes):
         if name.startswith("CUSTOM_MEMPAGE_"):  # Nova takes any page size before any host has it
             resource_class_ensure(name=name)
     known = set(ResourceClass.objects.filter(name__in=classes).values_list("name", flat=True))
-    for key in sorted(extra_specs or {}):
+    for key in sorted(extra_specs):
         match = RESOURCE_KEY.match(key)
         if match and match.group(2) not in known and match.group(2) in classes:
             raise InvalidExtraSpec(key, f"no such resource class {match.group(2)}")
@@ -720,9 +803,12 @@ def validate(*, vcpus, ram, disk, ephemeral=0, swap=0, extra_specs=None):
         raise InvalidExtraSpec(
             "extra_specs", f"no such resource class {', '.join(sorted(missing))}"
         )
-    names = {key.split(":", 1)[1]: key for key in (extra_specs or {}) if TRAIT_KEY.match(key)}
+
+
+def _check_traits_exist(extra_specs):
+    """Every trait a ``trait*`` key names exists; else a 400 naming the first such key."""
+    names = {key.split(":", 1)[1]: key for key in extra_specs if TRAIT_KEY.match(key)}
     found = set(Trait.objects.filter(name__in=list(names)).values_list("name", flat=True))
     for name, key in sorted(names.items(), key=lambda item: item[1]):
         if name not in found:
             raise InvalidExtraSpec(key, f"no such trait {name}")
-    return translated
