@@ -7,7 +7,7 @@ as Nova's whole-host Placement query does: the cells' usage of the class, added 
 within the cells' total minus the host's reservation (times the cells' allocation ratio).
 
 The rule has one home, :func:`limits_of`, and two readers: the scheduling pass (boots,
-explain and capacity alike: :class:`scheduling.selectors.host_states.PassTrees`) and the
+explain and capacity alike: :class:`scheduling.selectors.pass_hosts.PassTreeFacts`) and the
 claim (:func:`claim_checked`, under the host root's row lock, so that concurrent boots on two
 cells of one host cannot both take the host's last units).
 """

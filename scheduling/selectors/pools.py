@@ -17,7 +17,7 @@ from providers.selectors.resource_pools import (
 )
 
 from .. import queries
-from .host_states import candidate_root
+from .pass_hosts import candidate_root
 
 STEP_NAME = "resource_pools"
 
@@ -42,11 +42,11 @@ def without_unavailable_pools(found):
     for candidate in found.candidates:
         bad = {p for (p, _c), _a in candidate[0]} & unavailable.keys()
         if bad:
-            root = candidate_root(found, candidate)
+            root = candidate_root(found=found, candidate=candidate)
             reasons.setdefault(root, set()).update(unavailable[p] for p in bad)
         else:
             kept.append(candidate)
-    kept_roots = {candidate_root(found, candidate) for candidate in kept}
+    kept_roots = {candidate_root(found=found, candidate=candidate) for candidate in kept}
     gone = [root for root in reasons if root not in kept_roots]
     dropped = [
         (HostRef(name, str(uuid)), "; ".join(sorted(reasons[pk])))

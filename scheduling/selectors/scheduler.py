@@ -2,7 +2,7 @@
 weighers, and the explain funnel. Nothing here writes; claims are in scheduling.services.
 
 One selection is a fixed number of queries whatever the number of hosts: the engine's, then
-those of the host states (scheduling.selectors.host_states: names, aggregates, and each further
+those of the host states (scheduling.selectors.pass_hosts: names, aggregates, and each further
 fact once for every host, when a plugin first reads it). Filters and weighers work on the host
 states in memory.
 """
@@ -33,7 +33,7 @@ from ..plugins import (
     configured_filters,
     configured_weighers,
 )
-from .host_states import host_states
+from .pass_hosts import hosts_of_pass
 from .pools import STEP_NAME as POOLS_STEP
 from .pools import pools_taken, without_unavailable_pools
 
@@ -300,7 +300,7 @@ class SchedulingPass:
             # none are the pools step's refusals.
             self.found, self.pools_dropped = without_unavailable_pools(candidates_for(spec))
             spec.check_time()
-            self.hosts = [h for h in host_states(self.found) if h.id not in leave_out]
+            self.hosts = [h for h in hosts_of_pass(found=self.found) if h.id not in leave_out]
         self.tree = self.hosts[0].tree if self.hosts else None
         self.filters = pre_filter(spec, configured_filters()) if self.hosts else []
 

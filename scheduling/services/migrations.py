@@ -49,7 +49,7 @@ from providers.services.compute_nodes import compute_node_disable
 from ..flavor_snapshots import flavor_snapshot, server_flavor
 from ..host_limits import claim_checked
 from ..models import LifecycleRecord, Migration, Server
-from ..selectors.host_states import availability_zone_of
+from ..selectors.pass_hosts import availability_zone_of
 from ..selectors.pools import spec_within_pools
 from ..selectors.scheduler import explain, first_allocations, select_hosts
 from ..selectors.server_groups import server_group_of
@@ -571,7 +571,7 @@ def _settle_once(migration_pk, settlement, *, generation, record, error):
             server.flavor_id = migration.old_flavor_id
             server.flavor_snapshot = migration.old_flavor_snapshot
             server.availability_zone = (
-                availability_zone_of(migration.source_id) or server.availability_zone
+                availability_zone_of(provider_id=migration.source_id) or server.availability_zone
             )
             server.save(
                 update_fields=[

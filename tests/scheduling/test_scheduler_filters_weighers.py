@@ -436,13 +436,15 @@ def test_plugins_see_the_host_report_and_extended_resources(api, settings, flavo
     ]
     from scheduling import candidates
     from scheduling.models import Flavor
-    from scheduling.selectors.host_states import host_states
+    from scheduling.selectors.pass_hosts import hosts_of_pass
     from scheduling.services.servers import scheduling_spec
 
     spec = scheduling_spec(flavor=Flavor.objects.get(name="f"), project_id="p", user_id="u")
     hosts = {
         h.name: h
-        for h in host_states(candidates.find_candidates(spec.flavor_request.candidate_request))
+        for h in hosts_of_pass(
+            found=candidates.find_candidates(spec.flavor_request.candidate_request)
+        )
     }
     assert hosts["kvm"].extended_resources == {"CUSTOM_CU": 50}
     assert hosts["kvm"].report.hostname.startswith("host-")

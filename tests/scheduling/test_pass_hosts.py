@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 from providers.models import ResourceProvider
 from providers.request_groups import CandidateRequest, RequestGroup
 from scheduling.candidates import find_candidates
-from scheduling.selectors.host_states import host_states
+from scheduling.selectors.pass_hosts import hosts_of_pass
 from tests.factories import make_allocation, make_consumer, make_provider
 
 pytestmark = pytest.mark.django_db
@@ -18,7 +18,7 @@ AGGREGATE = "11111111-1111-4111-8111-111111111111"
 
 def _states(**resources):
     request = CandidateRequest(groups={"": RequestGroup(resources=resources)})
-    return {host.name: host for host in host_states(find_candidates(request))}
+    return {host.name: host for host in hosts_of_pass(found=find_candidates(request))}
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
-"""The scheduler's host states: the hosts of the engine's answer, each with what filters and
-weighers read of it.
+"""One scheduling pass's view of its hosts' trees: the hosts of the engine's answer, each
+with what filters and weighers read of it.
 
 A pass over a thousand hosts reads each kind of fact once for all of them, and only when a
 plugin (or the scheduler) first asks for it: usage and capacity per class (every weigher
@@ -9,6 +9,8 @@ enabled/stale marks, which the built-in filters read, are read up front: two sma
 """
 
 from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from django.conf import settings
 
@@ -17,15 +19,40 @@ from providers.models import ComputeNode
 from providers.selectors import compute_nodes
 
 from .. import host_limits, queries
-from ..candidates import trait_lists
+from ..candidates import _FIT_COLUMNS, Found, trait_lists
 from ..extra_specs import DEVICE_CLASSES
 from ..models import AggregateMetadata
 from ..plugins import HostState
 
 MEMPAGE_PREFIX = "CUSTOM_MEMPAGE_"  # CUSTOM_MEMPAGE_<KiB>KB: a cell's huge pages
 
+# The engine's answer by id (see scheduling.candidates.Found).
+Slot = tuple[int, int]  # (provider id, class id)
+Allocations = Sequence[tuple[Slot, int]]  # [((provider id, class id), amount)]
+Mappings = Sequence[tuple[str, Sequence[int]]]  # [(suffix, [provider ids])]
+Candidate = tuple[Allocations, Mappings]
+Rendered = tuple[dict[str, dict[str, int]], dict[str, list[str]]]  # as a client sees it
+# {root id: {class: [capacity, used]}}: the trees' usage and capacity summed.
+Totals = dict[int, dict[str, list[int]]]
+# (root id, provider id, class name, total, reserved, allocation ratio, used): the rows of
+# queries.tree_inventories_with_usage.
+TreeRow = tuple[int, int, str, int, int, float, int]
+# (is the root, class name, total, reserved, allocation ratio): host_limits.limits_of's rows.
+LimitRow = tuple[bool, str, int, int, float]
+CellFacts = Callable[[int, str], tuple[int, int, int]]  # (total, capacity, used) of a slot
 
-def host_states(found):
+# The columns of the engine's selection rows (Found.rows, selected as the engine's
+# _FIT_COLUMNS), by name: read in the hot loop of _read_inventories.
+_SELECTED_ROOT = _FIT_COLUMNS.index("root_id")
+_SELECTED_CLASS = _FIT_COLUMNS.index("resource_class_id")
+_SELECTED_PROVIDER = _FIT_COLUMNS.index("resource_provider_id")
+_SELECTED_TOTAL = _FIT_COLUMNS.index("total")
+_SELECTED_RESERVED = _FIT_COLUMNS.index("reserved")
+_SELECTED_RATIO = _FIT_COLUMNS.index("allocation_ratio")
+_SELECTED_USED = _FIT_COLUMNS.index("used")
+
+
+def hosts_of_pass(*, found: Found) -> list[HostState]:
     """``[HostState]`` (by name) for the hosts of the engine's answer (a
     :class:`~scheduling.candidates.Found`), each with the candidates that land on it.
 
@@ -33,19 +60,19 @@ def host_states(found):
     tree the engine built it for); a candidate of sharing providers alone on the first tree
     they belong to.
     """
-    by_host = {}
+    by_host: dict[int, list[Candidate]] = {}
     for candidate in found.candidates:
-        by_host.setdefault(candidate_root(found, candidate), []).append(candidate)
+        by_host.setdefault(candidate_root(found=found, candidate=candidate), []).append(candidate)
     if not by_host:
         return []
-    tree = PassTrees(found, by_host)
+    tree = PassTreeFacts(found, by_host)
     hosts = _hosts(tree, by_host)
     _add_availability(hosts)
     return sorted(hosts.values(), key=lambda h: h.name)
 
 
-def candidate_root(found, candidate):
-    """The root id of the host a candidate lands on (see :func:`host_states`)."""
+def candidate_root(*, found: Found, candidate: Candidate) -> int:
+    """The root id of the host a candidate lands on (see :func:`hosts_of_pass`)."""
     allocations = candidate[0]
     root_of, sharing = found.root_of, found.sharing
     # Every provider but the sharing ones is of the one tree the candidate was built for.
@@ -55,117 +82,150 @@ def candidate_root(found, candidate):
     return min(root_of[p] for (p, _c), _a in allocations)
 
 
-class PassTrees:
+class PassTreeFacts:
     """What one scheduling pass knows of its hosts' trees, by root id; each part is read for
     every host at once on first use (see the module docstring)."""
 
-    def __init__(self, found, by_host):
+    def __init__(self, found: Found, by_host: dict[int, list[Candidate]]) -> None:
         self.found = found
         self.by_host = by_host  # root id -> [candidates by id]
-        self.uuids = {}  # provider id -> uuid, the roots' first
-        self._totals = None
-        self._raw = None  # the rows of tree_inventories_with_usage, once read
-        self._parts = None  # (rows from the engine's selection, rows read), merged into _raw
-        self._rows = None
-        self._inventories = None
-        self._members = None
-        self._traits = None
-        self._reports = None
-        self._cells = None  # {root id: NUMA cells its report gives} of the hosts with one
-        self._rendered = {}
+        self.uuids: dict[int, str] = {}  # provider id -> uuid, the roots' first
+        self._totals: Totals | None = None
+        self._raw: list[TreeRow] | None = None  # tree_inventories_with_usage's rows, once read
+        # (rows from the engine's selection, rows read), merged into _raw
+        self._parts: tuple[list[Sequence[Any]], list[TreeRow]] | None = None
+        self._rows: list[tuple[int, str, int, int]] | None = None  # (provider, class, cap, used)
+        self._inventories: dict[int, dict[str, dict[str, int]]] | None = None
+        self._members: dict[int, list[tuple[int, str, int | None]]] | None = None
+        self._traits: dict[int, list[str]] | None = None
+        self._reports: dict[int, ComputeNode] | None = None
+        # {root id: NUMA cells its report gives} of the hosts with one
+        self._cells: dict[int, int] | None = None
+        self._rendered: dict[int, list[Rendered]] = {}
         # The pass's own placements (real or simulated) consume from here: free units per
         # (provider id, class id) of every provider the candidates name, read on first use.
-        self._free = None
+        self._free: dict[Slot, int] | None = None
         self.consumed = False
         # Providers whose free units a what-if fill lets go below zero (sharing providers,
         # checked once the fill is done).
-        self.unbounded = frozenset()
+        self.unbounded: frozenset[int] = frozenset()
         # {(provider id, class name): units} the pass consumed: applied to the totals and the
         # per-provider inventories when they are read after it.
-        self._taken = defaultdict(int)
+        self._taken: defaultdict[tuple[int, str], int] = defaultdict(int)
         # {root id: {class: limit}} of the hosts whose reservation is held for the whole host
         # (scheduling.host_limits), read on first use.
-        self._limits = None
-        self._limit_rows = None
-        self._cell_facts = None  # {(provider id, class): (total, capacity, used)}
-        self._cell_pages = None  # {provider id: [its CUSTOM_MEMPAGE_* classes]}
-        self._numa_suffixes = None
+        self._limits: dict[int, dict[str, int]] | None = None
+        self._limit_rows: dict[int, list[LimitRow]] | None = None
+        # {(provider id, class): (total, capacity, used)}
+        self._cell_facts: dict[tuple[int, str], tuple[int, int, int]] | None = None
+        self._cell_pages: dict[int, list[str]] | None = None  # {provider: CUSTOM_MEMPAGE_*}
+        self._device_roots: set[int] = set()
+        self._numa_suffixes: tuple[str, ...] | None = None
 
     # usage and capacity
-    def totals(self, root_id):
+    def totals(self, root_id: int) -> dict[str, list[int]]:
         """``{class: [capacity, used]}`` summed over the tree."""
-        if self._totals is None:
-            self._read_inventories()
-        return self._totals.get(root_id, {})
+        totals = self._totals
+        if totals is None:
+            totals = self._read_inventories()
+        return totals.get(root_id, {})
 
-    def _read_inventories(self):
+    def _read_inventories(self) -> Totals:
         """Sum each tree's classes (what every pass's weighers read); keep the rows for the
         rest (:meth:`inventories`, the limits, the NUMA cells' facts), derived on first use.
 
         A tree whose inventory rows are all among the engine's selection rows (a flat host
         asked for every class it has: the common case) is summed from those rows, read with
-        the candidates; only how many rows each tree has is read for it. The other trees'
-        rows are read."""
-        totals = defaultdict(dict)
-        selected = self.found.rows
-        if selected is None:
+        the candidates (:meth:`_sum_selected`); only how many rows each tree has is read for
+        it. The other trees' rows are read."""
+        totals: Totals = defaultdict(dict)
+        if self.found.rows is None:
             self._raw = queries.tree_inventories_with_usage(self.by_host)
             self._parts = None
             _add_rows(totals, self._raw)
         else:
-            by_host, class_names = self.by_host, self.found.class_names
-            counts = queries.tree_inventory_counts(by_host)
-            known = defaultdict(list)  # root id -> its selection rows (as _FIT_COLUMNS)
-            for row in selected.values():
-                if row[1] in by_host:
-                    known[row[1]].append(row)
-            # A tree's selection rows are inventory rows of it, one per provider and class:
-            # as many as the tree has are all of them.
-            get_count = counts.get
-            complete = [r for r in by_host if len(known.get(r, ())) == get_count(r, 0)]
-            rest = [r for r in by_host if len(known.get(r, ())) != get_count(r, 0)]
-            for root_id in complete:
-                tree = totals[root_id]  # {} for a tree without inventories, as read
-                for row in known.get(root_id, ()):
-                    name = class_names[row[2]]
-                    capacity = int((row[3] - row[4]) * row[8])  # usable_units, inlined
-                    pair = tree.get(name)
-                    if pair is None:
-                        tree[name] = [capacity, row[9]]
-                    else:
-                        pair[0] += capacity
-                        pair[1] += row[9]
+            complete, rest = self._trees_by_selection(self.found.rows)
+            self._sum_selected(totals, complete)
             read = queries.tree_inventories_with_usage(rest) if rest else []
             _add_rows(totals, read)
             self._raw = None
-            self._parts = ([row for r in complete for row in known.get(r, ())], read)
+            self._parts = ([row for rows in complete.values() for row in rows], read)
         self._totals = totals
         self._rows = self._limit_rows = self._cell_facts = None
         for (provider_id, name), amount in self._taken.items():
             pair = totals.get(self.found.root_of[provider_id], {}).get(name)
             if pair is not None:
                 pair[1] += amount
+        return totals
 
-    def _raw_rows(self):
+    def _trees_by_selection(
+        self, selected: Mapping[Slot, Sequence[Any]]
+    ) -> tuple[dict[int, list[Sequence[Any]]], list[int]]:
+        """``({root id: its selection rows}, [root ids])``: the trees whose inventory rows
+        the engine's selection rows all are (in the pass's host order), and the others.
+
+        A tree's selection rows are inventory rows of it, one per provider and class: as many
+        as the tree has are all of them."""
+        by_host = self.by_host
+        counts = queries.tree_inventory_counts(by_host)
+        known = defaultdict(list)  # root id -> its selection rows
+        for row in selected.values():
+            if row[_SELECTED_ROOT] in by_host:
+                known[row[_SELECTED_ROOT]].append(row)
+        get_count = counts.get
+        complete = {
+            r: known.get(r, []) for r in by_host if len(known.get(r, ())) == get_count(r, 0)
+        }
+        rest = [r for r in by_host if len(known.get(r, ())) != get_count(r, 0)]
+        return complete, rest
+
+    def _sum_selected(self, totals: Totals, trees: Mapping[int, Iterable[Sequence[Any]]]) -> None:
+        """Add to ``totals`` the trees' classes summed from their selection rows."""
+        class_names = self.found.class_names
+        class_, total, reserved = _SELECTED_CLASS, _SELECTED_TOTAL, _SELECTED_RESERVED
+        ratio, used = _SELECTED_RATIO, _SELECTED_USED
+        for root_id, rows in trees.items():
+            tree = totals[root_id]  # {} for a tree without inventories, as read
+            for row in rows:
+                name = class_names[row[class_]]
+                capacity = int((row[total] - row[reserved]) * row[ratio])  # usable_units, inlined
+                pair = tree.get(name)
+                if pair is None:
+                    tree[name] = [capacity, row[used]]
+                else:
+                    pair[0] += capacity
+                    pair[1] += row[used]
+
+    def _raw_rows(self) -> list[TreeRow]:
         """The rows of :func:`~scheduling.queries.tree_inventories_with_usage` for every
         tree of the pass, in provider and class id order: those read, and those the engine's
         selection gave (see :meth:`_read_inventories`), merged."""
         if self._raw is None:
+            assert self._parts is not None  # _read_inventories keeps one of the two
             selected, read = self._parts
             class_names = self.found.class_names
+            provider, class_ = _SELECTED_PROVIDER, _SELECTED_CLASS
             # No provider is in both parts (they are of different trees), and each is in
             # provider and class id order once the selection's is sorted: a stable sort by
             # provider merges them.
-            merged = [
-                (row[1], row[0], class_names[row[2]], row[3], row[4], row[8], row[9])
-                for row in sorted(selected, key=lambda row: (row[0], row[2]))
+            merged: list[TreeRow] = [
+                (
+                    row[_SELECTED_ROOT],
+                    row[provider],
+                    class_names[row[class_]],
+                    row[_SELECTED_TOTAL],
+                    row[_SELECTED_RESERVED],
+                    row[_SELECTED_RATIO],
+                    row[_SELECTED_USED],
+                )
+                for row in sorted(selected, key=lambda row: (row[provider], row[class_]))
             ]
             merged.extend(read)
             merged.sort(key=lambda row: row[1])
             self._raw = merged
         return self._raw
 
-    def _read_rows(self):
+    def _read_rows(self) -> None:
         """The per-provider facts of the rows :meth:`_read_inventories` read (read first
         when it has not): ``_rows``, ``_limit_rows``, ``_cell_facts``, ``_cell_pages`` and
         ``_device_roots``."""
@@ -193,7 +253,7 @@ class PassTrees:
         self._device_roots = device_roots
 
     # the trees' providers
-    def _tree_members(self):
+    def _tree_members(self) -> dict[int, list[tuple[int, str, int | None]]]:
         """``{root id: [(id, uuid, parent id)]}`` in id order."""
         if self._members is None:
             self._members = defaultdict(list)
@@ -202,14 +262,15 @@ class PassTrees:
                 self._members[root_id].append((provider_id, uuid, parent_id))
         return self._members
 
-    def providers(self, root_id):
+    def providers(self, root_id: int) -> list[tuple[str, str | None]]:
         uuids = self.uuids
         members = self._tree_members()[root_id]
         return [(uuid, uuids[parent] if parent else None) for _id, uuid, parent in members]
 
-    def inventories(self, root_id):
+    def inventories(self, root_id: int) -> dict[str, dict[str, dict[str, int]]]:
         if self._inventories is None:
             self._read_rows()
+            assert self._rows is not None  # _read_rows read them
             self._inventories = defaultdict(dict)
             for provider_id, name, capacity, used in self._rows:
                 taken = self._taken.get((provider_id, name), 0)
@@ -219,7 +280,7 @@ class PassTrees:
             for provider_id, uuid, _parent in self._tree_members()[root_id]
         }
 
-    def traits(self, root_id):
+    def traits(self, root_id: int) -> dict[str, list[str]]:
         members = self._tree_members()
         if self._traits is None:
             self._traits = trait_lists([m[0] for tree in members.values() for m in tree])
@@ -228,7 +289,7 @@ class PassTrees:
         }
 
     # the host's report
-    def report(self, root_id):
+    def report(self, root_id: int) -> ComputeNode | None:
         if self._reports is None:
             self._reports = {
                 node.provider.root_id: node
@@ -238,9 +299,13 @@ class PassTrees:
             }
         return self._reports.get(root_id)
 
-    def cells(self, root_id):
+    def cells(self, root_id: int) -> int | None:
         """How many NUMA cells the host's compute report gives (None without a report):
         read for every host at once, on first use, without building the reports."""
+        return self._cell_counts().get(root_id)
+
+    def _cell_counts(self) -> dict[int, int]:
+        """``{root id: NUMA cells}`` of the hosts with a compute report (see :meth:`cells`)."""
         if self._cells is None:
             if self._reports is not None:
                 self._cells = {
@@ -249,36 +314,39 @@ class PassTrees:
                 }
             else:
                 self._cells = queries.host_cells(self.by_host)
-        return self._cells.get(root_id)
+        return self._cells
 
-    def _any_cells(self):
-        self.cells(None)
-        return any(self._cells.values())
+    def _any_cells(self) -> bool:
+        return any(self._cell_counts().values())
 
     # the hosts' limits (scheduling.host_limits)
-    def limits(self, root_id):
-        """``{class: limit}`` of the host (empty for most). Read for every host at once, and
-        only when a candidate takes something below a root (a NUMA cell's, a device's) and
-        some host reports NUMA cells (no host without has a limit)."""
+    def limits(self, root_id: int) -> dict[str, int]:
+        """``{class: limit}`` of the host (empty for most)."""
+        return self._host_limits().get(root_id, {})
+
+    def _host_limits(self) -> dict[int, dict[str, int]]:
+        """``{root id: {class: limit}}`` of the hosts with limits. Read for every host at
+        once, and only when a candidate takes something below a root (a NUMA cell's, a
+        device's) and some host reports NUMA cells (no host without has a limit)."""
         if self._limits is None:
             below_root = _takes_below_root(self.by_host, self.found.root_of)
             self._limits = {}
             if below_root and self._any_cells():
                 if self._limit_rows is None:
                     self._read_rows()
+                assert self._limit_rows is not None  # _read_rows read them
                 for root_id_, rows in self._limit_rows.items():
                     found = host_limits.limits_of(rows, bool(self.cells(root_id_)))
                     if found:
                         self._limits[root_id_] = found
-        return self._limits.get(root_id, {})
+        return self._limits
 
-    def has_limits(self):
-        self.limits(None)
-        return bool(self._limits)
+    def has_limits(self) -> bool:
+        return bool(self._host_limits())
 
-    def _asked(self, root_id, candidate, times=1):
+    def _asked(self, root_id: int, candidate: Candidate, times: int = 1) -> defaultdict[str, int]:
         """``{class: amount}`` the candidate takes from the host's own tree."""
-        asked = defaultdict(int)
+        asked: defaultdict[str, int] = defaultdict(int)
         class_names, root_of = self.found.class_names, self.found.root_of
         for (provider_id, class_id), amount in candidate[0]:
             if root_of.get(provider_id) == root_id:
@@ -286,14 +354,14 @@ class PassTrees:
                 asked[name] += amount
         return asked
 
-    def _used(self, root_id, names):
-        used = defaultdict(int)
+    def _used(self, root_id: int, names: Iterable[str]) -> dict[str, int]:
+        used: defaultdict[str, int] = defaultdict(int)
         for name, (_capacity, amount) in self.totals(root_id).items():
             name, amount = host_limits.as_memory(name, amount)
             used[name] += amount
         return {name: used[name] for name in names}
 
-    def limit_refusal(self, root_id, candidate, times=1):
+    def limit_refusal(self, root_id: int, candidate: Candidate, times: int = 1) -> str | None:
         """Why the candidate would take the host past its limits (None: it would not)."""
         limits = self.limits(root_id)
         if not limits:
@@ -302,7 +370,7 @@ class PassTrees:
             limits, self._used(root_id, limits), self._asked(root_id, candidate, times)
         )
 
-    def host_limit_refusal(self, root_id):
+    def host_limit_refusal(self, root_id: int) -> str | None:
         """Why the host cannot take any candidate of its own that still fits its providers'
         free units, when its limits are what refuse it; None otherwise."""
         if not self.limits(root_id):
@@ -315,7 +383,7 @@ class PassTrees:
         return why
 
     # what the pass's placements consume
-    def _fitting_units(self, root_id):
+    def _fitting_units(self, root_id: int) -> list[Candidate]:
         found = self.by_host[root_id]
         if not self.consumed:
             return found
@@ -327,7 +395,7 @@ class PassTrees:
             if all(free[slot] >= amount or slot[0] in unbounded for slot, amount in c[0])
         ]
 
-    def fitting(self, root_id):
+    def fitting(self, root_id: int) -> list[Candidate]:
         """The host's candidates (by id) that still fit once the pass's own placements are
         taken, in the engine's order (for a NUMA request, in the order the NUMA cells
         strategy prefers them): the engine's answer for the pass's current usage."""
@@ -337,7 +405,7 @@ class PassTrees:
         return self._by_cells_strategy(root_id, found)
 
     # the NUMA cells strategy (spread or pack, as Nova's host cell order)
-    def _numa_groups(self):
+    def _numa_groups(self) -> tuple[str, ...]:
         """The request's NUMA group suffixes in order (``_NUMA0``, ``_NUMA1``...), or ()."""
         if self._numa_suffixes is None:
             suffixes = set()
@@ -347,20 +415,22 @@ class PassTrees:
             self._numa_suffixes = tuple(sorted(suffixes, key=lambda s: int(s[5:] or 0)))
         return self._numa_suffixes
 
-    def _by_cells_strategy(self, root_id, candidates):
+    def _by_cells_strategy(self, root_id: int, candidates: list[Candidate]) -> list[Candidate]:
         suffixes = self._numa_groups()
         if not suffixes or len(candidates) < 2:
             return candidates
         rank = self._cell_ranks(root_id, candidates, suffixes)
         order = {s: i for i, s in enumerate(suffixes)}
 
-        def key(candidate):
+        def key(candidate: Candidate) -> tuple[int, ...]:
             cells = sorted((order[s], ps[0]) for s, ps in candidate[1] if s in order)
             return tuple(rank.get(p, len(rank)) for _i, p in cells)
 
         return sorted(candidates, key=key)
 
-    def _cell_ranks(self, root_id, candidates, suffixes):
+    def _cell_ranks(
+        self, root_id: int, candidates: list[Candidate], suffixes: tuple[str, ...]
+    ) -> dict[int, int]:
         """``{cell provider id: rank}``: Nova's order of the host cells (Nova 34's
         ``numa_fit_instance_to_host``) for ``PLACEMENT_NUMA_CELLS_STRATEGY``: with more cells
         than the request's NUMA nodes, ``spread`` puts the least used cells first (fewest
@@ -376,18 +446,20 @@ class PassTrees:
             return {p: i for i, p in enumerate(cells)}
         if self._cell_facts is None:
             self._read_rows()
+        cell_facts, cell_pages = self._cell_facts, self._cell_pages
+        assert cell_facts is not None and cell_pages is not None  # _read_rows read them
         pack = settings.PLACEMENT_NUMA_CELLS_STRATEGY == "pack"
         pinned = "PCPU" in self.found.requested_classes
 
-        def facts(provider_id, name):
-            total, capacity, used = self._cell_facts.get((provider_id, name), (0, 0, 0))
+        def facts(provider_id: int, name: str) -> tuple[int, int, int]:
+            total, capacity, used = cell_facts.get((provider_id, name), (0, 0, 0))
             return total, capacity, used + self._taken.get((provider_id, name), 0)
 
-        def avail_memory(p):
+        def avail_memory(p: int) -> int:
             """The cell's free memory as Nova sees it: small pages and huge pages alike."""
             total, _capacity, used = facts(p, "MEMORY_MB")
             free = total - used
-            for name in self._cell_pages.get(p, ()):
+            for name in cell_pages.get(p, ()):
                 pages_total, _capacity, pages_used = facts(p, name)
                 free += (pages_total - pages_used) * int(name[len(MEMPAGE_PREFIX) : -2]) // 1024
             return free
@@ -395,10 +467,10 @@ class PassTrees:
         ordered = sorted(cells, key=avail_memory, reverse=not pack)
         if pinned:
             free_pcpus = {p: facts(p, "PCPU")[1] - facts(p, "PCPU")[2] for p in cells}
-            ordered = sorted(ordered, key=free_pcpus.get, reverse=not pack)
+            ordered = sorted(ordered, key=lambda p: free_pcpus[p], reverse=not pack)
         else:
             cpu_usage = {p: facts(p, "VCPU")[2] for p in cells}
-            ordered = sorted(ordered, key=cpu_usage.get, reverse=pack)
+            ordered = sorted(ordered, key=lambda p: cpu_usage[p], reverse=pack)
         devices = self._free_devices_by_cell(root_id, cells, facts)
         if devices:
             # Nova's last sort, whatever the strategy: the cells with the most free devices
@@ -407,24 +479,27 @@ class PassTrees:
             ordered = sorted(ordered, key=lambda p: devices.get(p, 0), reverse=asks)
         return {p: i for i, p in enumerate(ordered)}
 
-    def _free_devices_by_cell(self, root_id, cells, facts):
+    def _free_devices_by_cell(
+        self, root_id: int, cells: list[int], facts: CellFacts
+    ) -> dict[int, int]:
         """``{cell provider id: free device units}`` (every device class, as Nova counts the
         free devices of its PCI pools per NUMA node) for the devices hanging under ``cells``;
         {} when the host has none (then the providers' parents are not read)."""
         if root_id not in self._device_roots:
             return {}
         cell_set = set(cells)
-        free = defaultdict(int)
+        cell_facts = self._cell_facts or {}  # read with _device_roots
+        free: defaultdict[int, int] = defaultdict(int)
         for provider_id, _uuid, parent_id in self._tree_members()[root_id]:
-            if parent_id not in cell_set:
+            if parent_id is None or parent_id not in cell_set:
                 continue
             for name in DEVICE_CLASSES:
-                if (provider_id, name) in self._cell_facts:
+                if (provider_id, name) in cell_facts:
                     _total, capacity, used = facts(provider_id, name)
                     free[parent_id] += max(capacity - used, 0)
         return free
 
-    def first_fitting(self, root_id):
+    def first_fitting(self, root_id: int) -> Candidate | None:
         if self._numa_groups() and len(self.by_host[root_id]) > 1:
             found = self.fitting(root_id)
             return found[0] if found else None
@@ -444,7 +519,7 @@ class PassTrees:
             return candidate
         return None
 
-    def _fixed_cell_order(self, root_id):
+    def _fixed_cell_order(self, root_id: int) -> bool:
         """Whether the cells strategy orders the host's candidates the same whatever the
         pass takes (no more cells than the request's NUMA nodes: the cells' own order, see
         :meth:`_cell_ranks`). Then, as without NUMA groups, a candidate that stops fitting
@@ -458,7 +533,7 @@ class PassTrees:
             cells = len({p for c in candidates for s, ps in c[1] if s in suffixes for p in ps})
         return cells <= len(suffixes)
 
-    def fill_alone(self, root_id):
+    def fill_alone(self, root_id: int) -> int | None:
         """Consume the host's first fitting candidate until none fits, as repeating
         :meth:`first_fitting`, :meth:`times_fitting` and :meth:`consume` would, and return
         how many instances that placed; None when a candidate is bounded by nothing but the
@@ -484,7 +559,7 @@ class PassTrees:
                 count += times
         return count
 
-    def _fill_one_by_one(self, root_id):
+    def _fill_one_by_one(self, root_id: int) -> int | None:
         count = 0
         candidate = self.first_fitting(root_id)
         while candidate is not None:
@@ -495,7 +570,7 @@ class PassTrees:
             candidate = self.first_fitting(root_id)
         return count
 
-    def _times_fitting_now(self, root_id, candidate):
+    def _times_fitting_now(self, root_id: int, candidate: Candidate) -> int | None:
         """How many times the host's candidate fits now: 0 when it does not (as
         :meth:`first_fitting` judges), else as :meth:`times_fitting` (None included)."""
         free = self.free()
@@ -520,15 +595,16 @@ class PassTrees:
                     times = (limit - used[name]) // asked[name]
         return times
 
-    def free(self):
+    def free(self) -> dict[Slot, int]:
         """``{(provider id, class id): free units}`` of every provider a candidate names."""
         if self._free is None and self.found.free is not None:
             self._free = dict(self.found.free)  # the engine's rows, read with the candidates
         if self._free is None:
             ids_of = {name: class_id for class_id, name in self.found.class_names.items()}
             providers = {p for c in self.found.candidates for (p, _c), _a in c[0]}
-            free = {}
+            free: dict[Slot, int] = {}
             self._read_rows()
+            assert self._rows is not None  # _read_rows read them
             in_trees = set()
             for provider_id, name, capacity, used in self._rows:
                 in_trees.add(provider_id)
@@ -551,7 +627,7 @@ class PassTrees:
             self._free = free
         return self._free
 
-    def times_fitting(self, candidate):
+    def times_fitting(self, candidate: Candidate) -> int | None:
         """How many times the candidate fits the free units now (the unbounded providers do
         not limit it); None when nothing but unbounded providers would."""
         free = self.free()
@@ -561,21 +637,24 @@ class PassTrees:
             for slot, amount in candidate[0]
             if amount > 0 and slot[0] not in unbounded
         ]
-        root_id = candidate_root(self.found, candidate) if candidate[0] else None
-        host = self.limits(root_id) if root_id is not None else {}
-        if host:
-            asked = self._asked(root_id, candidate)
-            used = self._used(root_id, host)
-            limits += [
-                (limit - used[name]) // asked[name] for name, limit in host.items() if asked[name]
-            ]
+        if candidate[0]:
+            root_id = candidate_root(found=self.found, candidate=candidate)
+            host = self.limits(root_id)
+            if host:
+                asked = self._asked(root_id, candidate)
+                used = self._used(root_id, host)
+                limits += [
+                    (limit - used[name]) // asked[name]
+                    for name, limit in host.items()
+                    if asked[name]
+                ]
         if not limits:
             return None
         if self._numa_groups():
             return 1  # the cells strategy may choose other cells for the next instance
         return max(1, min(limits))
 
-    def consume(self, candidate, times=1):
+    def consume(self, candidate: Candidate, times: int = 1) -> None:
         """Take one candidate's amounts (``[((provider id, class id), amount)]``), ``times``
         over, in memory: the free units, and the usage the trees' hosts show their filters and
         weighers."""
@@ -599,7 +678,7 @@ class PassTrees:
         self._rendered.clear()
 
     # the candidates, as a client sees them
-    def candidates(self, root_id):
+    def candidates(self, root_id: int) -> list[Rendered]:
         """The host's candidates as a client sees them (those that still fit in this pass);
         one naming a provider deleted since the engine read it (a host sync changed the
         tree's shape) is stale and left out."""
@@ -611,7 +690,7 @@ class PassTrees:
             ]
         return self._rendered[root_id]
 
-    def render(self, candidate):
+    def render(self, candidate: Candidate) -> Rendered | None:
         """One candidate as a client sees it, or None when it names a provider deleted since
         the engine read it."""
         self._know_uuids(p for (p, _c), _a in candidate[0])
@@ -622,14 +701,14 @@ class PassTrees:
             return None
         return self.found.render(candidate, uuids)
 
-    def _know_uuids(self, provider_ids):
+    def _know_uuids(self, provider_ids: Iterable[int]) -> None:
         """Read the uuids not known yet (children and sharing providers) in one query."""
         missing = set(provider_ids) - self.uuids.keys()
         if missing:
             self.uuids.update((pk, uuid) for pk, uuid, _name in queries.provider_names(missing))
 
 
-def _add_rows(totals, rows):
+def _add_rows(totals: Totals, rows: Iterable[TreeRow]) -> None:
     """Add :func:`~scheduling.queries.tree_inventories_with_usage` rows to ``totals``
     (``{root id: {class: [capacity, used]}}``)."""
     get_tree = totals.get
@@ -647,7 +726,9 @@ def _add_rows(totals, rows):
             pair[1] += used
 
 
-def _takes_below_root(by_host, root_of):
+def _takes_below_root(
+    by_host: Mapping[int, Iterable[Candidate]], root_of: Mapping[int, int]
+) -> bool:
     """Whether a candidate takes something from a provider that is not its tree's root."""
     for candidates in by_host.values():
         for allocations, _mappings in candidates:
@@ -657,13 +738,14 @@ def _takes_below_root(by_host, root_of):
     return False
 
 
-def _allocations(candidates):
+def _allocations(candidates: Iterable[Candidate]) -> list[tuple[Slot, int]]:
     return [entry for allocations, _mappings in candidates for entry in allocations]
 
 
-def _hosts(tree, root_ids):
+def _hosts(tree: PassTreeFacts, root_ids: Iterable[int]) -> dict[int, HostState]:
     """``{root id: HostState}`` with names, aggregates and their metadata: one query."""
-    hosts, metadata = {}, defaultdict(dict)
+    hosts: dict[int, HostState] = {}
+    metadata: defaultdict[int, dict[int, dict[str, Any]]] = defaultdict(dict)
     for pk, uuid, name, aggregate_id, aggregate_uuid, meta in queries.hosts_with_aggregates(
         root_ids
     ):
@@ -680,7 +762,7 @@ def _hosts(tree, root_ids):
     return hosts
 
 
-def availability_zone_of(provider_id):
+def availability_zone_of(*, provider_id: int) -> str:
     """The zone of the host ``provider_id`` as its host state gives it ("" for none): the
     first of its aggregates (by id) with a zone. One query."""
     zone = (
@@ -693,7 +775,7 @@ def availability_zone_of(provider_id):
     return zone or ""
 
 
-def _add_availability(hosts):
+def _add_availability(hosts: dict[int, HostState]) -> None:
     """Disabled and stale hosts as the host-sync selector says (hosts made through the
     Placement API alone have no report and count as enabled). Only the unavailable hosts are
     read here: they are few, the available ones need nothing."""
