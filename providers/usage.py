@@ -10,11 +10,11 @@ from .allocations_port import port
 
 
 def usage_subquery(provider="resource_provider_id", resource_class="resource_class_id"):
-    return port().usage_subquery(provider, resource_class)
+    return port().usage_subquery(provider=provider, resource_class=resource_class)
 
 
 def usage_joined(inventories, *group_by, name="used"):
-    return port().usage_joined(inventories, *group_by, name=name)
+    return port().usage_joined(inventories=inventories, group_by=group_by, name=name)
 
 
 def usage_by_provider_and_class(*, provider_ids=None, class_ids=None):

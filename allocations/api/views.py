@@ -75,7 +75,7 @@ def _last_modified(allocations):
 
 
 def _provider_or_404(uuid, message):
-    provider = selectors.provider_by_uuid(uuid)
+    provider = selectors.provider_by_uuid(uuid=uuid)
     if provider is None:
         raise HTTPNotFound(message)
     return provider
@@ -117,7 +117,7 @@ def consumer_allocations_repr(allocations, version):
 class ConsumerAllocationsView(PlacementView):
     def get(self, request, consumer_uuid):
         self.authorize(request, policies.ALLOCATIONS_LIST)
-        allocations = selectors.allocations_for_consumer(consumer_uuid)
+        allocations = selectors.allocations_for_consumer(consumer_uuid=consumer_uuid)
         return self.respond(
             request,
             consumer_allocations_repr(allocations, request.microversion),
@@ -165,7 +165,7 @@ class ProviderAllocationsView(PlacementView):
             uuid,
             f"Resource provider '{uuid}' not found: No resource provider with uuid {uuid} found",
         )
-        allocations = selectors.allocations_for_provider(provider)
+        allocations = selectors.allocations_for_provider(provider=provider)
         with_generation = request.microversion >= (1, 28)
         by_consumer = {}
         for allocation in allocations:
@@ -191,7 +191,7 @@ class ProviderUsagesView(PlacementView):
         )
         body = {
             "resource_provider_generation": provider.generation,
-            "usages": selectors.usages_for_provider(provider),
+            "usages": selectors.usages_for_provider(provider=provider),
         }
         return self.respond(request, body)
 

@@ -18,7 +18,7 @@ UNKNOWN_CONSUMER_TYPE = "unknown"
 ALL_CONSUMER_TYPES = "all"
 
 
-def provider_by_uuid(uuid):
+def provider_by_uuid(*, uuid):
     """The provider with ``uuid`` or None (a malformed uuid finds none)."""
     canonical = uuids.parse(uuid)
     if canonical is None:
@@ -26,7 +26,7 @@ def provider_by_uuid(uuid):
     return ResourceProvider.objects.filter(uuid=canonical).first()
 
 
-def allocations_for_consumer(consumer_uuid):
+def allocations_for_consumer(*, consumer_uuid):
     """A consumer's allocations with provider, class, consumer, project, user, type."""
     canonical = uuids.parse(consumer_uuid)
     if canonical is None:
@@ -57,7 +57,7 @@ def allocations_of_consumers(*, consumer_uuids):
     return held
 
 
-def allocations_for_provider(provider):
+def allocations_for_provider(*, provider):
     """Allocations against ``provider`` with their consumer and class."""
     return list(
         Allocation.objects.filter(resource_provider=provider)
@@ -66,7 +66,7 @@ def allocations_for_provider(provider):
     )
 
 
-def usages_for_provider(provider):
+def usages_for_provider(*, provider):
     """``{class name: used}`` for every class the provider has inventory of."""
     rows = (
         Inventory.objects.filter(resource_provider=provider)

@@ -63,7 +63,7 @@ def _looks_like_uuid_part(text):
     return all(c in "0123456789abcdefABCDEF-" for c in text)
 
 
-def consumer_list_page(filters, page_number=1, per_page=CONSUMERS_PER_PAGE):
+def consumer_list_page(*, filters, page_number=1, per_page=CONSUMERS_PER_PAGE):
     """A page of :class:`ConsumerRow`, newest first; four queries (count, page, usage, hosts)."""
     qs = Consumer.objects.all()
     if filters.q:
@@ -107,7 +107,7 @@ def consumer_list_page(filters, page_number=1, per_page=CONSUMERS_PER_PAGE):
     ).get_page(page_number)
     rows = list(page.object_list)
     ids = [row[0] for row in rows]
-    usage = usage_by_class_of("consumer_id", ids)
+    usage = usage_by_class_of(group_column="consumer_id", ids=ids)
     hosts = _hosts_of(ids)
     page.object_list = [
         ConsumerRow(*row, usage.get(row[0], []), hosts.get(row[0], [])) for row in rows
@@ -135,7 +135,7 @@ class ConsumerDetail:
     devices: list  # the device units assigned to it (devices_of_consumers' entries)
 
 
-def consumer_detail(uuid):
+def consumer_detail(*, uuid):
     """The consumer page's data, or None when there is no such consumer (two queries)."""
     consumer = (
         Consumer.objects.select_related("project", "user", "consumer_type")
@@ -163,11 +163,11 @@ def consumer_detail(uuid):
             entry = providers[rp] = ProviderAllocations(rp, rp_uuid, rp_name, [])
         entry.resources.append((rc_name, used))
         totals[rc_name] = totals.get(rc_name, 0) + used
-    devices = devices_of_consumers([consumer.uuid]).get(str(consumer.uuid), [])
+    devices = devices_of_consumers(consumer_uuids=[consumer.uuid]).get(str(consumer.uuid), [])
     return ConsumerDetail(consumer, list(providers.values()), list(totals.items()), devices)
 
 
-def consumers_matching(q, limit=20):
+def consumers_matching(*, q, limit=20):
     """Consumers whose uuid contains ``q`` (which must look like part of a uuid), newest first."""
     q = q.strip()
     if not q or not _looks_like_uuid_part(q):

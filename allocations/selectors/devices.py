@@ -19,7 +19,7 @@ def device_unit_holders(*, unit_ids):
     }
 
 
-def devices_of_consumers(consumer_uuids):
+def devices_of_consumers(*, consumer_uuids):
     """``{consumer uuid: [{"resource_class", "provider", "address", "parent_address",
     "mdev_type"}, ...]}`` (ordered by provider name and address), in one query."""
     found = defaultdict(list)

@@ -32,7 +32,7 @@ class ProviderPeak:
     inventories: list
 
 
-def fullest_providers(limit=10):
+def fullest_providers(*, limit=10):
     """The ``limit`` providers whose fullest inventory is the most used, fullest first.
 
     Ranked in one query: usage per provider and class (one pass over the allocations)
@@ -45,7 +45,7 @@ def fullest_providers(limit=10):
     if not chosen:
         return []
     providers = ResourceProvider.objects.in_bulk(chosen)
-    inventories = inventory_usages_by_provider(chosen)
+    inventories = inventory_usages_by_provider(provider_ids=chosen)
     found = []
     for rp in chosen:
         invs = inventories[rp]

@@ -48,7 +48,7 @@ def project_usage_page(*, q="", page_number=1, per_page=PROJECTS_PER_PAGE):
         qs.values_list("id", "external_id", "consumer_count", "user_count"), per_page
     ).get_page(page_number)
     rows = list(page.object_list)
-    usage = usage_by_class_of("consumer__project_id", [row[0] for row in rows])
+    usage = usage_by_class_of(group_column="consumer__project_id", ids=[row[0] for row in rows])
     classes = []
     for entries in usage.values():
         for rc_name, _used in entries:
@@ -61,7 +61,7 @@ def project_usage_page(*, q="", page_number=1, per_page=PROJECTS_PER_PAGE):
     return ProjectUsagePage(page, classes)
 
 
-def projects_matching(q, limit=20):
+def projects_matching(*, q, limit=20):
     """Projects whose external id contains ``q``, with how many consumers each has."""
     q = q.strip()
     if not q:

@@ -106,7 +106,7 @@ def _tree_or_own(model, resource_class_id, value):
     )
 
 
-def parse_provider_sort(sort):
+def parse_provider_sort(*, sort):
     """``"-free:VCPU"`` -> ``(True, "free", "VCPU")``; ``None`` for an unknown sort."""
     descending = sort.startswith("-")
     key, _, class_name = sort.lstrip("-").partition(":")
@@ -122,7 +122,7 @@ def _sorted(qs, sort):
 
     Per class, rows without inventory of the class come last whatever the direction.
     """
-    parsed = parse_provider_sort(sort or "")
+    parsed = parse_provider_sort(sort=sort or "")
     if parsed is None:
         return qs.order_by("name")
     descending, key, class_name = parsed
@@ -150,7 +150,7 @@ def _sorted(qs, sort):
     return qs.order_by(order, "name", "id")
 
 
-def provider_list_page(filters, page_number=1, per_page=PROVIDERS_PER_PAGE, sort=""):
+def provider_list_page(*, filters, page_number=1, per_page=PROVIDERS_PER_PAGE, sort=""):
     """One page of :class:`ProviderRow` for the providers passing ``filters``, in the order
     ``sort`` names (see :func:`parse_provider_sort`), name order by default.
 
@@ -184,9 +184,9 @@ def provider_list_page(filters, page_number=1, per_page=PROVIDERS_PER_PAGE, sort
     sharing = sharing_provider_ids(ids)
     trees = {pk for pk in roots if sizes.get(pk, 1) > 1}
     single = [pk for pk in ids if pk not in trees]
-    inventories = own_usages_by_provider(single) if single else {}
+    inventories = own_usages_by_provider(provider_ids=single) if single else {}
     if trees:
-        inventories.update(tree_usages_by_root(trees))
+        inventories.update(tree_usages_by_root(root_ids=trees))
     page.object_list = [
         ProviderRow(
             *row,
@@ -229,18 +229,18 @@ class ProviderDetail:
     devices: list  # the device units of the tree (a root) or of the provider, with holders
 
 
-def provider_detail(uuid):
+def provider_detail(*, uuid):
     """Everything the provider page shows, or None when there is no such provider."""
     provider = ResourceProvider.objects.select_related("parent", "root").filter(uuid=uuid).first()
     if provider is None:
         return None
     root_id = provider.root_id or provider.id
     tree = tree_nodes(root_id, provider.id)
-    usages = inventory_usages_by_provider([node.id for node in tree] or [provider.id])
+    usages = inventory_usages_by_provider(provider_ids=[node.id for node in tree] or [provider.id])
     tree = [replace(node, inventories=usages.get(node.id, [])) for node in tree]
     tree_totals = []
     if provider.parent_id is None and len(tree) > 1:
-        tree_totals = tree_usages_by_root([provider.id]).get(provider.id, [])
+        tree_totals = tree_usages_by_root(root_ids=[provider.id]).get(provider.id, [])
     allocations = (
         Allocation.objects.filter(resource_provider=provider)
         .order_by("consumer__uuid", "resource_class_id")
@@ -315,19 +315,21 @@ class AggregateDetail:
     sharing_members: int
 
 
-def aggregate_detail(uuid, page_number=1):
+def aggregate_detail(*, uuid, page_number=1):
     aggregate = Aggregate.objects.filter(uuid=uuid).first()
     if aggregate is None:
         return None
-    members = provider_list_page(ProviderFilters(aggregate=aggregate.uuid), page_number)
+    members = provider_list_page(
+        filters=ProviderFilters(aggregate=aggregate.uuid), page_number=page_number
+    )
     sharing = sharing_member_count(aggregate)
-    return AggregateDetail(aggregate, members, aggregate_usages(aggregate.id), sharing)
+    return AggregateDetail(aggregate, members, aggregate_usages(aggregate_id=aggregate.id), sharing)
 
 
 # --- compute hosts --------------------------------------------------------------------------
 
 
-def over_capacity(root_ids):
+def over_capacity(*, root_ids):
     """``{root_id: ["VCPU: 40 used of 32", ...]}``, one entry per inventory of the tree whose
     usage exceeds its capacity (an inventory lowered below its usage, as Placement allows)."""
     capacities = tree_capacities(root_ids=root_ids)
@@ -335,7 +337,8 @@ def over_capacity(root_ids):
     usage = {
         (provider_id, name): used
         for provider_id, name, used in usage_grouped(
-            "resource_provider_id", "resource_class__name", resource_provider_id__in=provider_ids
+            group_by=("resource_provider_id", "resource_class__name"),
+            resource_provider_id__in=provider_ids,
         )
     }
     found = {}

@@ -43,7 +43,7 @@ from providers.models import Inventory, ResourceProviderAggregate
 from ..models import Allocation
 
 
-def usage_subquery(provider="resource_provider_id", resource_class="resource_class_id"):
+def usage_subquery(*, provider="resource_provider_id", resource_class="resource_class_id"):
     """Units allocated of the outer row's class on its provider (0 if none).
 
     ``provider`` and ``resource_class`` name the outer row's columns.
@@ -60,7 +60,7 @@ def usage_subquery(provider="resource_provider_id", resource_class="resource_cla
     return Coalesce(Subquery(used, output_field=BigIntegerField()), Value(0))
 
 
-def usage_joined(inventories, *group_by, name="used"):
+def usage_joined(*, inventories, group_by, name="used"):
     """``inventories`` (an Inventory queryset) grouped by the columns ``group_by`` (which
     should include ``"id"``: one group per row) and annotated with ``name``: the row's
     usage, as a LEFT JOIN on its provider's allocations of its class, summed per group."""
@@ -84,7 +84,7 @@ def usage_joined(inventories, *group_by, name="used"):
     )
 
 
-def usage_grouped(*group_by, **filters):
+def usage_grouped(*, group_by, **filters):
     """``(*keys, used)`` rows: usage summed per ``group_by`` (Allocation columns or paths,
     e.g. ``"resource_provider__root_id"``) over the allocations matching ``filters``."""
     return (
@@ -103,7 +103,7 @@ def usage_rows(*, provider_ids=None, class_ids=None):
         filters["resource_provider_id__in"] = provider_ids
     if class_ids is not None:
         filters["resource_class_id__in"] = class_ids
-    return usage_grouped("resource_provider_id", "resource_class_id", **filters)
+    return usage_grouped(group_by=("resource_provider_id", "resource_class_id"), **filters)
 
 
 def usage_by_provider_and_class(*, provider_ids=None, class_ids=None):
@@ -134,22 +134,21 @@ def classes_in_use(*, provider_id=None, class_ids=None):
 def usage_by_class(**filters):
     """``{class id: used}`` summed over the providers of the allocations matching ``filters``
     (every provider by default)."""
-    return dict(usage_grouped("resource_class_id", **filters))
+    return dict(usage_grouped(group_by=("resource_class_id",), **filters))
 
 
-def usage_by_root_and_class(root_ids):
+def usage_by_root_and_class(*, root_ids):
     """``{(root id, class id): used}`` summed over each whole tree."""
     return {
         (root, class_id): used
         for root, class_id, used in usage_grouped(
-            "resource_provider__root_id",
-            "resource_class_id",
+            group_by=("resource_provider__root_id", "resource_class_id"),
             resource_provider__root_id__in=root_ids,
         )
     }
 
 
-def usage_by_class_of(group_column, ids):
+def usage_by_class_of(*, group_column, ids):
     """``{id: [(class name, used), ...]}`` summed per class, in class order, for each value
     ``ids`` holds of ``group_column`` (an Allocation column or path: ``"consumer__project_id"``)."""
     rows = (
@@ -236,7 +235,7 @@ class InventoryUsage:
         return self.capacity.utilisation(self.used)
 
 
-def inventory_usages_by_provider(provider_ids):
+def inventory_usages_by_provider(*, provider_ids):
     """{provider_id: [InventoryUsage, ...]} in resource class order; two queries."""
     used = usage_by_provider_and_class(provider_ids=provider_ids)
     rows = (
@@ -283,23 +282,25 @@ def _class_totals(key, ids, used):
     return found
 
 
-def tree_usages_by_root(root_ids):
+def tree_usages_by_root(*, root_ids):
     """{root id: [ClassUsage, ...]} in resource class order, for whole trees (two queries).
 
     Capacity is summed inventory by inventory (each by the capacity model's rule), so a
     host whose VCPU sits on two NUMA children has the VCPU of both.
     """
-    return _class_totals("resource_provider__root_id", root_ids, usage_by_root_and_class(root_ids))
+    return _class_totals(
+        "resource_provider__root_id", root_ids, usage_by_root_and_class(root_ids=root_ids)
+    )
 
 
-def own_usages_by_provider(provider_ids):
+def own_usages_by_provider(*, provider_ids):
     """{provider id: [ClassUsage, ...]}: each provider's own inventories, one per class, as
     :func:`tree_usages_by_root` gives a tree's (two queries)."""
     used = usage_by_provider_and_class(provider_ids=provider_ids)
     return _class_totals("resource_provider_id", provider_ids, used)
 
 
-def aggregate_usages(aggregate_id):
+def aggregate_usages(*, aggregate_id):
     """A :class:`ClassUsage` per class summed over an aggregate's members' own inventories
     (two queries)."""
     members = ResourceProviderAggregate.objects.filter(aggregate_id=aggregate_id).values(

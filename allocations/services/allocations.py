@@ -305,7 +305,7 @@ class _AllocationWrite:
         users = {r.user_id for r in self.requests}
         types = {r.consumer_type for r in self.requests if r.consumer_type}
         # One read of those that exist (nearly always all); the rest made one by one.
-        known = write_queries.owner_ids(projects, users, types)
+        known = write_queries.owner_ids(projects=projects, users=users, types=types)
 
         def of(kind):
             return {name: row_id for (k, name), row_id in known.items() if k == kind}
@@ -351,7 +351,7 @@ class _AllocationWrite:
         # leaves them (no bump after); one that exists after all is locked and refused below.
         new = [r for r in self.requests if r.generation is None]
         made = write_queries.consumers_insert(
-            [
+            rows=[
                 (
                     r.consumer_uuid,
                     self.projects[r.project_id].id,
@@ -485,7 +485,9 @@ class _AllocationWrite:
         inventories, usage, classes = {}, {}, {}
         self.with_units = set()  # (provider id, class id) with device units
         for provider_id, class_id, name, *fields, used, has_units in (
-            write_queries.inventories_with_usage(provider_ids, names) if names else ()
+            write_queries.inventories_with_usage(provider_ids=provider_ids, class_names=names)
+            if names
+            else ()
         ):
             key = (provider_id, class_id)
             classes[name] = class_id

@@ -22,7 +22,7 @@ _OWNERS = """
 """
 
 
-def owner_ids(projects, users, types):
+def owner_ids(*, projects, users, types):
     """``{("project" | "user" | "type", name): id}`` of the rows that exist, in one read."""
     if connection.vendor != "postgresql":
         found = {}
@@ -51,7 +51,7 @@ _NEW_CONSUMERS = """
 """
 
 
-def consumers_insert(rows, generation):
+def consumers_insert(*, rows, generation):
     """Insert the consumers ``rows`` (``(uuid, project id, user id, type id or None)``, in
     uuid order) that do not exist yet, with ``generation``; returns the new ones as
     ``{uuid: Consumer}``. A uuid another transaction holds (committed, or inserting it now:
@@ -95,7 +95,7 @@ _CAPACITY = """
 """
 
 
-def inventories_with_usage(provider_ids, class_names):
+def inventories_with_usage(*, provider_ids, class_names):
     """One row per inventory of ``provider_ids`` in the classes named: ``(provider id, class
     id, class name, total, reserved, min_unit, max_unit, step_size, allocation_ratio, used,
     has device units)``. Read after the providers' row locks, so the usage is current."""

@@ -30,7 +30,9 @@ def consumer_list(request):
     fmt = exports.requested(request)
     if fmt:
         rows = exports.every_row(
-            lambda n, size: consumer_pages.consumer_list_page(filters, n, per_page=size)
+            lambda n, size: consumer_pages.consumer_list_page(
+                filters=filters, page_number=n, per_page=size
+            )
         )
         return exports.response(
             fmt,
@@ -53,7 +55,7 @@ def consumer_list(request):
                 for c, names in _with_names(request, rows)
             ),
         )
-    page = consumer_pages.consumer_list_page(filters, page_number(request))
+    page = consumer_pages.consumer_list_page(filters=filters, page_number=page_number(request))
     return render_page(
         request,
         "consumer_list.html",
@@ -91,7 +93,7 @@ CONSUMER_COLUMNS = [
 
 @staff_required(*CONSUMERS, *PROVIDERS)
 def consumer_detail(request, uuid):
-    detail = consumer_pages.consumer_detail(uuid)
+    detail = consumer_pages.consumer_detail(uuid=uuid)
     if detail is None:
         raise Http404("No such consumer.")
     names = _consumer_names(request, [detail.consumer.uuid])

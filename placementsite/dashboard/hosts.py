@@ -28,7 +28,7 @@ def host_list(request):
     state = state if state in dict(STATES) else ""
     page = host_list_page(q=q, state=state, page_number=request.GET.get("page"))
     flagged = over_capacity(
-        [r.node.provider.root_id for r in page.object_list if r.node.provider_id]
+        root_ids=[r.node.provider.root_id for r in page.object_list if r.node.provider_id]
     )
     rows = [
         replace(row, over=flagged.get(row.node.provider.root_id, []))

@@ -31,7 +31,9 @@ DELETE_RULE = f"{provider_policies.RESOURCE_POOLS}:delete"
 def pool_list(request):
     q = request.GET.get("q", "")[:200]
     rows = pool_rows(q=q)
-    usages = inventory_usages_by_provider([r.pool.provider_id for r in rows if r.pool.provider_id])
+    usages = inventory_usages_by_provider(
+        provider_ids=[r.pool.provider_id for r in rows if r.pool.provider_id]
+    )
     user = request.user
     context = {
         "rows": [

@@ -33,13 +33,15 @@ def _aggregate_names(request, uuids):
 def provider_list(request):
     form = ProviderFilterForm(request.GET)
     sort = request.GET.get("sort", "")[:300]
-    if provider_pages.parse_provider_sort(sort) is None:
+    if provider_pages.parse_provider_sort(sort=sort) is None:
         sort = ""
     fmt = exports.requested(request)
     if fmt:
         filters = form.filters()
         rows = exports.every_row(
-            lambda n, size: provider_pages.provider_list_page(filters, n, size, sort=sort)
+            lambda n, size: provider_pages.provider_list_page(
+                filters=filters, page_number=n, per_page=size, sort=sort
+            )
         )
         return exports.response(
             fmt,
@@ -61,7 +63,9 @@ def provider_list(request):
                 for row in rows
             ),
         )
-    page = provider_pages.provider_list_page(form.filters(), page_number(request), sort=sort)
+    page = provider_pages.provider_list_page(
+        filters=form.filters(), page_number=page_number(request), sort=sort
+    )
     choices = provider_reads.provider_filter_choices()
     return render_page(
         request,
@@ -115,7 +119,7 @@ def _sort_options(class_names, current):
 
 @staff_required(*USAGE, "allocations.view_consumer")
 def provider_detail(request, uuid):
-    detail = provider_pages.provider_detail(uuid)
+    detail = provider_pages.provider_detail(uuid=uuid)
     if detail is None:
         raise Http404("No such resource provider.")
     provider = detail.provider
@@ -240,7 +244,7 @@ def _aggregate_export_rows(request, rows):
 
 @staff_required("providers.view_aggregate", *PROVIDERS)
 def aggregate_detail(request, uuid):
-    detail = provider_pages.aggregate_detail(uuid, page_number(request))
+    detail = provider_pages.aggregate_detail(uuid=uuid, page_number=page_number(request))
     if detail is None:
         raise Http404("No such aggregate.")
     names = _aggregate_names(request, [detail.aggregate.uuid])

@@ -220,7 +220,10 @@ class ServerListSerializer(serializers.ListSerializer):
 
     def to_representation(self, data):
         servers = list(data.all() if hasattr(data, "all") else data)
-        self._context = {**self._context, "devices": devices_of_consumers(s.uuid for s in servers)}
+        self._context = {
+            **self._context,
+            "devices": devices_of_consumers(consumer_uuids=(s.uuid for s in servers)),
+        }
         return super().to_representation(servers)
 
 
@@ -261,7 +264,7 @@ class ServerSerializer(serializers.ModelSerializer):
     def get_devices(self, server) -> list[dict]:
         known = self.context.get("devices")
         if known is None:
-            known = devices_of_consumers([server.uuid])
+            known = devices_of_consumers(consumer_uuids=[server.uuid])
         return known.get(str(server.uuid), [])
 
 

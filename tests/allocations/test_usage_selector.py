@@ -83,7 +83,8 @@ def test_subquery_form_agrees_with_bulk_form(cloud):
 
 def test_joined_form_agrees_with_bulk_form(cloud):
     rows = usage_joined(
-        Inventory.objects.all(), "id", "resource_provider_id", "resource_class_id"
+        inventories=Inventory.objects.all(),
+        group_by=("id", "resource_provider_id", "resource_class_id"),
     ).values_list("resource_provider_id", "resource_class_id", "used")
     assert per_inventory(rows) == expected(cloud)
 
