@@ -66,7 +66,13 @@ class ResourcePoolCollector:
             capacity = Capacity(*fields).usable
             rows.append((name, kind, class_name, capacity, used.get((provider_id, class_id), 0)))
         states = [
-            (name, kind, pool_is_stale(reported_at), enabled, status in ("ok", "partial"))
+            (
+                name,
+                kind,
+                pool_is_stale(reported_at=reported_at),
+                enabled,
+                status in ("ok", "partial"),
+            )
             for name, kind, _p, reported_at, enabled, status in pools
         ]
         return rows, states

@@ -30,7 +30,7 @@ def members_problem(members) -> str | None:
     """Why a pool's ``members`` cannot be stored (None when they can): a member that is no
     aggregate's uuid or name and cannot be a host's name (see
     :mod:`providers.selectors.pool_members`)."""
-    unknown = pool_members(members).unknown
+    unknown = pool_members(members=members).unknown
     if unknown:
         return (
             f"{unknown[0]!r} names no aggregate (by uuid or name) and is not a host name "

@@ -36,7 +36,7 @@ def audit_allocations():
 def drain_host(hostname, reason=""):
     """Move every server off ``hostname`` (disabled with ``reason``), as the dashboard asks;
     the outcome goes to the lifecycle history. Run again, it moves what is still there."""
-    node = host_by_name(hostname)
+    node = host_by_name(hostname=hostname)
     if node is None:
         return {"host": hostname, "found": False}
     result = host_drain(node=node, reason=reason, origin="task")

@@ -30,7 +30,7 @@ from django.views.decorators.http import require_POST
 from placementsite.core.api import policy
 from placementsite.core.api.auth import user_context
 from placementsite.core.exceptions import DomainError
-from providers.selectors.compute_nodes import host_by_name, host_states
+from providers.selectors.compute_nodes import host_availability_by_root, host_by_name
 from providers.services import compute_nodes as host_services
 from providers.services.host_sync import compute_nodes_sync
 from scheduling import policies as scheduling_policies
@@ -141,7 +141,7 @@ def migration_action(request, uuid, verb):
 
 
 def _host(root_provider_id):
-    return host_states(provider_ids=[root_provider_id]).get(root_provider_id)
+    return host_availability_by_root(provider_ids=[root_provider_id]).get(root_provider_id)
 
 
 @action(*HOST_ACTIONS, what="change hosts")
@@ -203,7 +203,7 @@ def host_drain_view(request, hostname):
     if len(reason) > REASON_MAX:
         messages.error(request, f"The reason is longer than {REASON_MAX} characters.")
         return back(request, reverse("dashboard:hosts"))
-    node = host_by_name(hostname)
+    node = host_by_name(hostname=hostname)
     if node is None:
         raise Http404("No such compute host.")
     reason = reason or "drained"

@@ -254,7 +254,7 @@ class ComputeNodeSerializer(StrictFieldsMixin, serializers.ModelSerializer):
         ]
 
     def get_stale(self, node) -> bool:
-        return is_stale(node.reported_at)
+        return is_stale(reported_at=node.reported_at)
 
 
 class ResourceClassSerializer(serializers.ModelSerializer):
@@ -372,7 +372,7 @@ class ResourcePoolSerializer(StrictFieldsMixin, serializers.ModelSerializer):
         read_only_fields = [f for f in fields if f not in ("enabled", "disabled_reason")]
 
     def get_stale(self, pool) -> bool:
-        return pool_is_stale(pool.reported_at)
+        return pool_is_stale(reported_at=pool.reported_at)
 
     def get_usage(self, pool) -> dict[str, int]:
         """What is allocated on the pool's provider, per class."""

@@ -10,10 +10,12 @@ A provider that no host reports for (made by hand through the Placement API)
 is neither disabled nor stale: these questions are about hosts only.
 """
 
+from collections.abc import Iterable
 from datetime import datetime, timedelta
+from typing import TypedDict
 
 from django.conf import settings
-from django.db.models import BooleanField, ExpressionWrapper, F, Q
+from django.db.models import BooleanField, ExpressionWrapper, F, Q, QuerySet
 from django.utils import timezone
 
 from ..capacity import usable_expression
@@ -28,18 +30,18 @@ RETRIED = (
 )
 
 
-def stale_after():
+def stale_after() -> timedelta:
     """How long a host may stay silent before it is stale (``PLACEMENT_HOST_STALE_SECONDS``)."""
     return timedelta(seconds=settings.PLACEMENT_HOST_STALE_SECONDS)
 
 
-def stale_q(*, now=None, prefix=""):
+def stale_q(*, now: datetime | None = None, prefix: str = "") -> Q:
     """Condition on a ComputeNode (through ``prefix``): no report for longer than allowed."""
     cutoff = (now or timezone.now()) - stale_after()
     return Q(**{f"{prefix}reported_at__lt": cutoff}) | Q(**{f"{prefix}reported_at__isnull": True})
 
 
-def is_stale(reported_at: datetime | None, *, now: datetime | None = None) -> bool:
+def is_stale(*, reported_at: datetime | None, now: datetime | None = None) -> bool:
     """:func:`stale_q` for a host already read."""
     return reported_at is None or reported_at < (now or timezone.now()) - stale_after()
 
@@ -60,7 +62,7 @@ def needs_sync_q(*, signature: str, now: datetime | None = None, due_only: bool 
 
 
 def needs_sync(
-    node: ComputeNode, *, signature: str, now: datetime | None = None, due_only: bool = True
+    *, node: ComputeNode, signature: str, now: datetime | None = None, due_only: bool = True
 ) -> bool:
     """:func:`needs_sync_q` for a host already read (its row locked by the sync)."""
     retried = node.sync_status in RETRIED
@@ -84,7 +86,7 @@ def synced_q(*, signature: str) -> Q:
     )
 
 
-def unavailable_q(*, now=None, prefix=""):
+def unavailable_q(*, now: datetime | None = None, prefix: str = "") -> Q:
     """Condition on a ComputeNode: disabled or forced down by an operator, or stale."""
     return (
         Q(**{f"{prefix}enabled": False})
@@ -93,7 +95,7 @@ def unavailable_q(*, now=None, prefix=""):
     )
 
 
-def host_is_down(*, root_provider_id, now=None) -> bool:
+def host_is_down(*, root_provider_id: int, now: datetime | None = None) -> bool:
     """Whether the host of this root provider is down: forced down by an operator, or stale.
     A provider no host reports for (made through the Placement API) counts as up."""
     node = (
@@ -103,10 +105,10 @@ def host_is_down(*, root_provider_id, now=None) -> bool:
     )
     if node is None:
         return False
-    return node["forced_down"] or is_stale(node["reported_at"], now=now)
+    return node["forced_down"] or is_stale(reported_at=node["reported_at"], now=now)
 
 
-def unavailable_root_ids(*, now=None):
+def unavailable_root_ids(*, now: datetime | None = None) -> QuerySet:
     """Root provider ids of hosts that must not be scheduled to: disabled or stale.
 
     A queryset of ids, usable as a subquery (``root_id__in=unavailable_root_ids()``)
@@ -120,9 +122,21 @@ def unavailable_root_ids(*, now=None):
     )
 
 
-def host_states(*, provider_ids, now=None):
-    """``{root provider id: {"hostname", "enabled", "disabled_reason", "forced_down",
-    "stale"}}`` for these providers' hosts."""
+class HostAvailability(TypedDict):
+    """Whether a host may be scheduled to, and why not: what an operator set and whether it
+    went silent."""
+
+    hostname: str
+    enabled: bool
+    disabled_reason: str
+    forced_down: bool
+    stale: bool
+
+
+def host_availability_by_root(
+    *, provider_ids: Iterable[int], now: datetime | None = None
+) -> dict[int, HostAvailability]:
+    """``{root provider id: HostAvailability}`` for these providers' hosts."""
     rows = ComputeNode.objects.filter(provider__root_id__in=list(provider_ids)).values_list(
         "provider__root_id", "hostname", "enabled", "disabled_reason", "forced_down", "reported_at"
     )
@@ -132,20 +146,22 @@ def host_states(*, provider_ids, now=None):
             "enabled": enabled,
             "disabled_reason": reason,
             "forced_down": forced_down,
-            "stale": is_stale(reported_at, now=now),
+            "stale": is_stale(reported_at=reported_at, now=now),
         }
         for root_id, hostname, enabled, reason, forced_down, reported_at in rows
     }
 
 
-def hosts_needing_sync(*, signature, now=None, due_only=True):
+def hosts_needing_sync(
+    *, signature: str, now: datetime | None = None, due_only: bool = True
+) -> QuerySet:
     """Hosts that need a sync (:func:`needs_sync_q`), of those that have reported."""
     return ComputeNode.objects.filter(reported_at__isnull=False).filter(
         needs_sync_q(signature=signature, now=now, due_only=due_only)
     )
 
 
-def host_rows(*, q="", state="", signature=None):
+def host_rows(*, q: str = "", state: str = "", signature: str | None = None) -> QuerySet:
     """Hosts for the dashboard's list, with their provider and whether their providers show
     their last report (``in_sync``); ``state`` narrows them to ``stale``, ``disabled``,
     ``errors`` (a plugin raised, a sync blocked or failed) or ``pending`` (waiting for a
@@ -173,7 +189,7 @@ def host_rows(*, q="", state="", signature=None):
     return hosts
 
 
-def tree_capacities(*, root_ids):
+def tree_capacities(*, root_ids: Iterable[int]) -> list[tuple[int, int, str, int]]:
     """``[(root_id, provider_id, class name, usable capacity)]`` of every inventory in these
     trees, for comparing with usage (which lives with allocations)."""
     return list(
@@ -185,6 +201,6 @@ def tree_capacities(*, root_ids):
     )
 
 
-def host_by_name(hostname):
+def host_by_name(*, hostname: str) -> ComputeNode | None:
     """The compute host named ``hostname``, with its provider; None when there is none."""
     return ComputeNode.objects.select_related("provider").filter(hostname=hostname).first()

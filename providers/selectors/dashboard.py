@@ -313,7 +313,7 @@ def host_list_page(*, q="", state="", page_number=1, per_page=HOSTS_PER_PAGE):
     page.object_list = [
         HostRow(
             node=host,
-            stale=is_stale(host.reported_at, now=now),
+            stale=is_stale(reported_at=host.reported_at, now=now),
             in_sync=host.in_sync,
             pools=pools.get(host.provider_id, []),
         )
@@ -372,7 +372,7 @@ def pool_rows(*, q=""):
     return [
         PoolRow(
             pool=p,
-            stale=pool_is_stale(p.reported_at, now=now),
+            stale=pool_is_stale(reported_at=p.reported_at, now=now),
             members=members[p.pk],
             changes=changes[p.pk],
         )

@@ -6,7 +6,7 @@ from ..allocations_port import port
 from ..models import DeviceUnit
 
 
-def host_device_units(*, root_provider_id):
+def host_device_units(*, root_provider_id: int) -> list[dict[str, str | None]]:
     """``[{"provider", "provider_name", "resource_class", "address", "parent_address",
     "mdev_type", "consumer"}]`` of every unit on the tree of ``root_provider_id``, by provider
     name and address; ``consumer`` is the uuid of the consumer assigned it, or None. Two

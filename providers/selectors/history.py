@@ -1,7 +1,8 @@
 """Capacity and usage over time, and the changes syncs made: what the history charts draw."""
 
 from collections import defaultdict
-from datetime import timedelta
+from collections.abc import Iterable
+from datetime import datetime, timedelta
 
 from django.db.models import Sum
 from django.utils import timezone
@@ -9,7 +10,9 @@ from django.utils import timezone
 from ..models import InventoryChange, ResourceProvider, UsageSample
 
 
-def usage_series(*, provider_ids=None, days=7, now=None):
+def usage_series(
+    *, provider_ids: Iterable[int] | None = None, days: int = 7, now: datetime | None = None
+) -> dict[str, list[tuple[datetime, int, int]]]:
     """``{class name: [(sampled_at, capacity, used), ...]}`` summed per sample time.
 
     Over ``provider_ids`` (a host's tree) or, with None, the whole cloud.
@@ -24,13 +27,13 @@ def usage_series(*, provider_ids=None, days=7, now=None):
         .order_by("resource_class__name", "sampled_at")
         .values_list("resource_class__name", "sampled_at", "capacity", "used")
     )
-    series = defaultdict(list)
+    series: defaultdict[str, list[tuple[datetime, int, int]]] = defaultdict(list)
     for name, sampled_at, capacity, used in rows:
         series[name].append((sampled_at, capacity, used))
     return dict(series)
 
 
-def recent_changes(*, provider_ids, limit=20):
+def recent_changes(*, provider_ids: Iterable[int], limit: int = 20) -> list[InventoryChange]:
     """The latest inventory changes syncs made on these providers, newest first."""
     return list(
         InventoryChange.objects.filter(provider_id__in=list(provider_ids))
@@ -39,7 +42,7 @@ def recent_changes(*, provider_ids, limit=20):
     )
 
 
-def history_provider_ids(provider):
+def history_provider_ids(*, provider: ResourceProvider) -> list[int]:
     """A host's whole tree for its root provider; just the provider for any other."""
     if provider.root_id == provider.id:
         return list(

@@ -7,7 +7,7 @@ from ..models import Inventory, ResourceProvider
 from ..services.generations import provider_not_found
 
 
-def _provider(provider_uuid):
+def _provider(provider_uuid: str) -> ResourceProvider:
     named = uuids.parse(provider_uuid)
     if named is None:
         raise provider_not_found(uuid=provider_uuid)
@@ -17,7 +17,7 @@ def _provider(provider_uuid):
     return provider
 
 
-def inventories_for_provider(*, provider_uuid):
+def inventories_for_provider(*, provider_uuid: str) -> tuple[ResourceProvider, list[Inventory]]:
     """The provider and its inventory rows (resource class loaded), by class id."""
     provider = _provider(provider_uuid)
     rows = list(
@@ -28,7 +28,9 @@ def inventories_for_provider(*, provider_uuid):
     return provider, rows
 
 
-def inventory_for_provider(*, provider_uuid, resource_class):
+def inventory_for_provider(
+    *, provider_uuid: str, resource_class: str
+) -> tuple[ResourceProvider, Inventory]:
     """The provider and its inventory of one class; 404 when it has none."""
     provider = _provider(provider_uuid)
     inventory = (

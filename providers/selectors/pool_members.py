@@ -8,6 +8,7 @@ as the aggregate, its name or its members change). A name that is no aggregate's
 be a host name is unknown: the report is refused naming it.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from placementsite.core import uuids
@@ -18,12 +19,12 @@ from ..host_reports import hostname_valid
 
 @dataclass(frozen=True)
 class PoolMembers:
-    hostnames: list = field(default_factory=list)  # names that may be hosts
-    aggregates: list = field(default_factory=list)  # aggregate uuids, given or named
-    unknown: list = field(default_factory=list)  # names neither a host's nor an aggregate's
+    hostnames: list[str] = field(default_factory=list)  # names that may be hosts
+    aggregates: list[str] = field(default_factory=list)  # aggregate uuids, given or named
+    unknown: list[str] = field(default_factory=list)  # names neither a host's nor an aggregate's
 
 
-def pool_members(members) -> PoolMembers:
+def pool_members(*, members: Sequence[str]) -> PoolMembers:
     """Resolve a pool's ``members`` (in their order) with one read of aggregate names."""
     names = [m for m in members if uuids.parse(m) is None]
     named = aggregate_uuids_named(names)

@@ -8,6 +8,7 @@ name), and the hosts whose report names it as their ``disk_pool``: their root pr
 share the pool's aggregate.
 """
 
+from collections.abc import Collection, Iterable
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -25,21 +26,21 @@ from ..usage import usage_by_provider_and_class
 from .pool_members import pool_members
 
 
-def pool_stale_after():
+def pool_stale_after() -> timedelta:
     return timedelta(seconds=settings.PLACEMENT_POOL_STALE_SECONDS)
 
 
-def pool_stale_q(*, now=None):
+def pool_stale_q(*, now: datetime | None = None) -> Q:
     cutoff = (now or timezone.now()) - pool_stale_after()
     return Q(reported_at__lt=cutoff) | Q(reported_at__isnull=True)
 
 
-def pool_is_stale(reported_at: datetime | None, *, now: datetime | None = None) -> bool:
+def pool_is_stale(*, reported_at: datetime | None, now: datetime | None = None) -> bool:
     """:func:`pool_stale_q` for a pool already read."""
     return reported_at is None or reported_at < (now or timezone.now()) - pool_stale_after()
 
 
-def unavailable_pool_provider_ids(*, now=None) -> set[int]:
+def unavailable_pool_provider_ids(*, now: datetime | None = None) -> set[int]:
     """Provider ids of pools the scheduler must not take from: disabled or stale."""
     return set(
         ResourcePool.objects.filter(provider__isnull=False)
@@ -48,25 +49,27 @@ def unavailable_pool_provider_ids(*, now=None) -> set[int]:
     )
 
 
-def unavailable_pools(*, provider_ids, now=None) -> dict[int, str]:
+def unavailable_pools(
+    *, provider_ids: Iterable[int], now: datetime | None = None
+) -> dict[int, str]:
     """``{provider id: why}`` for the pools among ``provider_ids`` that are unavailable."""
     rows = ResourcePool.objects.filter(provider_id__in=list(provider_ids)).values_list(
         "provider_id", "name", "enabled", "disabled_reason", "reported_at"
     )
-    found = {}
+    found: dict[int, str] = {}
     for provider_id, name, enabled, reason, reported_at in rows:
         if not enabled:
             found[provider_id] = f"pool {name} is disabled" + (f": {reason}" if reason else "")
-        elif pool_is_stale(reported_at, now=now):
+        elif pool_is_stale(reported_at=reported_at, now=now):
             found[provider_id] = f"pool {name} is stale (no report for too long)"
     return found
 
 
-def pool_member_root_ids(pool: ResourcePool) -> set[int]:
+def pool_member_root_ids(*, pool: ResourcePool) -> set[int]:
     """Root provider ids of the pool's members (see the module docstring and
     :mod:`providers.selectors.pool_members`). Hosts named that have no provider yet (not
     reported, not synced) are not members yet."""
-    members = pool_members(pool.members or ())
+    members = pool_members(members=pool.members or ())
     hosts = ComputeNode.objects.filter(provider__isnull=False).filter(
         Q(hostname__in=members.hostnames) | Q(disk_pool=pool.name)
     )
@@ -82,7 +85,7 @@ def pool_member_root_ids(pool: ResourcePool) -> set[int]:
     return roots
 
 
-def pool_aggregate_member_ids(pool: ResourcePool) -> set[int]:
+def pool_aggregate_member_ids(*, pool: ResourcePool) -> set[int]:
     """Provider ids now in the pool's aggregate."""
     return set(
         ResourceProviderAggregate.objects.filter(aggregate__uuid=pool.aggregate_uuid).values_list(
@@ -91,7 +94,7 @@ def pool_aggregate_member_ids(pool: ResourcePool) -> set[int]:
     )
 
 
-def pool_usage(*, provider_ids) -> dict[int, dict[str, int]]:
+def pool_usage(*, provider_ids: Iterable[int]) -> dict[int, dict[str, int]]:
     """``{provider id: {class name: used}}`` of pools' providers, in one read."""
     from ..models import ResourceClass
 
@@ -99,13 +102,13 @@ def pool_usage(*, provider_ids) -> dict[int, dict[str, int]]:
     names = dict(
         ResourceClass.objects.filter(id__in={c for _p, c in used}).values_list("id", "name")
     )
-    found = {}
+    found: dict[int, dict[str, int]] = {}
     for (provider_id, class_id), amount in used.items():
         found.setdefault(provider_id, {})[names[class_id]] = amount
     return found
 
 
-def pool_members_by_host(*, root_ids) -> dict[int, list[str]]:
+def pool_members_by_host(*, root_ids: Iterable[int]) -> dict[int, list[str]]:
     """``{host root provider id: [pool names]}``: the pools each host is a member of (one
     query)."""
     pool_name = ResourcePool.objects.filter(aggregate_uuid=OuterRef("aggregate__uuid")).values(
@@ -117,13 +120,13 @@ def pool_members_by_host(*, root_ids) -> dict[int, list[str]]:
         .filter(pool__isnull=False)
         .values_list("resource_provider_id", "pool")
     )
-    found = {}
+    found: dict[int, list[str]] = {}
     for provider_id, name in rows:
         found.setdefault(provider_id, []).append(name)
     return {k: sorted(v) for k, v in found.items()}
 
 
-def pools_of_providers(*, uuids) -> list[dict]:
+def pools_of_providers(*, uuids: Collection[str]) -> list[dict[str, str]]:
     """``[{"name", "uuid", "kind"}]`` of the pools whose providers are among ``uuids``."""
     if not uuids:
         return []
@@ -133,7 +136,7 @@ def pools_of_providers(*, uuids) -> list[dict]:
     return [{"name": n, "uuid": str(u), "kind": k} for n, u, k in sorted(rows)]
 
 
-def sharing_provider_uuids(*, uuids) -> set[str]:
+def sharing_provider_uuids(*, uuids: Collection[str]) -> set[str]:
     """The sharing providers (trait ``MISC_SHARES_VIA_AGGREGATE``: pools, and any other
     provider sharing through an aggregate) among ``uuids``."""
     if not uuids:
@@ -146,7 +149,7 @@ def sharing_provider_uuids(*, uuids) -> set[str]:
     }
 
 
-def provider_aggregate_uuids(*, uuid) -> list[str]:
+def provider_aggregate_uuids(*, uuid: str) -> list[str]:
     """The aggregates a provider (by uuid) is a member of."""
     return [
         str(a)

@@ -6,8 +6,9 @@ tests compare those lists, so every listing here uses the same order.
 """
 
 from collections import defaultdict
+from collections.abc import Iterable
 
-from django.db.models import BooleanField, Case, Exists, OuterRef, Value, When
+from django.db.models import BooleanField, Case, Exists, OuterRef, QuerySet, Value, When
 
 from placementsite.core.exceptions import NotFound
 
@@ -15,11 +16,11 @@ from ..models import CUSTOM_PREFIX, ResourceProvider, ResourceProviderTrait, Tra
 from ..services.generations import provider_not_found
 
 
-def trait_not_found(names):
+def trait_not_found(*, names: Iterable[str]) -> NotFound:
     return NotFound(f"No such trait(s): {', '.join(names)}.")
 
 
-def in_stable_order(traits):
+def in_stable_order(*, traits: QuerySet) -> QuerySet:
     """Order a Trait queryset: standard before custom, each by id."""
     return traits.annotate(
         is_custom_trait=Case(
@@ -30,15 +31,20 @@ def in_stable_order(traits):
     ).order_by("is_custom_trait", "id")
 
 
-def trait_get(*, name):
+def trait_get(*, name: str) -> Trait:
     """The trait called ``name``; 404 when there is none."""
     trait = Trait.objects.filter(name=name).first()
     if trait is None:
-        raise trait_not_found([name])
+        raise trait_not_found(names=[name])
     return trait
 
 
-def traits_list(*, names_in=None, prefix=None, associated=None):
+def traits_list(
+    *,
+    names_in: Iterable[str] | None = None,
+    prefix: str | None = None,
+    associated: bool | None = None,
+) -> list[Trait]:
     """Traits filtered as ``GET /traits`` filters them, in stable order.
 
     ``names_in``: only these names; ``prefix``: only names starting with it;
@@ -53,42 +59,42 @@ def traits_list(*, names_in=None, prefix=None, associated=None):
     if associated is not None:
         in_use = Exists(ResourceProviderTrait.objects.filter(trait_id=OuterRef("pk")))
         traits = traits.filter(in_use) if associated else traits.exclude(in_use)
-    return list(in_stable_order(traits))
+    return list(in_stable_order(traits=traits))
 
 
-def traits_of_provider(provider):
+def traits_of_provider(*, provider: ResourceProvider | int) -> list[Trait]:
     """The traits of one provider (a ResourceProvider or its id), in stable order."""
     provider_id = getattr(provider, "pk", provider)
     return list(
         in_stable_order(
-            Trait.objects.filter(resourceprovidertrait__resource_provider_id=provider_id)
+            traits=Trait.objects.filter(resourceprovidertrait__resource_provider_id=provider_id)
         )
     )
 
 
-def trait_names_by_provider(provider_ids):
+def trait_names_by_provider(*, provider_ids: Iterable[int]) -> dict[int, list[str]]:
     """``{provider_id: [trait names in stable order]}`` for many providers, in one query.
 
     Providers without traits map to an empty list.
     """
-    provider_ids = list(provider_ids)
-    found = defaultdict(list)
+    ids = list(provider_ids)
+    found: defaultdict[int, list[str]] = defaultdict(list)
     rows = in_stable_order(
-        Trait.objects.filter(resourceprovidertrait__resource_provider_id__in=provider_ids)
+        traits=Trait.objects.filter(resourceprovidertrait__resource_provider_id__in=ids)
     ).values_list("resourceprovidertrait__resource_provider_id", "name")
     for provider_id, name in rows:
         found[provider_id].append(name)
-    return {provider_id: found.get(provider_id, []) for provider_id in provider_ids}
+    return {provider_id: found.get(provider_id, []) for provider_id in ids}
 
 
-def trait_ids_by_name(names):
+def trait_ids_by_name(*, names: Iterable[str]) -> dict[str, int]:
     """``{name: id}`` for those of ``names`` that exist (unknown names are absent)."""
     return dict(Trait.objects.filter(name__in=list(names)).values_list("name", "id"))
 
 
-def provider_traits(*, provider_uuid):
+def provider_traits(*, provider_uuid: str) -> tuple[ResourceProvider, list[Trait]]:
     """``(provider, its traits in stable order)``; 404 for an unknown provider."""
     provider = ResourceProvider.objects.filter(uuid=provider_uuid).first()
     if provider is None:
         raise provider_not_found(uuid=provider_uuid)
-    return provider, traits_of_provider(provider)
+    return provider, traits_of_provider(provider=provider)

@@ -148,7 +148,7 @@ def compute_node_sync(
         name_of=lambda node: node.hostname,
         desired_of=lambda node: desired_tree(HostReport.of(node), plugins),
         root_of=_root_of,
-        needs=lambda node: needs_sync(node, signature=signature, now=now, due_only=due_only),
+        needs=lambda node: needs_sync(node=node, signature=signature, now=now, due_only=due_only),
         history_field="compute_node",
     )
     return record_sync(

@@ -91,17 +91,17 @@ def _root_of(pool):
 
 
 def _members_differ(pool):
-    wanted = pool_member_root_ids(pool)
+    wanted = pool_member_root_ids(pool=pool)
     if pool.provider_id is not None:
         wanted.add(pool.provider_id)
-    return wanted != pool_aggregate_member_ids(pool)
+    return wanted != pool_aggregate_member_ids(pool=pool)
 
 
 def _lock_members(pool):
     """Lock the pool's provider and every provider its aggregate holds or will hold, in id
     order (the allocation service's), before the tree is read: a claim on a member and the
     pool queues behind the sync instead of deadlocking with it."""
-    ids = pool_member_root_ids(pool) | pool_aggregate_member_ids(pool)
+    ids = pool_member_root_ids(pool=pool) | pool_aggregate_member_ids(pool=pool)
     if pool.provider_id is not None:
         ids.add(pool.provider_id)
     list(
@@ -117,8 +117,8 @@ def pool_members_converge(pool: ResourcePool, provider_id: int) -> int:
     provider's other aggregates untouched, its generation bumped as an aggregate write
     through the API does). Returns how many memberships changed. Needs a transaction."""
     (aggregate_id,) = aggregate_ids(uuids=[pool.aggregate_uuid]).values()
-    wanted = pool_member_root_ids(pool) | {provider_id}
-    current = pool_aggregate_member_ids(pool)
+    wanted = pool_member_root_ids(pool=pool) | {provider_id}
+    current = pool_aggregate_member_ids(pool=pool)
     joining, leaving = wanted - current, current - wanted
     changed = joining | leaving
     if not changed:
@@ -181,7 +181,7 @@ def resource_pool_sync(*, pool_id, force=False, due_only=True, now=None):
 
     def needs(record):
         return needs_sync(
-            record, signature=signature, now=now, due_only=due_only
+            node=record, signature=signature, now=now, due_only=due_only
         ) or _members_differ(record)
 
     subject = SyncSubject(

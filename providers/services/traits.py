@@ -51,7 +51,7 @@ def trait_delete(*, name: str) -> None:
     with transaction.atomic():
         trait = Trait.objects.select_for_update().filter(name=name).first()
         if trait is None:
-            raise trait_not_found([name])
+            raise trait_not_found(names=[name])
         if not trait.is_custom:
             raise InvalidRequest(f"Cannot delete standard trait {name}.")
         if ResourceProviderTrait.objects.filter(trait=trait).exists():
@@ -123,7 +123,7 @@ def provider_traits_set(
             raise InvalidRequest(f"No such trait {', '.join(missing)}")
         if _replace_traits(provider, found.values()):
             bump_generation(provider=provider)
-        return provider, traits_of_provider(provider)
+        return provider, traits_of_provider(provider=provider)
 
 
 def provider_traits_delete(*, provider_uuid: str | uuidlib.UUID) -> ResourceProvider:

@@ -781,7 +781,9 @@ def _add_availability(hosts: dict[int, HostState]) -> None:
     read here: they are few, the available ones need nothing."""
     unavailable = set(compute_nodes.unavailable_root_ids()) & set(hosts)
     if unavailable:
-        for root_id, state in compute_nodes.host_states(provider_ids=unavailable).items():
+        for root_id, state in compute_nodes.host_availability_by_root(
+            provider_ids=unavailable
+        ).items():
             hosts[root_id].enabled = state["enabled"]
             hosts[root_id].disabled_reason = state["disabled_reason"]
             hosts[root_id].forced_down = state["forced_down"]

@@ -298,7 +298,7 @@ def test_bulk_selector_agrees_with_get_in_one_query(api, django_assert_num_queri
     providers = [make_provider(), make_provider(aggregates=[AGG_C]), make_provider()]
     api.put(url(providers[0]), {"aggregates": [AGG_B, AGG_A], "resource_provider_generation": 0})
     with django_assert_num_queries(1):
-        by_provider = aggregate_uuids_by_provider(p.pk for p in providers)
+        by_provider = aggregate_uuids_by_provider(provider_ids=(p.pk for p in providers))
     for provider in providers:
         assert by_provider[provider.pk] == api.get(url(provider)).json["aggregates"]
 

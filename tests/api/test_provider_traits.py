@@ -348,7 +348,7 @@ def test_bulk_selector_agrees_with_get_in_one_query(api, django_assert_num_queri
         make_provider(),
     ]
     with django_assert_num_queries(1):
-        by_provider = trait_names_by_provider(p.pk for p in providers)
+        by_provider = trait_names_by_provider(provider_ids=(p.pk for p in providers))
     for provider in providers:
         assert by_provider[provider.pk] == api.get(url(provider)).json["traits"]
 

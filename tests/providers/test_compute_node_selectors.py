@@ -6,7 +6,7 @@ import pytest
 from django.utils import timezone
 
 from providers.models import ComputeNode, ResourceClass
-from providers.selectors.compute_nodes import host_states, unavailable_root_ids
+from providers.selectors.compute_nodes import host_availability_by_root, unavailable_root_ids
 from tests.factories import make_provider
 
 pytestmark = pytest.mark.django_db
@@ -46,7 +46,7 @@ def test_stale_limit_comes_from_the_setting(settings):
 
 def test_host_states_answer_for_a_child_through_its_root():
     root, child = _host("h1", child=True, enabled=False)
-    states = host_states(provider_ids=[root.id])
+    states = host_availability_by_root(provider_ids=[root.id])
     assert states == {
         root.id: {
             "hostname": "h1",
@@ -112,7 +112,7 @@ def test_needs_sync_in_python_and_in_sql_agree(due_only):
     in_python = {
         node.hostname
         for node in ComputeNode.objects.all()
-        if needs_sync(node, signature="sig", now=now, due_only=due_only)
+        if needs_sync(node=node, signature="sig", now=now, due_only=due_only)
     }
     assert in_sql == in_python
     assert 0 < len(in_sql) < ComputeNode.objects.count()

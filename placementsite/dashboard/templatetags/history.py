@@ -72,7 +72,7 @@ def host_history(context, provider, tree=None, days=7):
     if tree and provider.root_id == provider.id:
         provider_ids = [node.id for node in tree]
     else:
-        provider_ids = history_provider_ids(provider)
+        provider_ids = history_provider_ids(provider=provider)
     return {
         "title": "History" + (" of this host" if provider.root_id == provider.id else ""),
         "charts": charts(usage_series(provider_ids=provider_ids, days=days), _units(context)),
