@@ -158,9 +158,16 @@ def provider_conditions(resolved):
 
 
 def with_tree_uuids(providers):
-    """Annotate ``parent_provider_uuid`` and ``root_provider_uuid`` (no extra query)."""
+    """Annotate ``parent_provider_uuid`` and ``root_provider_uuid`` (no extra query).
+
+    Each is a primary-key lookup per row, not a join: the request's conditions (correlated
+    capacity checks) make PostgreSQL expect a row or two, and for that few it would join the
+    parent and root by scanning the whole provider table once per row, quadratic in the cloud.
+    """
+    uuid_of = ResourceProvider.objects.values("uuid")
     return providers.annotate(
-        parent_provider_uuid=F("parent__uuid"), root_provider_uuid=F("root__uuid")
+        parent_provider_uuid=Subquery(uuid_of.filter(pk=OuterRef("parent_id"))[:1]),
+        root_provider_uuid=Subquery(uuid_of.filter(pk=OuterRef("root_id"))[:1]),
     )
 
 
