@@ -76,12 +76,13 @@ def search(request):
     found = len(providers) + len(consumers) + len(projects)
     if found == 1:  # one answer: go straight to it
         if providers:
-            return redirect("dashboard:provider", providers[0][0])
+            [(provider_uuid, _name, _parent_id, _root_name)] = providers
+            return redirect("dashboard:provider", provider_uuid)
         if consumers:
-            return redirect("dashboard:consumer", consumers[0][0])
-        return redirect(
-            f"{reverse('dashboard:consumers')}?{urlencode({'project': projects[0][0]})}"
-        )
+            [(consumer_uuid, _project, _user)] = consumers
+            return redirect("dashboard:consumer", consumer_uuid)
+        [(project_id, _consumer_count)] = projects
+        return redirect(f"{reverse('dashboard:consumers')}?{urlencode({'project': project_id})}")
     return render_page(
         request,
         "search.html",

@@ -9,12 +9,14 @@ admin's permission for the same change and the policy rule of the API's endpoint
 are the providers services'.
 """
 
+from typing import NamedTuple
+
 from django.contrib import messages
 from django.urls import reverse
 
 from allocations.selectors.usage import inventory_usages_by_provider
 from providers import policies as provider_policies
-from providers.selectors.dashboard import pool_rows
+from providers.selectors.dashboard import PoolRow, pool_rows
 from providers.selectors.resource_pools import pool_stale_after
 from providers.services import resource_pools as pool_services
 
@@ -27,6 +29,15 @@ UPDATE_RULE = f"{provider_policies.RESOURCE_POOLS}:update"
 DELETE_RULE = f"{provider_policies.RESOURCE_POOLS}:delete"
 
 
+class PoolWithUsage(NamedTuple):
+    """A row of the Pools page: the pool, the usage of each of its inventories and whether
+    nothing is allocated from it (only then may it be deleted)."""
+
+    row: PoolRow
+    usages: list  # [InventoryUsage]
+    unused: bool
+
+
 @staff_required("providers.view_resourcepool", *PROVIDERS, "allocations.view_allocation")
 def pool_list(request):
     q = request.GET.get("q", "")[:200]
@@ -37,7 +48,7 @@ def pool_list(request):
     user = request.user
     context = {
         "rows": [
-            (row, used, not any(u.used for u in used))
+            PoolWithUsage(row, used, unused=not any(u.used for u in used))
             for row in rows
             for used in [usages.get(row.pool.provider_id, [])]
         ],

@@ -28,9 +28,9 @@ def flavor_list(request):
     # Counting it for every flavor takes a scheduling pass each: the page comes at once and
     # fits.js fills the counts in, one flavor after the other (flavor_fits below).
     show_fits = request.user.has_perms(FITS)
-    rows = [(flavor, None) for flavor in flavor_reads.flavors_with_counts()]
+    flavors = list(flavor_reads.flavors_with_counts())
     return render_page(
-        request, "flavor_list.html", "flavors", {"rows": rows, "show_fits": show_fits}
+        request, "flavor_list.html", "flavors", {"flavors": flavors, "show_fits": show_fits}
     )
 
 

@@ -3,6 +3,8 @@ and aggregates: which providers and hosts fit, and why the others do not) and it
 candidates (an HTML fragment fetched after the page by try.js, grouped by host).
 """
 
+from typing import NamedTuple
+
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
@@ -135,10 +137,12 @@ def _children_under_hosts(left_out):
     first_seen = {}
     for ref, _reasons in left_out:
         first_seen.setdefault(ref.root_id or ref.id, len(first_seen))
-    return sorted(
-        left_out,
-        key=lambda item: (first_seen[item[0].root_id or item[0].id], not item[0].is_root),
-    )
+
+    def tree_then_host_first(entry):
+        ref, _reasons = entry
+        return first_seen[ref.root_id or ref.id], not ref.is_root
+
+    return sorted(left_out, key=tree_then_host_first)
 
 
 def _candidates(groups, options):
@@ -150,22 +154,44 @@ def _candidates(groups, options):
     numbered = [suffix for suffix in asked if suffix]
     policy = options.cleaned_data["group_policy"] if len(numbered) > 1 else None
     found = candidates_preview(groups=asked, group_policy=policy, limit=CANDIDATES_SHOWN)
-    return _by_host(found), None
+    return _host_candidates(found), None
 
 
-def _by_host(candidates):
-    """Candidates grouped by the host they land on: ``[(host uuid, host name, [candidate])]``
-    where each candidate is ``[(uuid, name, resources, is_sharing)]``, the host's own tree
-    first and sharing providers after (one query for the hosts of the providers shown)."""
+class CandidatePart(NamedTuple):
+    """One provider of a candidate and what it gives."""
+
+    uuid: str
+    name: str
+    resources: dict  # {class name: amount}
+    sharing: bool
+
+
+class HostCandidates(NamedTuple):
+    """The candidates that land on one host (the root of their own providers)."""
+
+    host_uuid: str
+    host_name: str
+    candidates: list  # [[CandidatePart]]: the host's own tree first, then sharing providers
+
+
+def _host_candidates(candidates):
+    """The candidates grouped by the host they land on, a :class:`HostCandidates` per host
+    in the order their first candidate came (one query for the hosts of the providers)."""
     hosts = provider_reads.hosts_of({uuid for c in candidates for uuid, _n, _r in c})
+
+    def host_of(uuid, name):
+        """``(host uuid, host name, is sharing)`` of a provider (unknown: itself, unshared)."""
+        return hosts.get(uuid, (None, name, False))
+
     grouped = {}
     for candidate in candidates:
-        parts = [
-            (uuid, name, res, hosts.get(uuid, (None, name, False))) for uuid, name, res in candidate
-        ]
-        own = [p for p in parts if not p[3][2]] or parts
-        host_uuid, host_name, _sharing = own[0][3]
-        ordered = sorted(parts, key=lambda p: (p[3][2], p[1]))
-        entry = grouped.setdefault(host_uuid or own[0][0], [host_uuid or own[0][0], host_name, []])
-        entry[2].append([(uuid, name, res, info[2]) for uuid, name, res, info in ordered])
-    return [tuple(entry) for entry in grouped.values()]
+        parts = []
+        for uuid, name, resources in candidate:
+            _host_uuid, _host_name, sharing = host_of(uuid, name)
+            parts.append(CandidatePart(uuid, name, resources, sharing))
+        own = next((part for part in parts if not part.sharing), parts[0])
+        host_uuid, host_name, _sharing = host_of(own.uuid, own.name)
+        key = host_uuid or own.uuid
+        entry = grouped.setdefault(key, HostCandidates(key, host_name, []))
+        entry.candidates.append(sorted(parts, key=lambda part: (part.sharing, part.name)))
+    return list(grouped.values())
