@@ -120,7 +120,7 @@ def contribution_checked(before, after):
             if had.get((spec.key, name)) == inventory:
                 continue
             try:
-                checked = inventory_checked(inventory.capacity())
+                checked = inventory_checked(inventory=inventory.capacity())
             except (TypeError, ValueError) as exc:
                 raise InvalidRequest(f"{spec.name}: {name}: {exc}") from None
             if checked.usable < 0:

@@ -51,7 +51,7 @@ def inventory_problem(values: dict) -> str | None:
         allocation_ratio=1.0,
     )
     try:
-        checked = inventory_checked(capacity)
+        checked = inventory_checked(inventory=capacity)
     except (TypeError, ValueError) as exc:
         return str(exc)
     if checked.usable < 0:

@@ -234,7 +234,8 @@ class ReshaperView(PlacementView):
             _canonical(rp_uuid): ProviderInventories(
                 generation=entry["resource_provider_generation"],
                 inventories={
-                    name: inventory_fields(record) for name, record in entry["inventories"].items()
+                    name: inventory_fields(record=record)
+                    for name, record in entry["inventories"].items()
                 },
             )
             for rp_uuid, entry in body["inventories"].items()

@@ -73,7 +73,7 @@ class InventoryListView(_InventoryView):
             provider_uuid=uuid,
             generation=data[GENERATION],
             inventories={
-                name: services.inventory_fields(record)
+                name: services.inventory_fields(record=record)
                 for name, record in data["inventories"].items()
             },
             allow_reserved_equal_total=reserved_may_equal_total(request),
@@ -91,7 +91,7 @@ class InventoryListView(_InventoryView):
         provider, inventory = services.inventory_create(
             provider_uuid=uuid,
             resource_class=resource_class,
-            inventory=services.inventory_fields(data),
+            inventory=services.inventory_fields(record=data),
             allow_reserved_equal_total=reserved_may_equal_total(request),
         )
         headers = {"Location": inventory_url(provider, resource_class)}
@@ -128,7 +128,7 @@ class InventoryDetailView(_InventoryView):
             provider_uuid=uuid,
             resource_class=resource_class,
             generation=generation,
-            inventory=services.inventory_fields(data),
+            inventory=services.inventory_fields(record=data),
             allow_reserved_equal_total=reserved_may_equal_total(request),
         )
         return self.respond(

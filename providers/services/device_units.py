@@ -9,30 +9,42 @@ the units of running servers never disappear under them. Who holds a unit is ask
 allocations app through its port.
 """
 
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..allocations_port import port
 from ..models import DeviceUnit
+from ..plugins.base import ProviderSpec, UnitSpec
 
 
 @dataclass
 class UnitsPlan:
-    creates: list = field(default_factory=list)  # (provider uuid, class name, UnitSpec)
-    updates: list = field(default_factory=list)  # (unit id, UnitSpec): same address, new facts
-    deletes: list = field(default_factory=list)  # unit ids
-    blocked: list = field(default_factory=list)
+    # (provider uuid, class name, unit)
+    creates: list[tuple[str, str, UnitSpec]] = field(default_factory=list)
+    # (unit id, unit): same address, new facts
+    updates: list[tuple[int, UnitSpec]] = field(default_factory=list)
+    deletes: list[int] = field(default_factory=list)  # unit ids
+    blocked: list[str] = field(default_factory=list)
 
     @property
-    def changes(self):
+    def changes(self) -> int:
         return len(self.creates) + len(self.updates) + len(self.deletes)
 
 
-def device_units_plan(*, specs, uuids, provider_ids, deleted_uuids, keep_unlisted=False):
+def device_units_plan(
+    *,
+    specs: Iterable[ProviderSpec],
+    uuids: Mapping[str, str],
+    provider_ids: Sequence[int],
+    deleted_uuids: Collection[str],
+    keep_unlisted: bool = False,
+) -> UnitsPlan:
     """What makes the units on record for ``provider_ids`` those of the desired ``specs``
     (``uuids`` maps their keys to provider uuids). ``keep_unlisted``: a provider's class no
     spec lists units for keeps its units (its plugin failed: its resources stay as they
     were), unless the provider itself goes."""
-    wanted, listed = {}, set()
+    wanted: dict[tuple[str, str], tuple[str, UnitSpec]] = {}
+    listed: set[tuple[str, str]] = set()
     for spec in specs:
         uuid = uuids[spec.key]
         for name, units in spec.units.items():
@@ -79,7 +91,7 @@ def device_units_plan(*, specs, uuids, provider_ids, deleted_uuids, keep_unliste
     return plan
 
 
-def device_units_delete(*, plan: UnitsPlan):
+def device_units_delete(*, plan: UnitsPlan) -> None:
     """The units gone from the report (none assigned: such a plan is blocked), before the
     tree write deletes their providers."""
     if plan.blocked:
@@ -88,7 +100,9 @@ def device_units_delete(*, plan: UnitsPlan):
         DeviceUnit.objects.filter(id__in=plan.deletes).delete()
 
 
-def device_units_write(*, plan: UnitsPlan, provider_ids, class_id):
+def device_units_write(
+    *, plan: UnitsPlan, provider_ids: Mapping[str, int], class_id: Callable[[str], int]
+) -> None:
     """The new units (on providers by now all made: ``provider_ids`` maps uuids to ids;
     ``class_id(name)`` gives a class's id) and the changed ones."""
     for unit_id, unit in plan.updates:

@@ -16,9 +16,10 @@ its own transaction.
 
 import functools
 import math
-from collections.abc import Mapping
+import uuid as uuidlib
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import asdict
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -33,7 +34,7 @@ from placementsite.core.exceptions import (
 )
 
 from ..capacity import Capacity
-from ..models import MAX_INT, Inventory, ResourceClass
+from ..models import MAX_INT, Inventory, ResourceClass, ResourceProvider
 from ..usage import classes_in_use
 from .generations import (
     bump_generation,
@@ -56,7 +57,7 @@ DEFAULTS = {
 FIELDS = ("total", "reserved", "min_unit", "max_unit", "step_size", "allocation_ratio")
 
 
-def _integer(minimum):
+def _integer(minimum: int) -> dict[str, object]:
     return {"type": "integer", "minimum": minimum, "maximum": MAX_INT}
 
 
@@ -91,7 +92,7 @@ GENERATION_CONFLICT = "resource provider generation conflict"
 # --- validation --------------------------------------------------------------
 
 
-def inventory_fields(record) -> Capacity:
+def inventory_fields(*, record: Mapping[str, Any]) -> Capacity:
     """Validate one inventory record (a request's JSON) and return it as a Capacity, the
     defaults of omitted fields filled in."""
     json_schema.check(record, INVENTORY_RECORD)
@@ -107,14 +108,14 @@ def inventory_fields(record) -> Capacity:
 
 
 @functools.lru_cache(maxsize=4096)
-def inventory_checked(inventory: Capacity) -> Capacity:
+def inventory_checked(*, inventory: Capacity) -> Capacity:
     """``inventory`` once it holds to the limits a request's record is held to (the admin
     and the host sync build theirs in code); the same messages. Remembered per value: a
     cloud's hosts repeat the same few inventories."""
-    return inventory_fields(asdict(inventory))
+    return inventory_fields(record=asdict(inventory))
 
 
-def _capacity_problem(inventory, allow_reserved_equal_total):
+def _capacity_problem(inventory: Capacity, allow_reserved_equal_total: bool) -> str | None:
     """Placement's capacity rule: usable capacity must be positive (or zero when allowed)."""
     usable = inventory.usable
     if allow_reserved_equal_total:
@@ -122,7 +123,14 @@ def _capacity_problem(inventory, allow_reserved_equal_total):
     return "greater than or equal to total" if usable <= 0 else None
 
 
-def check_capacity(provider, resource_class, inventory, allow_reserved_equal_total, action):
+def check_capacity(
+    *,
+    provider: ResourceProvider,
+    resource_class: str,
+    inventory: Capacity,
+    allow_reserved_equal_total: bool,
+    action: str,
+) -> None:
     problem = _capacity_problem(inventory, allow_reserved_equal_total)
     if problem:
         raise InvalidRequest(
@@ -132,13 +140,13 @@ def check_capacity(provider, resource_class, inventory, allow_reserved_equal_tot
         )
 
 
-def _in_use_message(provider, class_names):
+def _in_use_message(provider: ResourceProvider, class_names: Iterable[str]) -> str:
     return (
         f"Inventory for '{', '.join(class_names)}' on resource provider '{provider.uuid}' in use."
     )
 
 
-def _resource_class(name):
+def _resource_class(name: str) -> ResourceClass | None:
     return ResourceClass.objects.filter(name=name).first()
 
 
@@ -148,7 +156,7 @@ def _resource_class(name):
 class InventoryClassUnknown(InvalidRequest):
     """An inventory record names a resource class that does not exist."""
 
-    def __init__(self, provider, name):
+    def __init__(self, provider: ResourceProvider, name: str) -> None:
         super().__init__(
             f"Unknown resource class in inventory for resource provider "
             f"{provider.uuid}: No such resource class {name}."
@@ -156,7 +164,9 @@ class InventoryClassUnknown(InvalidRequest):
         self.name = name
 
 
-def classes_named(provider, names):
+def classes_named(
+    *, provider: ResourceProvider, names: Collection[str]
+) -> dict[str, ResourceClass]:
     """``{name: ResourceClass}`` for ``names``; an unknown name is InventoryClassUnknown."""
     classes = {rc.name: rc for rc in ResourceClass.objects.filter(name__in=list(names))}
     for name in names:
@@ -165,7 +175,7 @@ def classes_named(provider, names):
     return classes
 
 
-def _check_not_in_use(provider, class_ids):
+def _check_not_in_use(provider: ResourceProvider, class_ids: list[int]) -> None:
     """Refuse (InventoryInUse) to remove inventory of classes the provider has allocations of."""
     in_use = classes_in_use(provider_id=provider.pk, class_ids=class_ids)
     if in_use:
@@ -174,11 +184,11 @@ def _check_not_in_use(provider, class_ids):
 
 def inventories_write(
     *,
-    provider,
+    provider: ResourceProvider,
     inventories: Mapping[str, Capacity],
     allow_reserved_equal_total: bool,
     check_in_use: bool = True,
-):
+) -> list[Inventory]:
     """Validate and write ``provider``'s complete inventory, in the caller's transaction.
 
     ``inventories`` maps resource class names to their inventory. Classes the provider
@@ -199,11 +209,17 @@ def inventories_write(
 
     Returns the provider's inventory rows, in the order of ``inventories``.
     """
-    wanted = {name: inventory_checked(inventory) for name, inventory in inventories.items()}
-    for name, inventory in wanted.items():
-        check_capacity(provider, name, inventory, allow_reserved_equal_total, "update")
+    wanted = {name: inventory_checked(inventory=inv) for name, inv in inventories.items()}
+    for name, values in wanted.items():
+        check_capacity(
+            provider=provider,
+            resource_class=name,
+            inventory=values,
+            allow_reserved_equal_total=allow_reserved_equal_total,
+            action="update",
+        )
 
-    classes = classes_named(provider, wanted)
+    classes = classes_named(provider=provider, names=wanted)
     existing = {
         inv.resource_class_id: inv
         for inv in Inventory.objects.filter(resource_provider=provider).select_related(
@@ -216,19 +232,21 @@ def inventories_write(
         _check_not_in_use(provider, removed_ids)
 
     now = timezone.now()
-    updated, created, rows = [], [], []
+    updated: list[Inventory] = []
+    created: list[Inventory] = []
+    rows: list[Inventory] = []
     for name, values in wanted.items():
         rc = classes[name]
-        inventory = existing.get(rc.id)
-        if inventory is None:
-            inventory = Inventory(resource_provider=provider, resource_class=rc, **asdict(values))
-            created.append(inventory)
+        row = existing.get(rc.id)
+        if row is None:
+            row = Inventory(resource_provider=provider, resource_class=rc, **asdict(values))
+            created.append(row)
         else:
             for field, value in asdict(values).items():
-                setattr(inventory, field, value)
-            inventory.updated_at = now
-            updated.append(inventory)
-        rows.append(inventory)
+                setattr(row, field, value)
+            row.updated_at = now
+            updated.append(row)
+        rows.append(row)
 
     if removed_ids:
         Inventory.objects.filter(
@@ -246,15 +264,15 @@ def inventories_write(
 
 def inventories_replace(
     *,
-    provider_uuid: str,
+    provider_uuid: str | uuidlib.UUID,
     generation: int,
     inventories: Mapping[str, Capacity],
     allow_reserved_equal_total: bool,
-):
+) -> tuple[ResourceProvider, list[Inventory]]:
     """``PUT .../inventories``: set the provider's whole inventory."""
     with transaction.atomic():
         provider = provider_for_update(uuid=provider_uuid)
-        inventories = {name: inventory_checked(inv) for name, inv in inventories.items()}
+        inventories = {name: inventory_checked(inventory=inv) for name, inv in inventories.items()}
         check_generation(provider=provider, generation=generation, message=GENERATION_CONFLICT)
         try:
             rows = inventories_write(
@@ -268,7 +286,7 @@ def inventories_replace(
         return provider, rows
 
 
-def inventories_delete(*, provider_uuid: str):
+def inventories_delete(*, provider_uuid: str | uuidlib.UUID) -> ResourceProvider:
     """``DELETE .../inventories`` (1.5+): remove every class; refused while in use."""
     with transaction.atomic():
         provider = provider_for_update(uuid=provider_uuid)
@@ -279,16 +297,22 @@ def inventories_delete(*, provider_uuid: str):
 
 def inventory_create(
     *,
-    provider_uuid: str,
+    provider_uuid: str | uuidlib.UUID,
     resource_class: str,
     inventory: Capacity,
     allow_reserved_equal_total: bool,
-):
+) -> tuple[ResourceProvider, Inventory]:
     """``POST .../inventories``: add one class the provider has no inventory of."""
     with transaction.atomic():
         provider = provider_for_update(uuid=provider_uuid)
-        fields = inventory_checked(inventory)
-        check_capacity(provider, resource_class, fields, allow_reserved_equal_total, "create")
+        fields = inventory_checked(inventory=inventory)
+        check_capacity(
+            provider=provider,
+            resource_class=resource_class,
+            inventory=fields,
+            allow_reserved_equal_total=allow_reserved_equal_total,
+            action="create",
+        )
         rc = _resource_class(resource_class)
         if rc is None:
             raise InvalidRequest(
@@ -311,18 +335,24 @@ def inventory_create(
 
 def inventory_update(
     *,
-    provider_uuid: str,
+    provider_uuid: str | uuidlib.UUID,
     resource_class: str,
     generation: int,
     inventory: Capacity,
     allow_reserved_equal_total: bool,
-):
+) -> tuple[ResourceProvider, Inventory]:
     """``PUT .../inventories/{resource_class}``: change one existing class."""
     with transaction.atomic():
         provider = provider_for_update(uuid=provider_uuid)
-        fields = inventory_checked(inventory)
+        fields = inventory_checked(inventory=inventory)
         check_generation(provider=provider, generation=generation, message=GENERATION_CONFLICT)
-        check_capacity(provider, resource_class, fields, allow_reserved_equal_total, "update")
+        check_capacity(
+            provider=provider,
+            resource_class=resource_class,
+            inventory=fields,
+            allow_reserved_equal_total=allow_reserved_equal_total,
+            action="update",
+        )
         row = (
             Inventory.objects.filter(
                 resource_provider=provider, resource_class__name=resource_class
@@ -345,7 +375,7 @@ def inventory_update(
         return provider, row
 
 
-def inventory_delete(*, provider_uuid, resource_class):
+def inventory_delete(*, provider_uuid: str | uuidlib.UUID, resource_class: str) -> ResourceProvider:
     """``DELETE .../inventories/{resource_class}``: refused while allocations use it."""
     with transaction.atomic():
         provider = provider_for_update(uuid=provider_uuid)
@@ -372,7 +402,7 @@ def inventory_delete(*, provider_uuid, resource_class):
         return provider
 
 
-def _bump(provider):
+def _bump(provider: ResourceProvider) -> None:
     """Bump the generation; the row lock makes a lost race impossible, but say it well."""
     try:
         bump_generation(provider=provider)

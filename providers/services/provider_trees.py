@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 
 from django.db import IntegrityError, transaction
 
-from placementsite.core.exceptions import InvalidRequest
+from placementsite.core.exceptions import DuplicateName, InvalidRequest
 
 from ..capacity import Capacity
 from ..models import Inventory, ResourceProvider, ResourceProviderTrait
@@ -32,7 +32,7 @@ class NewProvider:
 
     name: str
     inventories: Mapping[str, Capacity] = field(default_factory=dict)
-    traits: tuple = ()
+    traits: tuple[str, ...] = ()
     parent: str | None = None
     uuid: str | None = None  # None: a new one
 
@@ -63,9 +63,15 @@ def provider_tree_create(
     ]
     records = []
     for spec, row in zip(specs, rows, strict=True):
-        fields = {name: inventory_checked(inv) for name, inv in spec.inventories.items()}
+        fields = {name: inventory_checked(inventory=inv) for name, inv in spec.inventories.items()}
         for name, values in fields.items():
-            check_capacity(row, name, values, allow_reserved_equal_total, "update")
+            check_capacity(
+                provider=row,
+                resource_class=name,
+                inventory=values,
+                allow_reserved_equal_total=allow_reserved_equal_total,
+                action="update",
+            )
         records.append(fields)
     levels = _levels(specs, rows)
     try:
@@ -79,7 +85,9 @@ def provider_tree_create(
     return rows
 
 
-def _levels(specs, rows):
+def _levels(
+    specs: Sequence[NewProvider], rows: Sequence[ResourceProvider]
+) -> list[list[ResourceProvider]]:
     """The rows by depth (the root alone first), each child's parent and root set."""
     root = rows[0]
     by_name = {root.name: root}
@@ -102,7 +110,7 @@ def _levels(specs, rows):
     return levels
 
 
-def _insert_tree(levels):
+def _insert_tree(levels: Sequence[Sequence[ResourceProvider]]) -> None:
     root = levels[0][0]
     ResourceProvider.objects.bulk_create([root])
     ResourceProvider.objects.filter(pk=root.pk).update(root=root.pk)
@@ -114,8 +122,10 @@ def _insert_tree(levels):
         ResourceProvider.objects.bulk_create(level)
 
 
-def _insert_inventories(rows, records):
-    classes = classes_named(rows[0], {name for fields in records for name in fields})
+def _insert_inventories(
+    rows: Sequence[ResourceProvider], records: Sequence[Mapping[str, Capacity]]
+) -> None:
+    classes = classes_named(provider=rows[0], names={name for fields in records for name in fields})
     Inventory.objects.bulk_create(
         Inventory(resource_provider=row, resource_class=classes[name], **asdict(values))
         for row, fields in zip(rows, records, strict=True)
@@ -123,7 +133,7 @@ def _insert_inventories(rows, records):
     )
 
 
-def _insert_traits(rows, specs):
+def _insert_traits(rows: Sequence[ResourceProvider], specs: Sequence[NewProvider]) -> None:
     names = sorted({name for spec in specs for name in spec.traits})
     found = trait_ids_held(names=names)
     missing = [name for name in names if name not in found]
@@ -136,7 +146,7 @@ def _insert_traits(rows, specs):
     )
 
 
-def _first_duplicate(rows):
+def _first_duplicate(rows: Sequence[ResourceProvider]) -> DuplicateName:
     for row in rows:
         taken = ResourceProvider.objects.filter(name=row.name).exists()
         if taken or ResourceProvider.objects.filter(uuid=row.uuid).exists():

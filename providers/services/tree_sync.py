@@ -17,6 +17,8 @@ savepoint of it): the plan is applied whole or, when any write is refused, not a
 """
 
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from django.db import transaction
 
@@ -34,7 +36,9 @@ from .resource_providers import (
 from .traits import provider_traits_set
 
 
-def provider_tree_recorded(*, root: ResourceProvider | None, state: dict) -> RecordedTree:
+def provider_tree_recorded(
+    *, root: ResourceProvider | None, state: Mapping[str, Mapping[str, Any]]
+) -> RecordedTree:
     """The tree under ``root`` (None: there is none yet) with its rows locked, its
     inventories, traits and the consumers holding anything on it. Needs a transaction."""
     if root is None:
@@ -46,12 +50,12 @@ def provider_tree_recorded(*, root: ResourceProvider | None, state: dict) -> Rec
         .values_list("id", "uuid", "name", "parent_id", "generation")
     )
     ids = [row[0] for row in rows]
-    inventories = defaultdict(dict)
+    inventories: defaultdict[int, dict[str, Capacity]] = defaultdict(dict)
     for provider_id, name, *fields in Inventory.objects.filter(
         resource_provider_id__in=ids
     ).values_list("resource_provider_id", "resource_class__name", *CAPACITY_FIELDS):
         inventories[provider_id][name] = Capacity(*fields)
-    traits = defaultdict(set)
+    traits: defaultdict[int, set[str]] = defaultdict(set)
     for provider_id, name in ResourceProviderTrait.objects.filter(
         resource_provider_id__in=ids
     ).values_list("resource_provider_id", "trait__name"):
@@ -78,7 +82,7 @@ def provider_tree_apply(*, plan: TreePlan) -> dict[str, int]:
     with transaction.atomic():
         if plan.creates and plan.creates[0].parent is None:
             return _create_whole(plan)
-        created = {}
+        created: dict[str, int] = {}
         for spec in plan.creates:
             uuid = plan.uuids[spec.key]
             created[uuid] = resource_provider_create(
@@ -99,7 +103,7 @@ def provider_tree_apply(*, plan: TreePlan) -> dict[str, int]:
         return created
 
 
-def _create_whole(plan):
+def _create_whole(plan: TreePlan) -> dict[str, int]:
     """A tree none of whose providers exists: one ``provider_tree_create``."""
     root, *children = (
         NewProvider(
@@ -115,11 +119,11 @@ def _create_whole(plan):
     return {str(row.uuid): row.id for row in rows}
 
 
-def _name_of(plan, key):
+def _name_of(plan: TreePlan, key: str) -> str:
     return next(spec.name for spec in plan.creates if spec.key == key)
 
 
-def _write_inventories(plan):
+def _write_inventories(plan: TreePlan) -> None:
     generations = _generations(plan.inventories)
     if plan.holdings:
         # Providers change shape under allocations: the reshaper moves them in the same write.
@@ -140,7 +144,7 @@ def _write_inventories(plan):
         )
 
 
-def _generations(uuids):
+def _generations(uuids: Iterable[str]) -> dict[str, int]:
     """The providers' generations now (their rows are locked: nobody else moves them)."""
     return {
         str(uuid): generation
