@@ -1,27 +1,28 @@
 """Admin of resource classes, traits, providers, inventories and aggregates.
 
-The admin is one more edge, like the API: every write goes through the
-services in ``providers/services``, inside the admin's transaction. A domain
-error (``placementsite.core.exceptions``) a service raises becomes a form error, so
-an edit the API would refuse is refused here with the same message, and
-nothing is written.
-
-Forms apply their write in ``clean()``: that is the last moment an error can
-still be shown on the form. The admin's ``save_model`` then has nothing left
-to do. The inlines are read-only, so a form that passed ``clean()`` is never
-rejected afterwards (which would keep a write the page says was not made).
+Every write goes through the services in ``providers/services``, by the forms and admins
+of :mod:`placementsite.core.admin_base` (``ServiceForm``, ``ServiceAdmin``): a domain error
+is a form error, and nothing is written. The inlines are read-only, so a form that passed
+``clean()`` is never rejected afterwards (which would keep a write the page says was not
+made). What is the providers' own: standard resource classes and traits are read-only.
 """
 
 from django import forms
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.core.exceptions import ValidationError
-from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils.html import format_html
 
 from placementsite.core import uuids
-from placementsite.core.admin_base import CountedAdmin, NoWrites, ReadOnlyInline, ViewOnlyAdmin
-from placementsite.core.exceptions import DomainError, DuplicateName, InvalidRequest
+from placementsite.core.admin_base import (
+    CountedAdmin,
+    NoWrites,
+    ReadOnlyInline,
+    ServiceAdmin,
+    ServiceForm,
+    ViewOnlyAdmin,
+)
+from placementsite.core.exceptions import DuplicateName, InvalidRequest
 
 from .capacity import Capacity
 from .host_reports import REPORT_FIELDS
@@ -45,79 +46,6 @@ from .services import resource_providers as provider_services
 from .services import traits as trait_services
 from .services.aggregates import provider_aggregates_set
 from .usage import usage_subquery
-
-
-def as_form_error(exc):
-    return ValidationError(exc.detail or str(exc))
-
-
-class ServiceForm(forms.ModelForm):
-    """A model form whose ``clean()`` performs the write through ``apply()``."""
-
-    def clean(self):
-        cleaned = super().clean()
-        if self.errors:
-            return cleaned
-        try:
-            with transaction.atomic():
-                result = self.apply(cleaned)
-        except DomainError as exc:
-            raise as_form_error(exc) from None
-        if result is not None:
-            self.instance = result
-        return cleaned
-
-    def _post_clean(self):
-        # The service wrote the row; the model's own validation (which would
-        # see a unique name as taken by the row just written) is not wanted.
-        if self.errors:
-            return super()._post_clean()
-
-    def save(self, commit=True):
-        return self.instance
-
-    def save_m2m(self):
-        pass
-
-    def apply(self, cleaned):  # pragma: no cover - every form defines it
-        raise NotImplementedError
-
-
-class ServiceAdmin(CountedAdmin):
-    """Saves happen in the form; deletes go through ``delete_via_service``."""
-
-    def save_model(self, request, obj, form, change):
-        pass  # written by the form's service call
-
-    def delete_model(self, request, obj):
-        self.delete_via_service(obj)
-
-    def delete_queryset(self, request, queryset):
-        for obj in queryset:
-            self.delete_via_service(obj)
-
-    def delete_via_service(self, obj):  # pragma: no cover - overridden
-        raise NotImplementedError
-
-    def delete_view(self, request, object_id, extra_context=None):
-        try:
-            with transaction.atomic():
-                return super().delete_view(request, object_id, extra_context)
-        except DomainError as exc:
-            self.message_user(request, exc.detail, messages.ERROR)
-            from django.http import HttpResponseRedirect
-
-            return HttpResponseRedirect(request.path)
-
-    def response_action(self, request, queryset):
-        try:
-            with transaction.atomic():
-                return super().response_action(request, queryset)
-        except DomainError as exc:
-            self.message_user(request, exc.detail, messages.ERROR)
-            from django.http import HttpResponseRedirect
-
-            return HttpResponseRedirect(request.get_full_path())
 
 
 class CustomOnlyMixin:
