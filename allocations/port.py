@@ -14,7 +14,7 @@ from .selectors.usage import (
     usage_joined,
     usage_subquery,
 )
-from .services.allocations import ConsumerAllocations, allocations_reshape
+from .services.allocations import ConsumerAllocationWrite, allocations_reshape
 
 __all__ = [
     "classes_in_use",
@@ -35,7 +35,7 @@ def holdings_move(
     allocations_reshape(
         inventories=inventories,
         consumers=[
-            ConsumerAllocations(
+            ConsumerAllocationWrite(
                 consumer_uuid=c.consumer_uuid,
                 allocations={rp: dict(resources) for rp, resources in c.allocations.items()},
                 project_id=c.project_id,

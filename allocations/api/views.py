@@ -16,7 +16,7 @@ from providers.services.inventories import ProviderInventories, inventory_fields
 from .. import policies
 from ..selectors import allocations as selectors
 from ..services import allocations as services
-from ..services.allocations import GENERATION_UNCHECKED, ConsumerAllocations
+from ..services.allocations import GENERATION_UNCHECKED, ConsumerAllocationWrite
 from . import schemas
 
 
@@ -44,7 +44,7 @@ def _allocations_by_provider(data, version):
 
 def consumer_allocations(consumer_uuid, data, version):
     """The service input for one consumer's part of a body."""
-    return ConsumerAllocations(
+    return ConsumerAllocationWrite(
         consumer_uuid=consumer_uuid,
         allocations=_allocations_by_provider(data["allocations"], version),
         project_id=data.get("project_id", services.INCOMPLETE_CONSUMER_PROJECT_ID),

@@ -203,7 +203,7 @@ def provider_list_page(*, filters, page_number=1, per_page=PROVIDERS_PER_PAGE, s
 
 
 @dataclass(frozen=True)
-class ConsumerAllocations:
+class ProviderConsumer:
     """What one consumer holds from one provider."""
 
     consumer_id: int
@@ -259,7 +259,7 @@ def provider_detail(*, uuid):
     for cid, cuuid, project, user, ctype, generation, rc_name, used in allocations:
         entry = consumers.get(cid)
         if entry is None:
-            entry = consumers[cid] = ConsumerAllocations(
+            entry = consumers[cid] = ProviderConsumer(
                 cid, cuuid, project, user, ctype, generation, []
             )
         entry.resources.append((rc_name, used))

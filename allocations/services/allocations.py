@@ -1,29 +1,41 @@
 """Allocation writes: replace a consumer's allocations, several at once, delete, reshape.
 
-Every public function here is one transaction that follows the same order,
-so that many API processes on one PostgreSQL can never over-allocate and
-never deadlock one another:
+A replacement or a reshape is one transaction (:class:`_AllocationWrite`) whose steps always
+come in the same order, so that many API processes on one PostgreSQL can never over-allocate
+and never deadlock one another:
 
-1. get or create the projects, users and consumer types named (in sorted
-   order, before any row lock);
-2. lock every provider involved (``SELECT ... FOR UPDATE``, in id order):
-   the providers written to and the providers the consumers hold now;
+1. get or create the projects, users and consumer types named (in sorted order, before any
+   row lock);
+2. lock every provider involved (``SELECT ... FOR UPDATE``, in id order): the providers
+   written to, those whose inventory a reshape replaces, and the providers the consumers hold
+   now;
 3. lock or create each consumer (in uuid order) and check its generation;
-4. only then read the consumers' allocations, the inventories and the usage,
-   so that every number the capacity check sees is current and cannot
-   change before the commit;
-5. check capacity with :mod:`providers.capacity` (a write that does not raise a
-   provider's usage of a class is not refused for its capacity), write, bring the
-   consumers' device assignments in step (:mod:`.device_assignments`), bump the
-   provider and consumer generations, delete consumers left without allocations.
+4. delete the consumers' current allocations (what they free counts as the usage before the
+   write);
+5. only then read the inventories and the usage, so that every number the capacity check
+   sees is current and cannot change before the commit; check capacity with
+   :mod:`providers.capacity` (a write that leaves a provider's usage of a class at or below
+   what it was is not refused for its capacity) and insert the new allocations;
+6. bring the consumers' device assignments in step (:mod:`.device_assignments`);
+7. bump the provider and consumer generations;
+8. delete the consumers left without allocations.
+
+A reshape also checks the generations of the providers whose inventory it replaces after
+step 2, writes an interim inventory (the old classes beside the new records) before step 4
+and the final one after step 7. The deletes (:func:`allocation_delete`,
+:func:`consumers_free`) lock the consumers as step 3 does, then delete their allocations and
+them.
 
 A failure at any step raises a domain error and rolls the whole
 transaction back. Nothing retries inside a transaction: a conflict is
 reported (409) and the client retries with fresh reads.
 """
 
-from collections.abc import Mapping
+import uuid as uuidlib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Literal, TypeVar
 
 from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import F
@@ -39,7 +51,7 @@ from placementsite.core.exceptions import (
     NotFound,
 )
 from providers.capacity import CAPACITY_FIELDS, Capacity, CapacityExceeded
-from providers.models import Inventory, ResourceClass
+from providers.models import Inventory, ResourceClass, ResourceProvider
 from providers.services.generations import (
     bump_generation,
     bump_generations,
@@ -56,6 +68,8 @@ from ..selectors.allocations import allocations_of_consumers
 from . import write_queries
 from .device_assignments import DeviceUnitsExhausted, device_units_assign
 
+Owner = TypeVar("Owner", Project, User, ConsumerType)
+
 # Placement's [placement] incomplete_consumer_project_id / _user_id: the owner
 # of allocations written before 1.8, when requests named no project or user.
 INCOMPLETE_CONSUMER_PROJECT_ID = "00000000-0000-0000-0000-000000000000"
@@ -63,7 +77,7 @@ INCOMPLETE_CONSUMER_USER_ID = "00000000-0000-0000-0000-000000000000"
 
 
 class _Unchecked:
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "GENERATION_UNCHECKED"
 
 
@@ -75,8 +89,8 @@ _RETRYABLE_SQLSTATES = {"40P01", "40001", "55P03"}
 
 
 @dataclass(frozen=True)
-class ConsumerAllocations:
-    """What one consumer should hold once the write is done.
+class ConsumerAllocationWrite:
+    """One consumer's part of an allocation write: what it should hold once the write is done.
 
     ``allocations`` maps provider uuids to ``{resource class: amount}``; an
     empty dict removes every allocation of the consumer. ``generation`` is
@@ -86,10 +100,10 @@ class ConsumerAllocations:
     """
 
     consumer_uuid: str
-    allocations: dict = field(default_factory=dict)
+    allocations: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     project_id: str = INCOMPLETE_CONSUMER_PROJECT_ID
     user_id: str = INCOMPLETE_CONSUMER_USER_ID
-    generation: object = GENERATION_UNCHECKED
+    generation: int | None | _Unchecked = GENERATION_UNCHECKED
     consumer_type: str | None = None
     # A claim of this service's own (a boot, a move) is assigned concrete device units for
     # what it takes of a device provider's class; a write through the Placement API is not,
@@ -106,7 +120,7 @@ class AllocationRefused(Conflict):
     """An allocation a provider's inventory refuses (capacity, min/max/step, no inventory of
     the class); ``provider_uuid`` names the provider."""
 
-    def __init__(self, detail, provider_uuid):
+    def __init__(self, detail: str, provider_uuid: str) -> None:
         super().__init__(detail)
         self.provider_uuid = provider_uuid
 
@@ -114,7 +128,7 @@ class AllocationRefused(Conflict):
 class UnknownResourceClass(InvalidRequest):
     """An allocation names a resource class that does not exist."""
 
-    def __init__(self, name):
+    def __init__(self, name: str) -> None:
         super().__init__(f"No such resource class {name}.")
         self.name = name
 
@@ -122,7 +136,7 @@ class UnknownResourceClass(InvalidRequest):
 # --- public services ----------------------------------------------------------
 
 
-def allocation_replace(*, consumer, savepoint=True):
+def allocation_replace(*, consumer: ConsumerAllocationWrite, savepoint: bool = True) -> None:
     """``PUT /allocations/{consumer_uuid}``: replace one consumer's allocations (``savepoint``
     as :func:`allocations_replace`)."""
     try:
@@ -134,7 +148,9 @@ def allocation_replace(*, consumer, savepoint=True):
         ) from None
 
 
-def allocations_replace(*, consumers, savepoint=True):
+def allocations_replace(
+    *, consumers: Iterable[ConsumerAllocationWrite], savepoint: bool = True
+) -> None:
     """``POST /allocations``: replace the allocations of several consumers, all or nothing.
     ``savepoint=False``: the caller's own savepoint (a claim's retry) undoes a failed write."""
     try:
@@ -144,7 +160,7 @@ def allocations_replace(*, consumers, savepoint=True):
         raise InvalidRequest(f"Unable to allocate inventory {exc.detail}") from None
 
 
-def allocation_delete(*, consumer_uuid):
+def allocation_delete(*, consumer_uuid: str) -> None:
     """``DELETE /allocations/{consumer_uuid}``: remove every allocation and the consumer.
 
     Like Placement, removing allocations this way leaves provider
@@ -160,7 +176,9 @@ def allocation_delete(*, consumer_uuid):
         _consumers_delete([consumer.id])
 
 
-def consumers_free(*, consumer_uuids):
+def consumers_free(
+    *, consumer_uuids: Iterable[str | uuidlib.UUID]
+) -> dict[uuidlib.UUID, dict[str, dict[str, int]]]:
     """Delete these consumers (those that exist) with every allocation they hold, as
     :func:`allocation_delete` does one, in the caller's transaction when there is one: the
     consumers locked in uuid order, as every allocation write locks them, then their
@@ -179,7 +197,7 @@ def consumers_free(*, consumer_uuids):
     return held
 
 
-def _consumers_delete(consumer_ids):
+def _consumers_delete(consumer_ids: list[int]) -> None:
     if consumer_ids:
         Allocation.objects.filter(consumer_id__in=consumer_ids).delete()
         Consumer.objects.filter(id__in=consumer_ids).delete()
@@ -188,7 +206,7 @@ def _consumers_delete(consumer_ids):
 def allocations_reshape(
     *,
     inventories: Mapping[str, ProviderInventories],
-    consumers: list[ConsumerAllocations],
+    consumers: list[ConsumerAllocationWrite],
     allow_reserved_equal_total: bool,
 ) -> None:
     """``POST /reshaper`` (and the host sync, when a host's tree changes shape under its
@@ -216,10 +234,15 @@ def allocations_reshape(
 class _database_conflicts_reported:
     """A deadlock or serialization failure reported by PostgreSQL becomes a 409."""
 
-    def __enter__(self):
+    def __enter__(self) -> "_database_conflicts_reported":
         return self
 
-    def __exit__(self, exc_type, exc, tb):
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> Literal[False]:
         if exc is not None and isinstance(exc, DatabaseError):
             sqlstate = getattr(getattr(exc, "__cause__", None), "pgcode", None)
             if sqlstate in _RETRYABLE_SQLSTATES:
@@ -230,7 +253,9 @@ class _database_conflicts_reported:
         return False
 
 
-def _get_or_create(model, names, field_name, known):
+def _get_or_create(
+    model: type[Owner], names: Iterable[str], field_name: str, known: Mapping[str, int]
+) -> dict[str, Owner]:
     """Rows of ``model`` for ``names``, created when missing, in a fixed (sorted) order;
     ``known`` (``{name: id}``) are those read already."""
     found = {}
@@ -242,12 +267,14 @@ def _get_or_create(model, names, field_name, known):
     return found
 
 
-def _generation_conflict(expected, got):
+def _generation_conflict(expected: int | None, got: object) -> ConcurrentUpdate:
     shown = "null" if expected is None else expected
     return ConcurrentUpdate(f"consumer generation conflict - expected {shown} but got {got}")
 
 
-def _capacity_conflict(resource_class, provider_uuid, exc):
+def _capacity_conflict(
+    resource_class: str, provider_uuid: str, exc: CapacityExceeded
+) -> AllocationRefused:
     if exc.violates_constraints:
         what = "would violate inventory constraints"
         shortfalls = [s for s in exc.shortfalls if s.rule != "capacity"]
@@ -265,10 +292,28 @@ def _capacity_conflict(resource_class, provider_uuid, exc):
 class _AllocationWrite:
     """One transaction replacing the allocations of some consumers (see module doc)."""
 
-    def __init__(self, consumers):
+    # What the steps learn, in the order they learn it.
+    projects: dict[str, Project]
+    users: dict[str, User]
+    types: dict[str, ConsumerType]
+    providers: dict[str, ResourceProvider]  # locked, by uuid
+    to_bump: dict[str, ResourceProvider]  # providers whose generation the write bumps
+    freed: dict[tuple[int, int], int]  # (provider id, class id) -> what _clear took off
+    consumers: dict[str, Consumer]  # locked or made, by uuid
+    created: set[str]  # consumers this transaction made: they hold nothing yet
+    created_at_final: set[str]  # those inserted at the generation the write leaves them
+    with_units: set[tuple[int, int]]  # (provider id, class id) with device units
+    written: list[Allocation]
+
+    def __init__(self, consumers: Iterable[ConsumerAllocationWrite]) -> None:
         self.requests = sorted(consumers, key=lambda c: c.consumer_uuid)
 
-    def run(self, inventories=None, allow_reserved_equal_total=True, savepoint=True):
+    def run(
+        self,
+        inventories: Mapping[str, ProviderInventories] | None = None,
+        allow_reserved_equal_total: bool = True,
+        savepoint: bool = True,
+    ) -> None:
         inventories = inventories or {}
         with transaction.atomic(savepoint=savepoint):
             self._ensure_owners()
@@ -300,14 +345,14 @@ class _AllocationWrite:
             self._delete_emptied_consumers()
 
     # 1. owners, before any row lock
-    def _ensure_owners(self):
+    def _ensure_owners(self) -> None:
         projects = {r.project_id for r in self.requests}
         users = {r.user_id for r in self.requests}
         types = {r.consumer_type for r in self.requests if r.consumer_type}
         # One read of those that exist (nearly always all); the rest made one by one.
         known = write_queries.owner_ids(projects=projects, users=users, types=types)
 
-        def of(kind):
+        def of(kind: str) -> dict[str, int]:
             return {name: row_id for (k, name), row_id in known.items() if k == kind}
 
         self.projects = _get_or_create(Project, projects, "external_id", of("project"))
@@ -315,7 +360,7 @@ class _AllocationWrite:
         self.types = _get_or_create(ConsumerType, types, "name", of("type"))
 
     # 2. providers, in id order
-    def _lock_providers(self, extra=()):
+    def _lock_providers(self, extra: Iterable[str] = ()) -> None:
         wanted = [rp for r in self.requests for rp in r.allocations]
         # A consumer said to be new holds nothing: if it exists after all, its generation
         # check refuses the write before anything it holds is touched.
@@ -343,7 +388,7 @@ class _AllocationWrite:
         self.to_bump = {}
 
     # 3. consumers, in uuid order
-    def _lock_consumers(self):
+    def _lock_consumers(self) -> None:
         self.freed = {}  # (provider id, class id) -> what _clear took off the usage
         self.consumers = {}
         self.created = set()  # consumers this transaction made: they hold nothing yet
@@ -369,10 +414,10 @@ class _AllocationWrite:
             if request.consumer_uuid not in made:
                 self.consumers[request.consumer_uuid] = self._consumer_for_update(request)
 
-    def _consumer_for_update(self, request):
+    def _consumer_for_update(self, request: ConsumerAllocationWrite) -> Consumer:
         project = self.projects[request.project_id]
         user = self.users[request.user_id]
-        consumer_type = self.types.get(request.consumer_type)
+        consumer_type = self.types.get(request.consumer_type) if request.consumer_type else None
         checked = request.generation is not GENERATION_UNCHECKED
         consumer = Consumer.objects.select_for_update().filter(uuid=request.consumer_uuid).first()
         if consumer is None:
@@ -409,7 +454,7 @@ class _AllocationWrite:
         return consumer
 
     # 4. the consumers' current allocations go; providers of emptied consumers are bumped
-    def _clear(self):
+    def _clear(self) -> None:
         existing = [c for uuid, c in self.consumers.items() if uuid not in self.created]
         if not existing:
             return
@@ -439,7 +484,7 @@ class _AllocationWrite:
         current.delete()
 
     # 5. capacity, read after the locks, then the new rows
-    def _place(self):
+    def _place(self) -> None:
         names = {rc for r in self.requests for res in r.allocations.values() for rc in res}
         classes, inventories, usage = self._read_capacity(names)
         # What each provider and class held before this write: the write may move or shrink
@@ -477,7 +522,9 @@ class _AllocationWrite:
         Allocation.objects.bulk_create(rows)
         self.written = rows
 
-    def _read_capacity(self, names):
+    def _read_capacity(
+        self, names: set[str]
+    ) -> tuple[dict[str, int], dict[tuple[int, int], Capacity], dict[tuple[int, int], int]]:
         """``({class: id}, {(provider id, class id): Capacity}, {(provider id, class id):
         used})`` of the providers written to, in one read (plus one when a class is missing
         there); raises UnknownResourceClass for a class that does not exist."""
@@ -509,7 +556,8 @@ class _AllocationWrite:
                         raise UnknownResourceClass(name)
         return classes, inventories, usage
 
-    def _assign_devices(self):
+    # 6. device assignments
+    def _assign_devices(self) -> None:
         # Consumers all made by this write hold no units yet, and exactly the rows written.
         fresh = len(self.created) == len(self.consumers)
         try:
@@ -522,8 +570,8 @@ class _AllocationWrite:
         except DeviceUnitsExhausted as exc:
             raise AllocationRefused(exc.detail, exc.provider_uuid) from None
 
-    # 6. generations, and consumers left with nothing
-    def _finish_allocations(self):
+    # 7. generations
+    def _finish_allocations(self) -> None:
         try:
             bump_generations(providers=self.to_bump.values())
         except ConcurrentUpdate:
@@ -538,13 +586,14 @@ class _AllocationWrite:
         if consumer_ids:
             Consumer.objects.filter(id__in=consumer_ids).update(generation=F("generation") + 1)
 
-    def _delete_emptied_consumers(self):
+    # 8. consumers left with nothing
+    def _delete_emptied_consumers(self) -> None:
         emptied = [self.consumers[r.consumer_uuid].id for r in self.requests if not r.allocations]
         if emptied:
             Consumer.objects.filter(id__in=emptied, allocations__isnull=True).delete()
 
 
-def _current_inventories(provider):
+def _current_inventories(provider: ResourceProvider) -> dict[str, Capacity]:
     """A provider's inventory as it is (``{class: Capacity}``)."""
     return {
         name: Capacity(*fields)
@@ -554,7 +603,11 @@ def _current_inventories(provider):
     }
 
 
-def _reshape_inventory(provider, inventories, allow_reserved_equal_total):
+def _reshape_inventory(
+    provider: ResourceProvider,
+    inventories: Mapping[str, Capacity],
+    allow_reserved_equal_total: bool,
+) -> None:
     """One inventory write of the reshaper, on a provider it has locked, then its bump."""
     try:
         inventories_write(

@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from allocations.models import Allocation
 from allocations.selectors.devices import device_assignment_counts, device_unit_keys
-from allocations.services.allocations import ConsumerAllocations, allocations_replace
+from allocations.services.allocations import ConsumerAllocationWrite, allocations_replace
 from allocations.services.device_assignments import (
     DeviceUnitsExhausted,
     device_assignments_heal,
@@ -209,7 +209,7 @@ def _delete_orphan(uuid, entry):
     try:
         allocations_replace(
             consumers=[
-                ConsumerAllocations(
+                ConsumerAllocationWrite(
                     consumer_uuid=uuid,
                     allocations={},
                     project_id=entry["project"],

@@ -9,7 +9,7 @@ from django.db import transaction
 
 from allocations.services.allocations import (
     AllocationRefused,
-    ConsumerAllocations,
+    ConsumerAllocationWrite,
     ProviderGone,
     allocation_replace,
     allocations_replace,
@@ -55,7 +55,7 @@ def allocation_claim(
     A concurrent-update 409 is retried with a fresh read (the write re-reads everything after
     its row locks); a capacity 409 raises ClaimFailed at once. Returns how many retries it took.
     """
-    consumer = ConsumerAllocations(
+    consumer = ConsumerAllocationWrite(
         consumer_uuid=str(consumer_uuid),
         allocations=allocations,
         project_id=project_id,
@@ -98,7 +98,7 @@ def allocations_claim(
     the claim's (scheduling.host_limits), sparing the check's statement.
     """
     consumers = [
-        ConsumerAllocations(
+        ConsumerAllocationWrite(
             consumer_uuid=str(consumer_uuid),
             allocations=allocations,
             project_id=project_id,

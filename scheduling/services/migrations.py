@@ -31,7 +31,7 @@ from django.utils import timezone
 from allocations.models import Allocation, Consumer
 from allocations.services.allocations import (
     AllocationRefused,
-    ConsumerAllocations,
+    ConsumerAllocationWrite,
     ProviderGone,
     allocations_replace,
 )
@@ -335,7 +335,7 @@ def _move_to(migration_pk, host, dest_allocations, group=None):
         try:
             allocations_replace(
                 consumers=[
-                    ConsumerAllocations(
+                    ConsumerAllocationWrite(
                         consumer_uuid=str(migration.uuid),
                         allocations=migration_holdings(held, dest_allocations),
                         project_id=server.project_id,
@@ -344,7 +344,7 @@ def _move_to(migration_pk, host, dest_allocations, group=None):
                         consumer_type=MIGRATION_CONSUMER_TYPE,
                         assign_devices=True,
                     ),
-                    ConsumerAllocations(
+                    ConsumerAllocationWrite(
                         consumer_uuid=str(server.uuid),
                         allocations=dest_allocations,
                         project_id=server.project_id,
@@ -526,7 +526,7 @@ def _settle_once(migration_pk, settlement, *, generation, record, error):
         consumers = []
         if current is not None:
             consumers.append(
-                ConsumerAllocations(
+                ConsumerAllocationWrite(
                     consumer_uuid=str(migration.uuid),
                     allocations={},
                     project_id=migration.project_id,
@@ -547,7 +547,7 @@ def _settle_once(migration_pk, settlement, *, generation, record, error):
                 restored[pool] = migration.source_allocations[pool]
             server_generation, _server_held = held_allocations(server.uuid)
             consumers.append(
-                ConsumerAllocations(
+                ConsumerAllocationWrite(
                     consumer_uuid=str(server.uuid),
                     allocations=restored,
                     project_id=server.project_id,

@@ -23,7 +23,7 @@ import pytest
 
 from allocations.models import Allocation
 from allocations.services.allocations import (
-    ConsumerAllocations,
+    ConsumerAllocationWrite,
     allocation_delete,
     allocation_replace,
 )
@@ -283,7 +283,7 @@ def allocate(rng):
         wanted[name] = rng.randint(1, max(1, min(capacity.max_unit, capacity.usable // 2 or 1)))
     try:
         allocation_replace(
-            consumer=ConsumerAllocations(
+            consumer=ConsumerAllocationWrite(
                 consumer_uuid=str(uuid.uuid4()),
                 allocations={str(provider): wanted},
                 project_id="p",
