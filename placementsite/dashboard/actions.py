@@ -208,7 +208,7 @@ def host_drain_view(request, hostname):
         raise Http404("No such compute host.")
     reason = reason or "drained"
     host_services.compute_node_disable(hostname=hostname, reason=reason)
-    count = servers_on_host(node).count()
+    count = servers_on_host(node=node).count()
     try:
         drain_host.apply_async(args=[hostname, reason], retry=False)
     except Exception:  # the broker did not answer: the host stays disabled, nothing moves

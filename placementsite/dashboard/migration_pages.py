@@ -25,7 +25,7 @@ def migration_list(request):
     overview = migrations_overview(history_action=action)
     for migration in overview.in_flight:
         # Only the steps the services would take: a live migration is finished, not confirmed.
-        migration.steps = migration_steps(migration)
+        migration.steps = migration_steps(migration=migration)
     return render_page(
         request,
         "migrations.html",

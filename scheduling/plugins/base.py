@@ -12,6 +12,7 @@ request closed (:class:`PluginFailed`), never "every host kept".
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 from placementsite.core.exceptions import Unavailable
 
@@ -114,7 +115,9 @@ class HostState:
     disabled_reason: str = ""
     forced_down: bool = False
     stale: bool = False
-    tree: object = field(default=None, repr=False)
+    # The pass's scheduling.selectors.pass_hosts.PassTreeFacts (None for a host state made by
+    # hand); Any: that module imports this one.
+    tree: Any = field(default=None, repr=False)
 
     @property
     def availability_zone(self):

@@ -31,7 +31,7 @@ def zone_exists(zone: str) -> bool:
     return AggregateMetadata.objects.filter(Q(availability_zone=zone) | Q(name=zone)).exists()
 
 
-def check_names(*, target_host: str | None = None, availability_zone: str = "") -> None:
+def check_names(*, target_host: str | None = None, availability_zone: str | None = "") -> None:
     """Raise UnknownName for a target host or an availability zone that does not exist."""
     if target_host and not host_exists(target_host):
         raise UnknownName(f"No host {target_host}.")

@@ -10,6 +10,7 @@ states in memory.
 import logging
 import random
 import time
+import uuid as uuidlib
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -24,7 +25,8 @@ from providers.plugins.builtin import PCI_NO_NUMA_TRAIT
 from providers.selectors.fit import FitRequestError, fit_report
 
 from .. import candidates as engine
-from ..models import Server
+from ..extra_specs import FlavorRequest
+from ..models import Flavor, Server, ServerGroup
 from ..plugins import (
     CycleState,
     HostState,
@@ -63,8 +65,8 @@ def _deadline():
 class SchedulingSpec:
     """One request for instances of a flavor, as filters and weighers read it."""
 
-    flavor: object  # scheduling.models.Flavor
-    flavor_request: object  # scheduling.extra_specs.FlavorRequest
+    flavor: Flavor
+    flavor_request: FlavorRequest
     project_id: str = ""
     user_id: str = ""
     hints: dict = field(default_factory=dict)
@@ -73,9 +75,9 @@ class SchedulingSpec:
     index: int = 0  # which instance of the request is being placed
     # The server group the instances join (scheduling.models.ServerGroup), its members' hosts
     # as the pass read them ({host uuid: count}), and the server a move leaves out of them.
-    group: object = None
-    group_hosts: Counter = field(default_factory=Counter)
-    moving_server: object = None
+    group: ServerGroup | None = None
+    group_hosts: Counter[str] = field(default_factory=Counter)
+    moving_server: uuidlib.UUID | str | None = None
     # What each instance asks beyond its flavor (in ``flavor_request`` already), kept to be
     # recorded on the servers.
     requested_resources: list = field(default_factory=list)

@@ -2,6 +2,8 @@
 aggregates keep them; which providers are members stays the Placement API's."""
 
 import uuid as uuidlib
+from collections.abc import Mapping
+from typing import Any
 
 from django.db import transaction
 
@@ -11,7 +13,7 @@ from providers.services.aggregates import aggregate_ensure
 from ..models import AggregateMetadata
 
 
-def _check_name(name, exclude=None):
+def _check_name(name: str, exclude: AggregateMetadata | None = None) -> None:
     if not name:
         return
     taken = AggregateMetadata.objects.filter(name=name)
@@ -21,7 +23,13 @@ def _check_name(name, exclude=None):
         raise DuplicateName(f"An aggregate named {name} exists already.")
 
 
-def aggregate_metadata_create(*, name, uuid=None, availability_zone="", metadata=None):
+def aggregate_metadata_create(
+    *,
+    name: str,
+    uuid: uuidlib.UUID | str | None = None,
+    availability_zone: str | None = "",
+    metadata: Mapping[str, Any] | None = None,
+) -> AggregateMetadata:
     """An aggregate's name, zone and metadata; the aggregate itself is created in Placement
     when its uuid is new (a new uuid when none is given)."""
     uuid = uuid or uuidlib.uuid4()
@@ -38,7 +46,7 @@ def aggregate_metadata_create(*, name, uuid=None, availability_zone="", metadata
         )
 
 
-def aggregate_metadata_update(*, record, **changes):
+def aggregate_metadata_update(*, record: AggregateMetadata, **changes: Any) -> AggregateMetadata:
     """Change the name, zone or metadata given (a key left out keeps its value)."""
     with transaction.atomic():
         if "name" in changes:
@@ -50,6 +58,6 @@ def aggregate_metadata_update(*, record, **changes):
         return record
 
 
-def aggregate_metadata_delete(*, record):
+def aggregate_metadata_delete(*, record: AggregateMetadata) -> None:
     """Forget the aggregate's name, zone and metadata (Placement keeps the aggregate)."""
     record.delete()

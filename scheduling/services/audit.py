@@ -17,8 +17,10 @@ server without allocations.
 
 import json
 import uuid as uuidlib
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
@@ -33,11 +35,13 @@ from allocations.services.device_assignments import (
 from placementsite.core.db import read_snapshot
 from placementsite.core.exceptions import Conflict
 
-from ..extra_specs import translate_flavor
+from ..extra_specs import FlavorRequest, translate_flavor
 from ..flavor_snapshots import server_flavor
-from ..models import LifecycleRecord, Migration, Server
+from ..models import Flavor, LifecycleRecord, Migration, Server
 from .claims import ClaimFailed, allocation_claim
 from .migrations import INSTANCE_CONSUMER_TYPE
+
+Allocations = dict[str, dict[str, int]]  # {provider uuid: {class: amount}}
 
 Action = LifecycleRecord.Action
 FINDINGS = (Action.ORPHAN, Action.MISSING, Action.MISMATCH, Action.DEVICE_MISMATCH)
@@ -45,27 +49,29 @@ FINDINGS = (Action.ORPHAN, Action.MISSING, Action.MISMATCH, Action.DEVICE_MISMAT
 
 @dataclass
 class Finding:
-    action: str  # a LifecycleRecord.Action
+    # A LifecycleRecord.Action (a str; a TextChoices member is a tuple to mypy without
+    # django-stubs, hence Any).
+    action: Any
     consumer_uuid: str
-    allocations: dict
+    allocations: Allocations
     detail: str = ""
 
 
 @dataclass
 class AuditResult:
     run: uuidlib.UUID
-    findings: list = field(default_factory=list)  # [Finding]
-    actions: list = field(default_factory=list)  # [Finding]: what delete/heal did
+    findings: list[Finding] = field(default_factory=list)
+    actions: list[Finding] = field(default_factory=list)  # what delete/heal did
 
-    def count(self, action):
+    def count(self, action: Any) -> int:  # a LifecycleRecord.Action, see Finding
         found = self.findings if action in FINDINGS else self.actions
         return sum(1 for f in found if f.action == action)
 
 
-def _consumers_allocations():
+def _consumers_allocations() -> dict[str, dict[str, Any]]:
     """``{consumer uuid: {"generation", "written_at", "project", "user", "allocations"}}``
     of every consumer holding allocations, in one query."""
-    found = {}
+    found: dict[str, dict[str, Any]] = {}
     rows = Allocation.objects.values_list(
         "consumer__uuid",
         "consumer__generation",
@@ -93,15 +99,37 @@ def _consumers_allocations():
     return found
 
 
-def _totals(allocations):
-    totals = {}
+def _totals(allocations: Allocations) -> dict[str, int]:
+    totals: dict[str, int] = {}
     for resources in allocations.values():
         for name, amount in resources.items():
             totals[name] = totals.get(name, 0) + amount
     return totals
 
 
-def placement_audit(*, delete=False, heal=False, origin="command", now=None):
+@dataclass
+class _AuditRun:
+    """One run: what it read in one snapshot, its options, and its ``result``, which each
+    check of :data:`CHECKS` adds its findings and actions to."""
+
+    result: AuditResult
+    held: dict[str, dict[str, Any]]  # see _consumers_allocations
+    servers: dict[str, Server]  # {uuid: server} of the servers on a host
+    known: set[str]  # uuids of every server and migration
+    assigned: dict[tuple[str, str, str], int]  # see device_assignment_counts
+    unit_keys: set[tuple[str, str]]  # see device_unit_keys
+    delete: bool
+    heal: bool
+    grace: datetime  # orphans written before it may be deleted
+
+
+def placement_audit(
+    *,
+    delete: bool = False,
+    heal: bool = False,
+    origin: str = "command",
+    now: datetime | None = None,
+) -> AuditResult:
     """One audit run; returns an AuditResult (recorded unless nothing was found)."""
     now = now or timezone.now()
     result = AuditResult(run=uuidlib.uuid4())
@@ -114,12 +142,30 @@ def placement_audit(*, delete=False, heal=False, origin="command", now=None):
         known |= {str(u) for u in Migration.objects.values_list("uuid", flat=True)}
         assigned = device_assignment_counts()
         unit_keys = device_unit_keys()
-    grace = now - timedelta(seconds=settings.PLACEMENT_AUDIT_ORPHAN_GRACE_SECONDS)
+    run = _AuditRun(
+        result=result,
+        held=held,
+        servers=servers,
+        known=known,
+        assigned=assigned,
+        unit_keys=unit_keys,
+        delete=delete,
+        heal=heal,
+        grace=now - timedelta(seconds=settings.PLACEMENT_AUDIT_ORPHAN_GRACE_SECONDS),
+    )
+    for check in CHECKS:
+        check(run)
+    _record(result, origin)
+    return result
 
-    for uuid, entry in held.items():
-        if uuid in known:
+
+def _check_orphans(run: _AuditRun) -> None:
+    """Allocations whose consumer is neither a server nor a migration; ``delete`` frees those
+    untouched for the grace period."""
+    for uuid, entry in run.held.items():
+        if uuid in run.known:
             continue
-        result.findings.append(
+        run.result.findings.append(
             Finding(
                 Action.ORPHAN,
                 uuid,
@@ -127,55 +173,76 @@ def placement_audit(*, delete=False, heal=False, origin="command", now=None):
                 f"consumer of project {entry['project']} is neither a server nor a migration",
             )
         )
-        if delete and entry["written_at"] < grace:
-            result.actions.append(_delete_orphan(uuid, entry))
+        if run.delete and entry["written_at"] < run.grace:
+            run.result.actions.append(_delete_orphan(uuid, entry))
 
-    flavor_totals = {}
-    for uuid, server in servers.items():
-        entry = held.get(uuid)
+
+def _check_servers(run: _AuditRun) -> None:
+    """Servers on a host without allocations (``heal`` claims them again), and servers whose
+    allocations are not their flavor's."""
+    translated_by_key: dict[tuple[Any, str], FlavorRequest] = {}
+    for uuid, server in run.servers.items():
+        entry = run.held.get(uuid)
         if entry is None:
-            result.findings.append(
+            run.result.findings.append(
                 Finding(Action.MISSING, uuid, server.allocations, f"{server.name} on no allocation")
             )
-            if heal:
-                result.actions.append(_heal(server))
+            if run.heal:
+                run.result.actions.append(_heal(server))
             continue
-        # Servers booted with one flavor share a snapshot: translated once.
         flavor = server_flavor(server)
-        snapshot = server.flavor_snapshot
-        key = json.dumps(snapshot, sort_keys=True) if snapshot else server.flavor_id
-        # What the boot asked beyond its flavor is the server's too.
-        key = (key, json.dumps(server.requested_resources or [], sort_keys=True))
-        if key not in flavor_totals:
-            flavor_totals[key] = translate_flavor(
-                flavor, requested=server.requested_resources or ()
-            )
-        translated = flavor_totals[key]
-        wanted = translated.resources
+        translated = _translated(server, flavor, translated_by_key)
         have = _totals(entry["allocations"])
         if not translated.holds(have):  # any of its variants (page sizes) is the flavor's
-            result.findings.append(
+            run.result.findings.append(
                 Finding(
                     Action.MISMATCH,
                     uuid,
                     entry["allocations"],
-                    f"{server.name}: holds {have}, flavor {flavor.name} asks {wanted}",
+                    f"{server.name}: holds {have}, flavor {flavor.name} asks "
+                    f"{translated.resources}",
                 )
             )
-    for uuid, detail in _device_mismatches(held, assigned, unit_keys, known):
-        entry = held.get(uuid, {"allocations": {}})
-        result.findings.append(Finding(Action.DEVICE_MISMATCH, uuid, entry["allocations"], detail))
-        if heal:
-            result.actions.append(_heal_devices(uuid, entry, assign=uuid in known))
-    _record(result, origin)
-    return result
 
 
-def _device_mismatches(held, assigned, unit_keys, known):
+def _translated(
+    server: Server, flavor: Flavor, memo: dict[tuple[Any, str], FlavorRequest]
+) -> FlavorRequest:
+    """The server's flavor translated, with what the boot asked beyond it (the server's
+    too): servers booted with one flavor share a snapshot, translated once (``memo``)."""
+    snapshot = server.flavor_snapshot
+    key = json.dumps(snapshot, sort_keys=True) if snapshot else server.flavor_id
+    key = (key, json.dumps(server.requested_resources or [], sort_keys=True))
+    if key not in memo:
+        memo[key] = translate_flavor(flavor, requested=server.requested_resources or ())
+    return memo[key]
+
+
+def _check_devices(run: _AuditRun) -> None:
+    """Device assignments out of step with the allocations; ``heal`` brings them in step."""
+    for uuid, detail in _device_mismatches(run.held, run.assigned, run.unit_keys, run.known):
+        entry = run.held.get(uuid, {"allocations": {}})
+        run.result.findings.append(
+            Finding(Action.DEVICE_MISMATCH, uuid, entry["allocations"], detail)
+        )
+        if run.heal:
+            run.result.actions.append(_heal_devices(uuid, entry, assign=uuid in run.known))
+
+
+# What an audit run checks, in order: each adds its findings (and delete/heal actions).
+CHECKS: tuple[Callable[[_AuditRun], None], ...] = (_check_orphans, _check_servers, _check_devices)
+
+
+def _device_mismatches(
+    held: Mapping[str, Mapping[str, Any]],
+    assigned: Mapping[tuple[str, str, str], int],
+    unit_keys: Collection[tuple[str, str]],
+    known: Collection[str],
+) -> list[tuple[str, str]]:
     """``[(consumer uuid, why)]``: units assigned beyond a consumer's allocation of that
     provider and class, or (a server or migration of this service) fewer than allocated of a
     class that has units there."""
-    counts = {}
+    counts: dict[str, dict[tuple[str, str], list[int]]] = {}
     for (consumer, provider, name), n in assigned.items():
         counts.setdefault(consumer, {})[(provider, name)] = [n, 0]
     for consumer, entry in held.items():
@@ -195,7 +262,7 @@ def _device_mismatches(held, assigned, unit_keys, known):
     return found
 
 
-def _heal_devices(uuid, entry, *, assign):
+def _heal_devices(uuid: str, entry: Mapping[str, Any], *, assign: bool) -> Finding:
     try:
         freed, added = device_assignments_heal(consumer_uuid=uuid, assign=assign)
     except (DeviceUnitsExhausted, Conflict) as exc:
@@ -204,7 +271,7 @@ def _heal_devices(uuid, entry, *, assign):
     return Finding(Action.DEVICES_HEALED, uuid, entry["allocations"], detail)
 
 
-def _delete_orphan(uuid, entry):
+def _delete_orphan(uuid: str, entry: Mapping[str, Any]) -> Finding:
     """Free an orphan unless it changed since the audit read it (generation checked)."""
     try:
         allocations_replace(
@@ -223,7 +290,7 @@ def _delete_orphan(uuid, entry):
     return Finding(Action.ORPHAN_DELETED, uuid, entry["allocations"], "deleted")
 
 
-def _heal(server):
+def _heal(server: Server) -> Finding:
     """Claim the server's recorded allocations again, as a new consumer."""
     if not server.allocations:
         return Finding(Action.HEAL_FAILED, str(server.uuid), {}, "no recorded allocations")
@@ -241,7 +308,7 @@ def _heal(server):
     return Finding(Action.HEALED, str(server.uuid), server.allocations, "re-created")
 
 
-def _record(result, origin):
+def _record(result: AuditResult, origin: str) -> None:
     found = [*result.findings, *result.actions]
     if not found:
         return

@@ -4,6 +4,8 @@ Kept apart from servers so that moves (resize, migrate, evacuate) claim the same
 """
 
 import logging
+from collections.abc import Callable, Sequence
+from uuid import UUID
 
 from django.db import transaction
 
@@ -30,7 +32,7 @@ class ClaimFailed(Exception):
     a provider of the candidate deleted since by a host sync, or concurrent updates past the
     retries)."""
 
-    def __init__(self, detail, *, retries=0, provider_uuid=None):
+    def __init__(self, detail: str, *, retries: int = 0, provider_uuid: str | None = None) -> None:
         super().__init__(detail)
         self.detail = detail
         self.retries = retries
@@ -39,14 +41,14 @@ class ClaimFailed(Exception):
 
 def allocation_claim(
     *,
-    consumer_uuid,
-    allocations,
-    project_id,
-    user_id,
-    generation=None,
-    consumer_type="INSTANCE",
-    then=None,
-):
+    consumer_uuid: UUID | str,
+    allocations: dict[str, dict[str, int]],
+    project_id: str,
+    user_id: str,
+    generation: int | None = None,
+    consumer_type: str = "INSTANCE",
+    then: Callable[[], object] | None = None,
+) -> int:
     """Write ``allocations`` (``{provider uuid: {class: amount}}``) for the consumer, with
     ``consumer_generation`` ``generation`` (None: a new consumer). ``then()`` runs in the same
     transaction once the allocations are written (e.g. saving the server record), so both stay
@@ -86,8 +88,14 @@ def allocation_claim(
 
 
 def allocations_claim(
-    *, claims, project_id, user_id, consumer_type="INSTANCE", then=None, host_limits=True
-):
+    *,
+    claims: Sequence[tuple[UUID | str, dict[str, dict[str, int]]]],
+    project_id: str,
+    user_id: str,
+    consumer_type: str = "INSTANCE",
+    then: Callable[[], object] | None = None,
+    host_limits: bool = True,
+) -> int:
     """Write the allocations of several new consumers (``[(consumer uuid, {provider uuid:
     {class: amount}})]``) in one write, all or none (``POST /allocations``'s: every provider
     locked once, in id order). ``then()`` runs in the same transaction once they are written.
@@ -134,7 +142,7 @@ def allocations_claim(
             logger.info("Claims hit a concurrent update, retrying (%d)", retries)
 
 
-def _named(exc):
+def _named(exc: ProviderGone) -> str | None:
     """The provider uuid a ProviderGone names in its detail."""
     detail = exc.detail
     start = detail.find("'")

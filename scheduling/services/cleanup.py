@@ -16,7 +16,8 @@ one that finds it already reported or settled by the other leaves it out of its 
 import logging
 import uuid as uuidlib
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
@@ -40,7 +41,7 @@ logger = logging.getLogger("placement.scheduler")
 EXPIRED_ACTIONS = ("report", "revert", "confirm")
 
 
-def expired_action():
+def expired_action() -> str:
     action = settings.PLACEMENT_MIGRATION_EXPIRED_ACTION
     if action not in EXPIRED_ACTIONS:
         raise ImproperlyConfigured(
@@ -57,21 +58,26 @@ class CleanupResult:
     checked: int = 0  # finished migrations looked at
     freed_migrations: int = 0  # of which held allocations
     freed_allocations: int = 0
-    expired: list = field(default_factory=list)  # [(migration uuid, what was done)]
+    # [(migration uuid, what was done)]
+    expired: list[tuple[uuidlib.UUID, str]] = field(default_factory=list)
     pruned_records: int = 0
 
 
-def migrations_cleanup(*, dry_run=False, origin="task", batch_size=None, now=None):
+def migrations_cleanup(
+    *,
+    dry_run: bool = False,
+    origin: str = "task",
+    batch_size: int | None = None,
+    now: datetime | None = None,
+) -> CleanupResult:
     """One cleanup run; returns a CleanupResult. ``dry_run`` changes and records nothing."""
     action = expired_action()
     now = now or timezone.now()
     result = CleanupResult(run=uuidlib.uuid4(), dry_run=dry_run)
     batch_size = batch_size or settings.PLACEMENT_MIGRATION_CLEANUP_BATCH
-    last_id = 0
-    while True:
+    last_id: int | None = 0
+    while last_id is not None:
         last_id = _clean_batch(result, after=last_id, size=batch_size, origin=origin, now=now)
-        if last_id is None:
-            break
     _expired(result, action=action, origin=origin, now=now)
     if not dry_run:
         result.pruned_records = _prune_history(now)
@@ -89,7 +95,9 @@ def migrations_cleanup(*, dry_run=False, origin="task", batch_size=None, now=Non
     return result
 
 
-def _clean_batch(result, *, after, size, origin, now):
+def _clean_batch(
+    result: CleanupResult, *, after: int, size: int, origin: str, now: datetime
+) -> int | None:
     """One transaction over the next ``size`` unchecked finished migrations after id
     ``after``; returns the last id seen, None when there were none."""
     with transaction.atomic():
@@ -131,7 +139,7 @@ def _clean_batch(result, *, after, size, origin, now):
         return batch[-1][0]
 
 
-def _expired(result, *, action, origin, now):
+def _expired(result: CleanupResult, *, action: str, origin: str, now: datetime) -> None:
     """Moves past their lease, and moves whose server was deleted meanwhile (freed at once)."""
     expired = Migration.objects.filter(
         status__in=Migration.IN_FLIGHT, **Migration.lease_started_before(now)
@@ -161,7 +169,7 @@ def _expired(result, *, action, origin, now):
             result.expired.append((migration.uuid, what))
 
 
-def _act_on_expired(migration, what, record, now):
+def _act_on_expired(migration: Migration, what: str, record: dict[str, Any], now: datetime) -> bool:
     """Do ``what`` to an expired move; False when another cleanup reported it first."""
     if what == "abandon":
         record.update(action=LifecycleRecord.Action.EXPIRED, detail="server gone")
@@ -177,7 +185,7 @@ def _act_on_expired(migration, what, record, now):
     return True
 
 
-def _expired_what(migration, action):
+def _expired_what(migration: Migration, action: str) -> str:
     if migration.server_id is None:
         return "abandon"
     if action != "report" and migration.status == Migration.Status.PRE_MIGRATING:
@@ -189,7 +197,7 @@ def _expired_what(migration, action):
     return action
 
 
-def _report_expired(migration, record, now):
+def _report_expired(migration: Migration, record: dict[str, Any], now: datetime) -> bool:
     """Record an expired lease once: False when it is settled, or reported already for this
     lease (by another cleanup that held the row first)."""
     with transaction.atomic():
@@ -214,11 +222,11 @@ def _report_expired(migration, record, now):
     return True
 
 
-def _lease():
+def _lease() -> timedelta:
     return timedelta(seconds=settings.PLACEMENT_MIGRATION_LEASE_SECONDS)
 
 
-def _prune_history(now):
+def _prune_history(now: datetime) -> int:
     keep = timedelta(days=settings.PLACEMENT_HISTORY_RETENTION_DAYS)
     deleted, _ = LifecycleRecord.objects.filter(created_at__lt=now - keep).delete()
     return deleted

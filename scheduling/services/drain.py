@@ -13,6 +13,9 @@ for a page), which records the outcome in the lifecycle history instead (``origi
 import logging
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import QuerySet
 
 from placementsite.core.exceptions import Conflict, InvalidRequest
 from providers.models import ComputeNode
@@ -34,18 +37,18 @@ LIVE_MOVABLE = {"VCPU", "PCPU", "MEMORY_MB", "DISK_GB"}
 class DrainResult:
     hostname: str
     disabled_reason: str
-    servers: list = field(default_factory=list)  # one dict per server, in boot order
+    servers: list[dict[str, Any]] = field(default_factory=list)  # one per server, boot order
 
     @property
-    def moved(self):
+    def moved(self) -> int:
         return sum(1 for entry in self.servers if entry["result"] == "moving")
 
     @property
-    def failed(self):
+    def failed(self) -> int:
         return len(self.servers) - self.moved
 
 
-def _kind_for(server):
+def _kind_for(server: Server) -> str:
     flavor = server_flavor(server)
     live = {
         name for v in translate_flavor(flavor).variants for name in v.resources
@@ -55,7 +58,7 @@ def _kind_for(server):
     return Migration.Kind.LIVE_MIGRATE if live else Migration.Kind.MIGRATE
 
 
-def servers_on_host(node: ComputeNode):
+def servers_on_host(*, node: ComputeNode) -> QuerySet:
     """The servers a drain of ``node`` moves, in boot order."""
     if node.provider_id is None:
         return Server.objects.none()
@@ -69,7 +72,7 @@ def host_drain(*, node: ComputeNode, reason: str = "", origin: str | None = None
     reason = reason or "drained"
     compute_node_disable(hostname=node.hostname, reason=reason)
     result = DrainResult(hostname=node.hostname, disabled_reason=reason)
-    for server in servers_on_host(node).select_related("flavor", "host"):
+    for server in servers_on_host(node=node).select_related("flavor", "host"):
         kind = _kind_for(server)
         entry = {"server": str(server.uuid), "name": server.name, "kind": kind}
         try:

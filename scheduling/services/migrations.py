@@ -22,7 +22,11 @@ a new transaction that reads everything again.
 
 import contextlib
 import logging
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from types import EllipsisType
+from typing import Any, TypeVar
+from uuid import UUID
 
 from django.conf import settings
 from django.db import transaction
@@ -42,22 +46,36 @@ from placementsite.core.exceptions import (
     NotFound,
     Unavailable,
 )
+from providers.models import ResourceProvider
 from providers.selectors.compute_nodes import host_is_down
 from providers.selectors.resource_pools import sharing_provider_uuids
 from providers.services.compute_nodes import compute_node_disable
 
 from ..flavor_snapshots import flavor_snapshot, server_flavor
 from ..host_limits import claim_checked
-from ..models import LifecycleRecord, Migration, Server
+from ..models import Flavor, LifecycleRecord, Migration, Server, ServerGroup
+from ..plugins import HostState
 from ..selectors.pass_hosts import availability_zone_of
 from ..selectors.pools import spec_within_pools
-from ..selectors.scheduler import explain, first_allocations, select_hosts
+from ..selectors.scheduler import (
+    SchedulingSpec,
+    Selection,
+    WeighedHost,
+    explain,
+    first_allocations,
+    select_hosts,
+)
 from ..selectors.server_groups import server_group_of
 from .claims import CONCURRENT_RETRIES, ClaimFailed
 from .server_groups import GroupPolicyViolated, group_admit, group_locked
 from .servers import SELECTION_ROUNDS, NoValidHost, read_group_hosts, scheduling_spec
 
 logger = logging.getLogger("placement.scheduler")
+
+Allocations = dict[str, dict[str, int]]  # {provider uuid: {class: amount}}
+# A consumer generation the caller saw (None: no consumer); ``...``: read it now.
+Generation = int | None | EllipsisType
+T = TypeVar("T")
 
 MIGRATION_CONSUMER_TYPE = "MIGRATION"
 INSTANCE_CONSUMER_TYPE = "INSTANCE"
@@ -93,14 +111,15 @@ class MoveRefusedOnSource(Conflict):
     code = "migration.source_refused"
 
 
-def held_allocations(consumer_uuid):
+def held_allocations(*, consumer_uuid: UUID | str) -> tuple[int | None, Allocations]:
     """``(generation, {provider uuid: {class: amount}})`` of a consumer, read in one statement
     so the two agree; ``(None, {})`` when it holds nothing (a consumer left with no allocations
     is deleted by every allocation write)."""
     rows = Allocation.objects.filter(consumer__uuid=consumer_uuid).values_list(
         "consumer__generation", "resource_provider__uuid", "resource_class__name", "used"
     )
-    generation, held = None, {}
+    generation: int | None = None
+    held: Allocations = {}
     for row_generation, provider_uuid, class_name, used in rows:
         generation = row_generation
         held.setdefault(str(provider_uuid), {})[class_name] = used
@@ -111,7 +130,7 @@ def held_allocations(consumer_uuid):
     return generation, held
 
 
-def _with_fresh_transactions(step):
+def _with_fresh_transactions(step: Callable[[], T]) -> T:
     """Run ``step()`` (which opens its own transaction); a concurrent-update conflict runs it
     again from scratch, in a new transaction, up to CONCURRENT_RETRIES times."""
     retries = 0
@@ -125,17 +144,21 @@ def _with_fresh_transactions(step):
             logger.info("Migration step hit a concurrent update, retrying (%d)", retries)
 
 
-def shared_pools(source_allocations, dest_allocations):
+def shared_pools(
+    *, source_allocations: Mapping[str, Any] | None, dest_allocations: Mapping[str, Any] | None
+) -> set[str]:
     """The sharing providers (pools) both sides of a move take from: the server keeps them."""
     both = set(source_allocations or {}) & set(dest_allocations or {})
     return sharing_provider_uuids(uuids=both)
 
 
-def migration_holdings(held, dest_allocations):
+def migration_holdings(
+    *, held: Allocations, dest_allocations: Mapping[str, Mapping[str, int]]
+) -> Allocations:
     """What the migration consumer holds during a move: the server's source allocations, but
     on a pool both sides share only what the destination's amount does not cover (a resize
     that shrinks it), since the server keeps its pool allocation."""
-    pools = shared_pools(held, dest_allocations)
+    pools = shared_pools(source_allocations=held, dest_allocations=dest_allocations)
     holdings = {}
     for provider_uuid, resources in held.items():
         if provider_uuid in pools:
@@ -153,7 +176,7 @@ def migration_holdings(held, dest_allocations):
 # --- starting a move --------------------------------------------------------------------------
 
 
-def _check_movable(server, kind, flavor, target_host):
+def _check_movable(server: Server, kind: str, flavor: Flavor, target_host: str | None) -> None:
     """Refuse a move that cannot start (InvalidMove, NothingToMove, MoveInProgress)."""
     if kind == Migration.Kind.RESIZE and flavor.pk == server.flavor_id:
         raise InvalidMove(f"Server {server.uuid} already has flavor {flavor.name}.")
@@ -173,16 +196,18 @@ def _check_movable(server, kind, flavor, target_host):
         )
 
 
-def _claimable(host):
+def _claimable(host: HostState) -> Allocations:
     """The allocations a move claims on ``host``; ClaimFailed when its tree changed since the
     pass read it (every candidate stale)."""
-    allocations = first_allocations(host)
+    allocations = first_allocations(host=host)
     if allocations is None:
         raise ClaimFailed(f"The tree of {host.name} changed since it was read.")
     return allocations
 
 
-def server_move(*, server, kind, flavor=None, target_host=None):
+def server_move(
+    *, server: Server, kind: str, flavor: Flavor | None = None, target_host: str | None = None
+) -> Migration:
     """Move ``server``: record a Migration, schedule a destination for ``flavor`` (a resize) or
     the server's own flavor, and move the allocations in one write. Returns the Migration
     (``migrating``). No host: the Migration ends ``error`` and NoValidHost is raised."""
@@ -192,7 +217,7 @@ def server_move(*, server, kind, flavor=None, target_host=None):
     flavor = flavor or server_flavor(server)
     _check_movable(server, kind, flavor, target_host)
     source = server.host
-    _generation, held = held_allocations(server.uuid)
+    _generation, held = held_allocations(consumer_uuid=server.uuid)
     if not held:
         raise NothingToMove(f"Server {server.uuid} holds no allocations to move.")
     hints = dict(server.scheduler_hints or {})
@@ -231,12 +256,12 @@ def server_move(*, server, kind, flavor=None, target_host=None):
     tries = max(1, settings.PLACEMENT_SCHEDULER_MAX_ATTEMPTS)
     # First the hosts that share the server's pools, asked without the pool's amounts (the
     # server keeps its pool allocation: the move takes nothing more of it), then any host.
-    passes = [(spec, {})]
-    within = spec_within_pools(spec, held)
+    passes: list[tuple[SchedulingSpec, Allocations]] = [(spec, {})]
+    within = spec_within_pools(spec=spec, held=held)
     if within is not None:
         passes.insert(0, within)
 
-    def accepts(host):
+    def accepts(host: HostState) -> bool:
         return (same_host_allowed or host.uuid != str(source.uuid)) and (
             not target_host or target_host in (host.name, host.uuid)
         )
@@ -254,20 +279,28 @@ def server_move(*, server, kind, flavor=None, target_host=None):
         raise
     detail = f"No valid host was found to {kind} server {server.uuid}."
     _mark_error(migration.pk, detail)
-    raise NoValidHost(detail, explain=explain(spec, selection) if selection else None)
+    raise NoValidHost(
+        detail, explain=explain(spec=spec, selection=selection) if selection else None
+    )
 
 
-def _move_to_first_fit(migration, passes, group, accepts, tries):
+def _move_to_first_fit(
+    migration: Migration,
+    passes: Sequence[tuple[SchedulingSpec, Allocations]],
+    group: ServerGroup | None,
+    accepts: Callable[[HostState], bool],
+    tries: int,
+) -> tuple[bool, Selection | None]:
     """Schedule each pass (a spec and the amounts the server keeps) and move to the first
     host ``accepts`` whose claim succeeds. A member of a server group moves under the group's
     lock, as boots into it place. Returns whether it moved and the last selection."""
     selection = None
-    with group_locked(group) as locked:
+    with group_locked(group=group) as locked:
         for pass_spec, kept in passes:
             pass_spec.group = locked
             for _round in range(SELECTION_ROUNDS):
-                read_group_hosts(pass_spec)
-                selection = select_hosts(pass_spec)
+                read_group_hosts(spec=pass_spec)
+                selection = select_hosts(spec=pass_spec)
                 order = [w for w in selection.attempt_order() if accepts(w.host)]
                 if not order:
                     break
@@ -276,14 +309,19 @@ def _move_to_first_fit(migration, passes, group, accepts, tries):
     return False, selection
 
 
-def _claim_first(migration, weighed_hosts, kept, group):
+def _claim_first(
+    migration: Migration,
+    weighed_hosts: Sequence[WeighedHost],
+    kept: Allocations,
+    group: ServerGroup | None,
+) -> bool:
     for weighed in weighed_hosts:
+
+        def move(w: WeighedHost = weighed) -> None:
+            _move_to(migration.pk, w.host, {**_claimable(w.host), **kept}, group=group)
+
         try:
-            _with_fresh_transactions(
-                lambda w=weighed: _move_to(
-                    migration.pk, w.host, {**_claimable(w.host), **kept}, group=group
-                )
-            )
+            _with_fresh_transactions(move)
         except ClaimFailed as exc:
             logger.info("Move to %s failed (%s); next host", weighed.host.name, exc)
             continue
@@ -291,7 +329,7 @@ def _claim_first(migration, weighed_hosts, kept, group):
     return False
 
 
-def _disable_evacuated(source, server):
+def _disable_evacuated(source: ResourceProvider, server: Server) -> None:
     """Once a server left it, nothing else may be scheduled on the down source until an
     operator says so. A failed evacuation leaves the host as it was."""
     with contextlib.suppress(NotFound):  # a host without a report has nothing to disable
@@ -300,13 +338,18 @@ def _disable_evacuated(source, server):
         )
 
 
-def _mark_error(migration_pk, detail):
+def _mark_error(migration_pk: int, detail: str) -> None:
     Migration.objects.filter(pk=migration_pk, status=Migration.Status.PRE_MIGRATING).update(
         status=Migration.Status.ERROR, error=detail, updated_at=timezone.now()
     )
 
 
-def _move_to(migration_pk, host, dest_allocations, group=None):
+def _move_to(
+    migration_pk: int,
+    host: HostState,
+    dest_allocations: Allocations,
+    group: ServerGroup | None = None,
+) -> None:
     """The move's one write: the migration consumer takes the server's source allocations,
     the server's consumer takes ``dest_allocations``. The destination refused: ClaimFailed
     (the next host is tried); the source refused: MoveRefusedOnSource. Handing the same
@@ -325,7 +368,7 @@ def _move_to(migration_pk, host, dest_allocations, group=None):
             raise MoveInProgress(f"Server {server.uuid} has a move in progress.")
         if server.host_id != migration.source_id:
             raise InvalidMigrationState(f"Server {server.uuid} left its host meanwhile.")
-        generation, held = held_allocations(server.uuid)
+        generation, held = held_allocations(consumer_uuid=server.uuid)
         if not held:
             raise NothingToMove(f"Server {server.uuid} holds no allocations to move.")
         try:
@@ -337,7 +380,9 @@ def _move_to(migration_pk, host, dest_allocations, group=None):
                 consumers=[
                     ConsumerAllocationWrite(
                         consumer_uuid=str(migration.uuid),
-                        allocations=migration_holdings(held, dest_allocations),
+                        allocations=migration_holdings(
+                            held=held, dest_allocations=dest_allocations
+                        ),
                         project_id=server.project_id,
                         user_id=server.user_id,
                         generation=None,
@@ -404,10 +449,10 @@ class Settlement:
     ``refused_kinds``: the kinds of move it is no step of."""
 
     verb: str
-    allowed: tuple
+    allowed: Collection[str]
     status: str
     revert: bool
-    refused_kinds: tuple = ()
+    refused_kinds: Collection[str] = ()
 
 
 # A live migration is finished (it completes), never confirmed, as in Nova: there is no resize
@@ -429,7 +474,7 @@ COMPLETE = Settlement(
 )
 
 
-def migration_steps(migration) -> tuple[str, ...]:
+def migration_steps(*, migration: Migration) -> tuple[str, ...]:
     """What an operator may do to ``migration`` as it is now, of ``finish``, ``confirm`` and
     ``revert``: the steps the services below would take rather than refuse."""
     steps = []
@@ -443,7 +488,7 @@ def migration_steps(migration) -> tuple[str, ...]:
     return tuple(steps)
 
 
-def migration_finish(*, migration, generation=...):
+def migration_finish(*, migration: Migration, generation: Generation = ...) -> Migration:
     """The move is done. A live migration frees its source and ends ``completed``; any other
     waits for a confirm or a revert (``migrating`` -> ``finished``), its lease started again."""
     if migration.kind == Migration.Kind.LIVE_MIGRATE:
@@ -462,19 +507,25 @@ def migration_finish(*, migration, generation=...):
     return locked
 
 
-def migration_confirm(*, migration, generation=..., record=None):
+def migration_confirm(
+    *, migration: Migration, generation: Generation = ..., record: dict[str, Any] | None = None
+) -> Migration:
     """Keep the destination: the migration consumer's allocations go. ``generation``: the
     migration consumer generation the caller saw (default: read now)."""
     return _settle(migration, CONFIRM, generation=generation, record=record)
 
 
-def migration_revert(*, migration, generation=..., record=None):
+def migration_revert(
+    *, migration: Migration, generation: Generation = ..., record: dict[str, Any] | None = None
+) -> Migration:
     """Go back: the server's consumer gets the source allocations back from the migration
     consumer, and the destination is freed, in one write."""
     return _settle(migration, REVERT, generation=generation, record=record)
 
 
-def migration_fail(*, migration, reason="", record=None):
+def migration_fail(
+    *, migration: Migration, reason: str = "", record: dict[str, Any] | None = None
+) -> Migration:
     """A failure while migrating: the revert, leaving the migration ``error``."""
     record = record or {}
     record.setdefault("action", LifecycleRecord.Action.FAILED_REVERTED)
@@ -483,14 +534,21 @@ def migration_fail(*, migration, reason="", record=None):
     return _settle(migration, FAIL, record=record, error=reason or "the move failed")
 
 
-def migration_abandon(*, migration, record=None):
+def migration_abandon(*, migration: Migration, record: dict[str, Any] | None = None) -> Migration:
     """A move whose server is gone: free what the migration consumer holds, ``error``."""
     return _settle(
         migration, ABANDON, record=record, error="the server was deleted during the move"
     )
 
 
-def _settle(migration, settlement, *, generation=..., record=None, error=""):
+def _settle(
+    migration: Migration,
+    settlement: Settlement,
+    *,
+    generation: Generation = ...,
+    record: dict[str, Any] | None = None,
+    error: str = "",
+) -> Migration:
     """End ``migration`` as ``settlement`` says, in one transaction; a concurrent update
     runs it again from scratch."""
     return _with_fresh_transactions(
@@ -500,29 +558,22 @@ def _settle(migration, settlement, *, generation=..., record=None, error=""):
     )
 
 
-def _settle_once(migration_pk, settlement, *, generation, record, error):
+def _settle_once(
+    migration_pk: int,
+    settlement: Settlement,
+    *,
+    generation: Generation,
+    record: dict[str, Any] | None,
+    error: str,
+) -> Migration:
     with transaction.atomic():
-        server_pk = Migration.objects.values_list("server_id", flat=True).get(pk=migration_pk)
-        server = Server.objects.select_for_update().filter(pk=server_pk).first()
-        migration = Migration.objects.select_for_update().get(pk=migration_pk)
-        if migration.status not in settlement.allowed:
-            raise InvalidMigrationState(
-                f"Migration {migration.uuid} is {migration.status}; it cannot {settlement.verb}."
-            )
-        if migration.kind in settlement.refused_kinds:
-            raise InvalidMigrationState(
-                f"Migration {migration.uuid} is a {migration.kind}; it cannot "
-                f"{settlement.verb} (a live migration is finished)."
-            )
-        if settlement.revert and server is None:
-            raise InvalidMigrationState(f"Migration {migration.uuid} has no server to revert.")
-        current, held = held_allocations(migration.uuid)
+        server, migration = _locked_for(migration_pk, settlement)
+        current, held = held_allocations(consumer_uuid=migration.uuid)
         if generation is not ... and generation != current:
             raise Conflict(
                 f"consumer generation conflict - expected {generation} but got {current}",
                 code="migration.generation_conflict",
             )
-        moved = migration.status != Migration.Status.PRE_MIGRATING
         consumers = []
         if current is not None:
             consumers.append(
@@ -537,26 +588,11 @@ def _settle_once(migration_pk, settlement, *, generation, record, error):
                 )
             )
         restored = None
+        moved = migration.status != Migration.Status.PRE_MIGRATING
         if settlement.revert and moved:
-            # What the migration consumer holds now is what goes back; if something freed it
-            # already, the recorded source allocations are claimed again (capacity checked).
-            restored = dict(held or migration.source_allocations)
-            # The pools the server kept through the move go back to their source amounts
-            # (what the migration consumer held of them is freed in the same write).
-            for pool in shared_pools(migration.source_allocations, migration.dest_allocations):
-                restored[pool] = migration.source_allocations[pool]
-            server_generation, _server_held = held_allocations(server.uuid)
-            consumers.append(
-                ConsumerAllocationWrite(
-                    consumer_uuid=str(server.uuid),
-                    allocations=restored,
-                    project_id=server.project_id,
-                    user_id=server.user_id,
-                    generation=server_generation,
-                    consumer_type=INSTANCE_CONSUMER_TYPE,
-                    assign_devices=True,
-                )
-            )
+            assert server is not None  # _locked_for refuses a revert without one
+            restored = _restored(migration, held)
+            consumers.append(_server_consumer(server, restored))
         if consumers:
             allocations_replace(consumers=consumers)
         now = timezone.now()
@@ -566,31 +602,89 @@ def _settle_once(migration_pk, settlement, *, generation, record, error):
             migration.error = error
         migration.save()
         if restored is not None:
-            server.host_id = migration.source_id
-            server.allocations = restored
-            server.flavor_id = migration.old_flavor_id
-            server.flavor_snapshot = migration.old_flavor_snapshot
-            server.availability_zone = (
-                availability_zone_of(provider_id=migration.source_id) or server.availability_zone
-            )
-            server.save(
-                update_fields=[
-                    "host",
-                    "allocations",
-                    "flavor",
-                    "flavor_snapshot",
-                    "availability_zone",
-                    "updated_at",
-                ]
-            )
+            assert server is not None
+            _back_to_source(server, migration, restored)
         if record:
-            LifecycleRecord.objects.create(
-                run=record.get("run") or migration.uuid,
-                origin=record.get("origin", "task"),
-                action=record["action"],
-                migration=migration,
-                consumer_uuid=migration.uuid,
-                allocations=held,
-                detail=record.get("detail", ""),
-            )
+            _record_settlement(migration, record, held)
     return migration
+
+
+def _locked_for(migration_pk: int, settlement: Settlement) -> tuple[Server | None, Migration]:
+    """The move's server (None when it was deleted) and migration, row-locked in that order;
+    InvalidMigrationState when ``settlement`` is no step of the move as it is now."""
+    server_pk = Migration.objects.values_list("server_id", flat=True).get(pk=migration_pk)
+    server = Server.objects.select_for_update().filter(pk=server_pk).first()
+    migration = Migration.objects.select_for_update().get(pk=migration_pk)
+    if migration.status not in settlement.allowed:
+        raise InvalidMigrationState(
+            f"Migration {migration.uuid} is {migration.status}; it cannot {settlement.verb}."
+        )
+    if migration.kind in settlement.refused_kinds:
+        raise InvalidMigrationState(
+            f"Migration {migration.uuid} is a {migration.kind}; it cannot "
+            f"{settlement.verb} (a live migration is finished)."
+        )
+    if settlement.revert and server is None:
+        raise InvalidMigrationState(f"Migration {migration.uuid} has no server to revert.")
+    return server, migration
+
+
+def _restored(migration: Migration, held: Allocations) -> Allocations:
+    """What a revert gives the server back: what the migration consumer holds now (if
+    something freed it already, the recorded source allocations, claimed again with their
+    capacity checked), and the pools the server kept through the move at their source
+    amounts (what the migration consumer held of them is freed in the same write)."""
+    restored = dict(held or migration.source_allocations)
+    for pool in shared_pools(
+        source_allocations=migration.source_allocations,
+        dest_allocations=migration.dest_allocations,
+    ):
+        restored[pool] = migration.source_allocations[pool]
+    return restored
+
+
+def _server_consumer(server: Server, allocations: Allocations) -> ConsumerAllocationWrite:
+    """The server's consumer holding ``allocations``, at the generation it has now."""
+    server_generation, _server_held = held_allocations(consumer_uuid=server.uuid)
+    return ConsumerAllocationWrite(
+        consumer_uuid=str(server.uuid),
+        allocations=allocations,
+        project_id=server.project_id,
+        user_id=server.user_id,
+        generation=server_generation,
+        consumer_type=INSTANCE_CONSUMER_TYPE,
+        assign_devices=True,
+    )
+
+
+def _back_to_source(server: Server, migration: Migration, restored: Allocations) -> None:
+    """The reverted server's record: on its source, with its old flavor."""
+    server.host_id = migration.source_id
+    server.allocations = restored
+    server.flavor_id = migration.old_flavor_id
+    server.flavor_snapshot = migration.old_flavor_snapshot
+    server.availability_zone = (
+        availability_zone_of(provider_id=migration.source_id) or server.availability_zone
+    )
+    server.save(
+        update_fields=[
+            "host",
+            "allocations",
+            "flavor",
+            "flavor_snapshot",
+            "availability_zone",
+            "updated_at",
+        ]
+    )
+
+
+def _record_settlement(migration: Migration, record: Mapping[str, Any], held: Allocations) -> None:
+    LifecycleRecord.objects.create(
+        run=record.get("run") or migration.uuid,
+        origin=record.get("origin", "task"),
+        action=record["action"],
+        migration=migration,
+        consumer_uuid=migration.uuid,
+        allocations=held,
+        detail=record.get("detail", ""),
+    )

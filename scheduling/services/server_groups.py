@@ -2,12 +2,13 @@
 (scheduling.services.servers) and leave with it (the row cascades)."""
 
 import contextlib
+from collections.abc import Iterator
 
 from django.db import transaction
 
 from placementsite.core.exceptions import Conflict, InvalidRequest
 
-from ..models import ServerGroup, ServerGroupMember
+from ..models import Server, ServerGroup, ServerGroupMember
 from ..selectors.server_groups import group_refusal, member_host_counts
 
 RULES = {"max_server_per_host"}
@@ -46,7 +47,7 @@ def server_group_delete(*, group: ServerGroup) -> None:
 
 
 @contextlib.contextmanager
-def group_locked(group: ServerGroup | None):
+def group_locked(*, group: ServerGroup | None) -> Iterator[ServerGroup | None]:
     """A transaction holding the group's row lock (nothing without a group): every placement
     into one group is decided and claimed while it holds it, so concurrent boots and moves
     into the group are serialised and each sees the others' members."""
@@ -57,7 +58,13 @@ def group_locked(group: ServerGroup | None):
         yield ServerGroup.objects.select_for_update().get(pk=group.pk)
 
 
-def group_admit(*, group: ServerGroup | None, host_uuid: str, server=None, join=False) -> None:
+def group_admit(
+    *,
+    group: ServerGroup | None,
+    host_uuid: str,
+    server: Server | None = None,
+    join: bool = False,
+) -> None:
     """In the claim's transaction (under :func:`group_locked`): raise GroupPolicyViolated when
     ``host_uuid`` breaks the group's hard policy (members read now; ``server`` itself left
     out), else, with ``join``, add ``server`` to the group."""

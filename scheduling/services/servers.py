@@ -4,7 +4,9 @@ import hashlib
 import json
 import logging
 import uuid as uuidlib
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -16,9 +18,10 @@ from providers.models import ResourceProvider
 
 from ..extra_specs import translate_flavor
 from ..flavor_snapshots import flavor_snapshot
-from ..models import BootRequest, Server
+from ..models import BootRequest, Flavor, Server, ServerGroup
+from ..plugins import HostState
 from ..selectors.names import check_names
-from ..selectors.scheduler import SchedulingPass, SchedulingSpec, explain
+from ..selectors.scheduler import Placement, SchedulingPass, SchedulingSpec, explain
 from ..selectors.server_groups import member_host_counts
 from .claims import ClaimFailed, allocations_claim
 from .server_groups import group_admit, group_locked
@@ -37,7 +40,7 @@ class NoValidHost(Conflict):
 
     code = NO_VALID_HOST
 
-    def __init__(self, detail, explain=None):
+    def __init__(self, detail: str, explain: dict[str, Any] | None = None) -> None:
         super().__init__(detail)
         self.explain = explain
 
@@ -51,17 +54,17 @@ class BootStats:
 
 def scheduling_spec(
     *,
-    flavor,
-    project_id,
-    user_id,
-    count=1,
-    hints=None,
-    availability_zone="",
-    traits=(),
-    group=None,
-    moving_server=None,
-    requested_resources=(),
-):
+    flavor: Flavor,
+    project_id: str,
+    user_id: str,
+    count: int = 1,
+    hints: Mapping[str, Any] | None = None,
+    availability_zone: str | None = "",
+    traits: Iterable[str] = (),
+    group: ServerGroup | None = None,
+    moving_server: uuidlib.UUID | str | None = None,
+    requested_resources: Sequence[Mapping[str, Any]] = (),
+) -> SchedulingSpec:
     """The request the scheduler reads; a target host or zone that does not exist is a 400.
     ``group``: the server group the instances join (or the moving server is in);
     ``requested_resources``: what each instance asks beyond its flavor (granular groups
@@ -79,22 +82,24 @@ def scheduling_spec(
         moving_server=moving_server,
         requested_resources=list(requested_resources),
     )
-    read_group_hosts(spec)
+    read_group_hosts(spec=spec)
     return spec
 
 
-def read_group_hosts(spec):
+def read_group_hosts(*, spec: SchedulingSpec) -> None:
     """Where the spec's group members run, read now: once per pass, so that each pass (and
     each instance of a request) sees every member placed before it."""
     if spec.group is not None:
         spec.group_hosts = member_host_counts(group=spec.group, exclude_server=spec.moving_server)
 
 
-def _fingerprint(**asked):
+def _fingerprint(**asked: Any) -> str:
     return hashlib.sha256(json.dumps(asked, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _boot_request(*, project_id, key, fingerprint):
+def _boot_request(
+    *, project_id: str, key: str, fingerprint: str
+) -> tuple[BootRequest | None, list[Server] | None]:
     """``(BootRequest, None)`` for a new key, or ``(None, [Server])`` for one an earlier create
     committed. A create with the same key still running holds the key's index entry: the
     insert waits until it commits (its servers come back) or rolls back (this one boots)."""
@@ -110,11 +115,11 @@ def _boot_request(*, project_id, key, fingerprint):
     return None, list(earlier.servers.order_by("id"))
 
 
-def _plan(spec, names, refused):
+def _plan(spec: SchedulingSpec, names: Sequence[str], refused: set[int]) -> list[Placement]:
     """Place every instance of the request in one pass, in memory (instance k sees 1..k-1,
     their usage and, in a server group, their hosts); raises NoValidHost, with the funnel of
     the pass that failed, naming the first instance that does not fit."""
-    read_group_hosts(spec)
+    read_group_hosts(spec=spec)
     model = SchedulingPass(spec, leave_out=refused)
     plan = []
     for index in range(len(names)):
@@ -124,7 +129,7 @@ def _plan(spec, names, refused):
         if placement.host is None:
             raise NoValidHost(
                 f"No valid host was found for {names[index]} (flavor {spec.flavor.name}).",
-                explain=explain(spec, placement.selection),
+                explain=explain(spec=spec, selection=placement.selection),
             )
         plan.append(placement)
         if spec.group is not None:
@@ -133,12 +138,20 @@ def _plan(spec, names, refused):
     return plan
 
 
-def _claim(spec, names, plan, stats, boot_request):
+def _claim(
+    spec: SchedulingSpec,
+    names: Sequence[str],
+    plan: Sequence[Placement],
+    stats: BootStats,
+    boot_request: BootRequest | None,
+) -> list[Server]:
     """Claim every planned instance in the database in one write (the claim is the truth);
     returns their Servers or raises ClaimFailed. In a server group, the group's hard policy
     is checked again in the claim's transaction, under the group's lock: whatever filters are
     configured, no claim breaks it."""
     snapshot = flavor_snapshot(spec.flavor)
+    # Every planned instance has a host (_plan raises NoValidHost for one without).
+    hosts = [placement.host for placement in plan if placement.host is not None]
     records = [
         Server(
             uuid=uuidlib.uuid4(),
@@ -147,24 +160,24 @@ def _claim(spec, names, plan, stats, boot_request):
             flavor_snapshot=snapshot,
             project_id=spec.project_id,
             user_id=spec.user_id,
-            host_id=placement.host.id,
+            host_id=host.id,
             allocations=placement.allocations,
             alternates=placement.alternates,
             # The zone it landed in (as Nova records it); the one asked for if the host is in
             # no zone (a request may name an aggregate for one).
-            availability_zone=placement.host.availability_zone or spec.availability_zone,
+            availability_zone=host.availability_zone or spec.availability_zone,
             requested_availability_zone=spec.availability_zone,
             scheduler_hints=spec.hints,
             requested_resources=list(spec.requested_resources),
             boot_request=boot_request,
         )
-        for name, placement in zip(names, plan, strict=True)
+        for name, placement, host in zip(names, plan, hosts, strict=True)
     ]
 
-    def record_and_join():
+    def record_and_join() -> None:
         Server.objects.bulk_create(records)
-        for record, placement in zip(records, plan, strict=True):
-            group_admit(group=spec.group, host_uuid=placement.host.uuid, server=record, join=True)
+        for record, host in zip(records, hosts, strict=True):
+            group_admit(group=spec.group, host_uuid=host.uuid, server=record, join=True)
 
     allocations_claim(
         claims=[(record.uuid, record.allocations) for record in records],
@@ -172,40 +185,38 @@ def _claim(spec, names, plan, stats, boot_request):
         user_id=spec.user_id,
         then=record_and_join,
         # Hosts whose reservation is held host-wide, as the pass read them.
-        host_limits=any(p.host.tree.limits(p.host.id) for p in plan),
+        host_limits=any(host.tree.limits(host.id) for host in hosts),
     )
-    for record, placement in zip(records, plan, strict=True):
-        record.host_name = placement.host.name
-        record.host_uuid = placement.host.uuid
+    for record, host in zip(records, hosts, strict=True):
+        record.host_name = host.name
+        record.host_uuid = host.uuid
         # The host as the pass read it: whoever renders the server reads no row for it.
-        record.host = ResourceProvider(
-            id=placement.host.id, uuid=placement.host.uuid, name=placement.host.name
-        )
+        record.host = ResourceProvider(id=host.id, uuid=host.uuid, name=host.name)
     return records
 
 
-def _refusing_host(plan, provider_uuid):
+def _refusing_host(plan: Iterable[Placement], provider_uuid: str | None) -> HostState | None:
     """The host of the planned instance whose allocations name ``provider_uuid``."""
     for placement in plan:
-        if provider_uuid in placement.allocations:
+        if placement.allocations is not None and provider_uuid in placement.allocations:
             return placement.host
     return None
 
 
 def servers_create(
     *,
-    name,
-    flavor,
-    project_id,
-    user_id,
-    count=1,
-    hints=None,
-    availability_zone="",
-    group=None,
-    request_key=None,
-    stats=None,
-    requested_resources=(),
-):
+    name: str,
+    flavor: Flavor,
+    project_id: str,
+    user_id: str,
+    count: int = 1,
+    hints: Mapping[str, Any] | None = None,
+    availability_zone: str | None = "",
+    group: ServerGroup | None = None,
+    request_key: str | None = None,
+    stats: BootStats | None = None,
+    requested_resources: Sequence[Mapping[str, Any]] = (),
+) -> list[Server]:
     """Place ``count`` instances of ``flavor`` in one pass (instance 2 sees instance 1's usage in
     memory), then claim them in one write, in one transaction: the servers appear together
     when it commits, or never
@@ -255,18 +266,24 @@ def servers_create(
             if earlier is not None:
                 stats.replayed = True
                 return earlier
-        with group_locked(group) as locked:
+        with group_locked(group=group) as locked:
             spec.group = locked
             return _place_and_claim(spec, name, count, stats, boot_request)
 
 
-def _place_and_claim(spec, name, count, stats, boot_request):
+def _place_and_claim(
+    spec: SchedulingSpec,
+    name: str,
+    count: int,
+    stats: BootStats,
+    boot_request: BootRequest | None,
+) -> list[Server]:
     """Place the request's instances and claim them, placing afresh when a claim is refused."""
     names = [name] if count == 1 else [f"{name}-{i + 1}" for i in range(count)]
     # Every instance is placed in one pass, then all are claimed in one write. A refused
     # claim (a host taken meanwhile) sends the request to a fresh pass, which reads the
     # usage afresh and leaves out the host that refused.
-    refused = set()
+    refused: set[int] = set()
     attempts = SELECTION_ROUNDS * max(1, settings.PLACEMENT_SCHEDULER_MAX_ATTEMPTS)
     for _attempt in range(attempts):
         plan = _plan(spec, names, refused)
@@ -288,7 +305,7 @@ def _place_and_claim(spec, name, count, stats, boot_request):
     )
 
 
-def server_delete(*, server):
+def server_delete(*, server: Server) -> None:
     """Free the server's allocations and forget it, in one transaction."""
     with transaction.atomic():
         try:
