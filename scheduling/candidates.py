@@ -179,7 +179,7 @@ def _providers_meeting(rg, unsuffixed):
     the unsuffixed group aggregates count through the root and required traits are checked
     over the tree later; a granular group's provider meets them itself."""
     return rp_selectors.providers_meeting(
-        rg, aggregates_via_root=unsuffixed, traits_on_provider=not unsuffixed
+        resolved=rg, aggregates_via_root=unsuffixed, traits_on_provider=not unsuffixed
     )
 
 
@@ -206,7 +206,9 @@ def _selection_sql(rg, unsuffixed, columns):
     found = _SELECTION_SQL.get(key)
     if found is None:
         found = (
-            rp_selectors.fitting_inventories(rg, _providers_meeting(rg, unsuffixed))
+            rp_selectors.fitting_inventories(
+                resolved=rg, providers=_providers_meeting(rg, unsuffixed)
+            )
             .values_list(*columns)
             .order_by()
             .query.sql_with_params()
@@ -234,9 +236,9 @@ def _roots_meeting(root_required, root_forbidden):
     """Ids of root providers with the ``root_required`` traits (one query)."""
     roots = ResourceProvider.objects.filter(parent__isnull=True)
     for any_of in root_required:
-        roots = roots.filter(has_any_trait(any_of))
+        roots = roots.filter(has_any_trait(trait_ids=any_of))
     if root_forbidden:
-        roots = roots.filter(~has_any_trait(root_forbidden))
+        roots = roots.filter(~has_any_trait(trait_ids=root_forbidden))
     return set(roots.values_list("id", flat=True))
 
 

@@ -159,7 +159,7 @@ def provider_list_page(*, filters, page_number=1, per_page=PROVIDERS_PER_PAGE, s
     link counts), tree sizes, sharing marks, the inventories and usage of the flat providers
     and of the trees.
     """
-    qs = with_link_counts(filtered_providers(filters))
+    qs = with_link_counts(providers=filtered_providers(filters=filters))
     page = Paginator(
         _sorted(qs, sort).values_list(
             "id",
@@ -180,8 +180,8 @@ def provider_list_page(*, filters, page_number=1, per_page=PROVIDERS_PER_PAGE, s
     # skips, as annotations would be).
     ids = [row[0] for row in rows]
     roots = [row[0] for row in rows if row[4] is None]
-    sizes = tree_sizes(roots)
-    sharing = sharing_provider_ids(ids)
+    sizes = tree_sizes(root_ids=roots)
+    sharing = sharing_provider_ids(provider_ids=ids)
     trees = {pk for pk in roots if sizes.get(pk, 1) > 1}
     single = [pk for pk in ids if pk not in trees]
     inventories = own_usages_by_provider(provider_ids=single) if single else {}
@@ -235,7 +235,7 @@ def provider_detail(*, uuid):
     if provider is None:
         return None
     root_id = provider.root_id or provider.id
-    tree = tree_nodes(root_id, provider.id)
+    tree = tree_nodes(root_id=root_id, current_id=provider.id)
     usages = inventory_usages_by_provider(provider_ids=[node.id for node in tree] or [provider.id])
     tree = [replace(node, inventories=usages.get(node.id, [])) for node in tree]
     tree_totals = []
@@ -322,7 +322,7 @@ def aggregate_detail(*, uuid, page_number=1):
     members = provider_list_page(
         filters=ProviderFilters(aggregate=aggregate.uuid), page_number=page_number
     )
-    sharing = sharing_member_count(aggregate)
+    sharing = sharing_member_count(aggregate=aggregate)
     return AggregateDetail(aggregate, members, aggregate_usages(aggregate_id=aggregate.id), sharing)
 
 

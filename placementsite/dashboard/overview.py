@@ -70,7 +70,7 @@ SEARCH_ROWS = 20
 def search(request):
     """One box across providers (name or uuid), consumers (uuid) and projects (id)."""
     q = request.GET.get("q", "").strip()[:255]
-    providers = provider_reads.providers_matching(q, limit=SEARCH_ROWS)
+    providers = provider_reads.search_providers(q=q, limit=SEARCH_ROWS)
     consumers = consumer_pages.consumers_matching(q=q, limit=SEARCH_ROWS)
     projects = project_pages.projects_matching(q=q, limit=SEARCH_ROWS)
     found = len(providers) + len(consumers) + len(projects)

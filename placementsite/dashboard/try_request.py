@@ -177,7 +177,7 @@ class HostCandidates(NamedTuple):
 def _host_candidates(candidates):
     """The candidates grouped by the host they land on, a :class:`HostCandidates` per host
     in the order their first candidate came (one query for the hosts of the providers)."""
-    hosts = provider_reads.hosts_of({uuid for c in candidates for uuid, _n, _r in c})
+    hosts = provider_reads.hosts_of(uuids={uuid for c in candidates for uuid, _n, _r in c})
 
     def host_of(uuid, name):
         """``(host uuid, host name, is sharing)`` of a provider (unknown: itself, unshared)."""

@@ -89,7 +89,9 @@ class ResourceProviderListView(PlacementView):
         group = request_groups.parse_group(query, version)
         uuid = uuids.parse(query["uuid"]) if "uuid" in query else None
         try:
-            providers = list(selectors.providers_matching(group, name=query.get("name"), uuid=uuid))
+            providers = list(
+                selectors.providers_matching(group=group, name=query.get("name"), uuid=uuid)
+            )
         except request_groups.UnknownResourceClass as exc:
             raise HTTPBadRequest(f"Invalid resource class in resources parameter: {exc}") from None
         except request_groups.UnknownTrait as exc:

@@ -10,10 +10,21 @@ queries per page whatever the number of providers.
 
 import uuid as uuidlib
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
-from django.core.paginator import Paginator
-from django.db.models import Count, Exists, IntegerField, OuterRef, Q, Subquery
+from django.core.paginator import Page, Paginator
+from django.db.models import (
+    Count,
+    Exists,
+    IntegerField,
+    Model,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+)
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -38,7 +49,7 @@ TREE_ROOT = "root"
 TREE_CHILD = "child"
 
 
-def class_units():
+def class_units() -> dict[str, str]:
     """{class name: unit} for every resource class, for amounts in human units (one query)."""
     return dict(ResourceClass.objects.values_list("name", "unit"))
 
@@ -47,15 +58,17 @@ def class_units():
 
 
 @dataclass(frozen=True)
-class Counts:
+class ProviderCounts:
+    """How many providers (and roots among them), aggregates and traits in use there are."""
+
     providers: int
     root_providers: int
     aggregates: int
     traits_in_use: int
 
 
-def provider_counts():
-    return Counts(
+def provider_counts() -> ProviderCounts:
+    return ProviderCounts(
         providers=ResourceProvider.objects.count(),
         root_providers=ResourceProvider.objects.filter(parent__isnull=True).count(),
         aggregates=Aggregate.objects.count(),
@@ -75,7 +88,7 @@ class ProviderFilters:
     tree: str = ""  # "", TREE_ROOT or TREE_CHILD
 
 
-def _count_of(model, column="resource_provider_id"):
+def _count_of(model: type[Model], column: str = "resource_provider_id") -> Coalesce:
     return Coalesce(
         Subquery(
             model.objects.filter(**{column: OuterRef("pk")})
@@ -89,7 +102,7 @@ def _count_of(model, column="resource_provider_id"):
     )
 
 
-def filtered_providers(filters):
+def filtered_providers(*, filters: ProviderFilters) -> QuerySet:
     """The providers that pass ``filters``, in name order (a queryset)."""
     qs = ResourceProvider.objects.all()
     if filters.q:
@@ -130,7 +143,7 @@ def filtered_providers(filters):
     return qs.order_by("name")
 
 
-def with_link_counts(providers):
+def with_link_counts(*, providers: QuerySet) -> QuerySet:
     """``providers`` (a queryset) annotated with ``trait_count`` and ``aggregate_count``."""
     return providers.annotate(
         trait_count=_count_of(ResourceProviderTrait),
@@ -138,7 +151,7 @@ def with_link_counts(providers):
     )
 
 
-def tree_sizes(root_ids):
+def tree_sizes(*, root_ids: Iterable[int]) -> dict[int, int]:
     """{root id: providers in its tree} for ``root_ids`` (one query)."""
     return dict(
         ResourceProvider.objects.filter(root_id__in=root_ids)
@@ -149,7 +162,7 @@ def tree_sizes(root_ids):
     )
 
 
-def sharing_provider_ids(provider_ids):
+def sharing_provider_ids(*, provider_ids: Iterable[int]) -> set[int]:
     """The ids among ``provider_ids`` of sharing providers (one query)."""
     return set(
         ResourceProviderTrait.objects.filter(
@@ -160,12 +173,12 @@ def sharing_provider_ids(provider_ids):
 
 @dataclass(frozen=True)
 class FilterChoices:
-    traits: list
-    aggregates: list
-    resource_classes: list
+    traits: list[str]
+    aggregates: list[str]
+    resource_classes: list[str]
 
 
-def provider_filter_choices():
+def provider_filter_choices() -> FilterChoices:
     """The traits, aggregates and classes that some provider has, for the filter form."""
     return FilterChoices(
         traits=list(
@@ -194,22 +207,31 @@ class TreeNode:
     name: str
     depth: int
     is_current: bool
-    inventories: list = ()  # this provider's own, with their usage (filled in by allocations)
+    # This provider's own, with their usage (filled in by allocations, whose type it is).
+    inventories: Sequence[object] = ()
 
 
-def tree_nodes(root_id, current_id):
+class _TreeRow(NamedTuple):
+    id: int
+    uuid: uuidlib.UUID
+    name: str
+    parent_id: int | None
+
+
+def tree_nodes(*, root_id: int, current_id: int) -> list[TreeNode]:
     """The whole tree of ``root_id``, depth first, children in name order (one query)."""
-    rows = list(
-        ResourceProvider.objects.filter(root_id=root_id)
+    rows = [
+        _TreeRow._make(row)
+        for row in ResourceProvider.objects.filter(root_id=root_id)
         .order_by("name")
         .values_list("id", "uuid", "name", "parent_id")
-    )
-    children = defaultdict(list)
+    ]
+    children: defaultdict[int | None, list[_TreeRow]] = defaultdict(list)
     for row in rows:
-        children[row[3]].append(row)
+        children[row.parent_id].append(row)
     nodes = []
-    stack = [(row, 0) for row in reversed([r for r in rows if r[0] == root_id])]
-    seen = set()
+    stack = [(row, 0) for row in reversed([r for r in rows if r.id == root_id])]
+    seen: set[int] = set()
     while stack:
         (pk, uuid, name, _parent), depth = stack.pop()
         if pk in seen:  # a broken tree must not loop forever
@@ -223,7 +245,13 @@ def tree_nodes(root_id, current_id):
 # --- traits, aggregates ---------------------------------------------------------------------
 
 
-def traits_with_counts(*, in_use_only=True, q="", page_number=1, per_page=100):
+def traits_with_counts(
+    *,
+    in_use_only: bool = True,
+    q: str = "",
+    page_number: int | str | None = 1,
+    per_page: int = 100,
+) -> Page:
     """A page of traits, each with how many providers have it."""
     qs = Trait.objects.annotate(provider_count=_count_of(ResourceProviderTrait, "trait_id"))
     if in_use_only:
@@ -233,7 +261,7 @@ def traits_with_counts(*, in_use_only=True, q="", page_number=1, per_page=100):
     return Paginator(qs.order_by("id"), per_page).get_page(page_number)
 
 
-def aggregates_with_counts(*, page_number=1, per_page=100):
+def aggregates_with_counts(*, page_number: int | str | None = 1, per_page: int = 100) -> Page:
     """A page of aggregates, each with how many providers are members."""
     qs = Aggregate.objects.annotate(
         member_count=_count_of(ResourceProviderAggregate, "aggregate_id")
@@ -241,7 +269,7 @@ def aggregates_with_counts(*, page_number=1, per_page=100):
     return Paginator(qs, per_page).get_page(page_number)
 
 
-def sharing_member_count(aggregate):
+def sharing_member_count(*, aggregate: Aggregate) -> int:
     """How many members of ``aggregate`` are sharing providers (one query)."""
     return (
         ResourceProviderAggregate.objects.filter(aggregate=aggregate)
@@ -260,18 +288,25 @@ def sharing_member_count(aggregate):
 # --- search, hosts --------------------------------------------------------------------------
 
 
-def providers_matching(q, limit=20):
-    """Providers whose name (or uuid) contains ``q``, in name order, with their root's name."""
+class ProviderSearchHit(NamedTuple):
+    uuid: uuidlib.UUID
+    name: str
+    parent_id: int | None
+    root_name: str | None
+
+
+def search_providers(*, q: str, limit: int = 20) -> list[ProviderSearchHit]:
+    """The dashboard's search box: providers whose name (or uuid) contains ``q``, in name
+    order, with their root's name."""
     if not q.strip():
         return []
-    return list(
-        filtered_providers(ProviderFilters(q=q)).values_list(
-            "uuid", "name", "parent_id", "root__name"
-        )[:limit]
-    )
+    rows = filtered_providers(filters=ProviderFilters(q=q)).values_list(
+        "uuid", "name", "parent_id", "root__name"
+    )[:limit]
+    return [ProviderSearchHit._make(row) for row in rows]
 
 
-def _is_sharing():
+def _is_sharing() -> Exists:
     return Exists(
         ResourceProviderTrait.objects.filter(
             resource_provider_id=OuterRef("pk"), trait__name=SHARING_TRAIT
@@ -279,15 +314,24 @@ def _is_sharing():
     )
 
 
-def hosts_of(uuids):
-    """{provider uuid (str): (host uuid, host name, is sharing)} for ``uuids`` (one query)."""
+class ProviderHost(NamedTuple):
+    """The host (root provider) a provider belongs to, and whether the provider is sharing."""
+
+    host_uuid: uuidlib.UUID
+    host_name: str
+    is_sharing: bool
+
+
+def hosts_of(*, uuids: Iterable[str]) -> dict[str, ProviderHost]:
+    """{provider uuid (str): ProviderHost} for ``uuids`` (one query)."""
     rows = (
         ResourceProvider.objects.filter(uuid__in=list(uuids))
         .annotate(is_sharing=_is_sharing())
         .values_list("uuid", "root__uuid", "root__name", "is_sharing")
     )
     return {
-        str(uuid): (root_uuid, root_name, sharing) for uuid, root_uuid, root_name, sharing in rows
+        str(uuid): ProviderHost(root_uuid, root_name, sharing)
+        for uuid, root_uuid, root_name, sharing in rows
     }
 
 
@@ -299,11 +343,17 @@ class HostRow:
     node: ComputeNode
     stale: bool  # silent for longer than PLACEMENT_HOST_STALE_SECONDS
     in_sync: bool  # its providers show its last report
-    over: list = ()  # "VCPU: 40 used of 32" per class over capacity (filled in with usage)
-    pools: list = ()  # names of the resource pools the host is a member of
+    over: Sequence[str] = ()  # "VCPU: 40 used of 32" per class over capacity (filled in)
+    pools: Sequence[str] = ()  # names of the resource pools the host is a member of
 
 
-def host_list_page(*, q="", state="", page_number=1, per_page=HOSTS_PER_PAGE):
+def host_list_page(
+    *,
+    q: str = "",
+    state: str = "",
+    page_number: int | str | None = 1,
+    per_page: int = HOSTS_PER_PAGE,
+) -> Page:
     """A page of :class:`HostRow`: the hosts :func:`host_rows` gives for ``q`` and ``state``."""
     page = Paginator(host_rows(q=q, state=state), per_page).get_page(page_number)
     now = timezone.now()
@@ -332,19 +382,19 @@ class PoolRow:
     """A pool as the Pools page shows it: its record, staleness, the hosts its aggregate
     holds and the last changes the sync made to its inventories."""
 
-    pool: object  # ResourcePool
+    pool: ResourcePool
     stale: bool
-    members: list  # [(name, uuid)] of the member hosts' root providers
-    changes: list  # [InventoryChange], newest first
+    members: list[tuple[str, uuidlib.UUID]]  # (name, uuid) of the member hosts' root providers
+    changes: list[InventoryChange]  # newest first
 
 
-def pool_rows(*, q=""):
+def pool_rows(*, q: str = "") -> list[PoolRow]:
     """Every pool (a cloud has few) with its members and recent changes: four queries."""
     pools = list(ResourcePool.objects.select_related("provider").order_by("name"))
     if q:
         pools = [p for p in pools if q.lower() in p.name.lower()]
     by_aggregate = {p.aggregate_uuid: p for p in pools}
-    members = {p.pk: [] for p in pools}
+    members: dict[int, list[tuple[str, uuidlib.UUID]]] = {p.pk: [] for p in pools}
     links = (
         ResourceProviderAggregate.objects.filter(aggregate__uuid__in=list(by_aggregate))
         .order_by("resource_provider__name")
@@ -359,7 +409,7 @@ def pool_rows(*, q=""):
         pool = by_aggregate[aggregate]
         if provider_id != pool.provider_id:
             members[pool.pk].append((name, uuid))
-    changes = {p.pk: [] for p in pools}
+    changes: dict[int, list[InventoryChange]] = {p.pk: [] for p in pools}
     recent = (
         InventoryChange.objects.filter(resource_pool__in=pools)
         .select_related("resource_class")

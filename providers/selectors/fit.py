@@ -240,12 +240,14 @@ def fit_report(groups, shown=100):
     column_of = {class_id: index for index, class_id in enumerate(class_ids)}
     has_inventory = {
         f"has_inventory_{class_id}": ExpressionWrapper(
-            engine.has_inventory(class_id), output_field=BooleanField()
+            engine.has_inventory(resource_class_id=class_id), output_field=BooleanField()
         )
         for class_id in class_ids
     }
     rules, rows = engine.rule_verdicts(
-        list(resolved.values()), ResourceProvider.objects.order_by("name"), **has_inventory
+        resolved_groups=list(resolved.values()),
+        providers=ResourceProvider.objects.order_by("name"),
+        **has_inventory,
     )
     rows = list(rows)
 

@@ -15,7 +15,9 @@ one query (the dashboard's "why not"). Capacity comes from providers.capacity
 (:func:`~providers.capacity.can_provide_q`), never from a copy of its rules.
 """
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.db.models import (
     BooleanField,
@@ -24,6 +26,7 @@ from django.db.models import (
     F,
     OuterRef,
     Q,
+    QuerySet,
     Subquery,
 )
 
@@ -41,7 +44,7 @@ from ..services.generations import provider_not_found
 # --- building blocks --------------------------------------------------------
 
 
-def inventories_that_fit(resource_class_id, amount):
+def inventories_that_fit(*, resource_class_id: int, amount: int) -> QuerySet:
     """Inventory rows of a class that can take ``amount`` more, on any provider.
 
     Annotated with ``used`` and ``usable``; the candidates engine starts here.
@@ -53,18 +56,18 @@ def inventories_that_fit(resource_class_id, amount):
     )
 
 
-def has_capacity(resource_class_id, amount):
+def has_capacity(*, resource_class_id: int, amount: int) -> Q:
     """Condition on a provider row: its own inventory of the class can take ``amount``."""
     return Q(
         Exists(
-            inventories_that_fit(resource_class_id, amount).filter(
+            inventories_that_fit(resource_class_id=resource_class_id, amount=amount).filter(
                 resource_provider_id=OuterRef("pk")
             )
         )
     )
 
 
-def has_inventory(resource_class_id):
+def has_inventory(*, resource_class_id: int) -> Q:
     """Condition on a provider row: it has an inventory of the class (whatever its room)."""
     return Q(
         Exists(
@@ -75,7 +78,7 @@ def has_inventory(resource_class_id):
     )
 
 
-def has_any_trait(trait_ids):
+def has_any_trait(*, trait_ids: Iterable[int]) -> Q:
     return Q(
         Exists(
             ResourceProviderTrait.objects.filter(
@@ -85,7 +88,7 @@ def has_any_trait(trait_ids):
     )
 
 
-def in_any_aggregate(aggregate_uuids):
+def in_any_aggregate(*, aggregate_uuids: Iterable[str]) -> Q:
     return Q(
         Exists(
             ResourceProviderAggregate.objects.filter(
@@ -95,7 +98,7 @@ def in_any_aggregate(aggregate_uuids):
     )
 
 
-def in_tree_of(provider_uuid):
+def in_tree_of(*, provider_uuid: str) -> Q:
     """Condition: the provider shares the root of ``provider_uuid`` (false if unknown)."""
     root = ResourceProvider.objects.filter(uuid=provider_uuid).values("root_id")[:1]
     return Q(root_id=Subquery(root))
@@ -127,37 +130,39 @@ class Rule:
     condition: Q  # on a ResourceProvider row
 
 
-def group_rules(resolved):
+def group_rules(*, resolved: ResolvedGroup) -> list[Rule]:
     """Every rule of the group as a :class:`Rule`, in a fixed order.
 
     In-tree, resources (in the order asked), required traits, forbidden
     traits, member_of, forbidden aggregates.
     """
     group = resolved.group
-    rules = []
+    rules: list[Rule] = []
     if group.in_tree is not None:
-        rules.append(Rule(IN_TREE, group.in_tree, in_tree_of(group.in_tree)))
+        rules.append(Rule(IN_TREE, group.in_tree, in_tree_of(provider_uuid=group.in_tree)))
     for class_id, amount in resolved.resources.items():
-        rules.append(Rule(RESOURCES, class_id, has_capacity(class_id, amount)))
+        capacity = has_capacity(resource_class_id=class_id, amount=amount)
+        rules.append(Rule(RESOURCES, class_id, capacity))
     for any_of in resolved.required_traits:
-        rules.append(Rule(REQUIRED_TRAITS, any_of, has_any_trait(any_of)))
+        rules.append(Rule(REQUIRED_TRAITS, any_of, has_any_trait(trait_ids=any_of)))
     if resolved.forbidden_traits:
         forbidden = resolved.forbidden_traits
-        rules.append(Rule(FORBIDDEN_TRAITS, forbidden, ~has_any_trait(forbidden)))
+        rules.append(Rule(FORBIDDEN_TRAITS, forbidden, ~has_any_trait(trait_ids=forbidden)))
     for any_of in group.member_of:
-        rules.append(Rule(MEMBER_OF, any_of, in_any_aggregate(any_of)))
+        rules.append(Rule(MEMBER_OF, any_of, in_any_aggregate(aggregate_uuids=any_of)))
     if group.forbidden_aggregates:
-        forbidden = group.forbidden_aggregates
-        rules.append(Rule(FORBIDDEN_AGGREGATES, forbidden, ~in_any_aggregate(forbidden)))
+        forbidden_uuids = group.forbidden_aggregates
+        not_in = ~in_any_aggregate(aggregate_uuids=forbidden_uuids)
+        rules.append(Rule(FORBIDDEN_AGGREGATES, forbidden_uuids, not_in))
     return rules
 
 
-def provider_conditions(resolved):
+def provider_conditions(*, resolved: ResolvedGroup) -> list[Q]:
     """Every rule of the group as a condition on ResourceProvider rows."""
-    return [rule.condition for rule in group_rules(resolved)]
+    return [rule.condition for rule in group_rules(resolved=resolved)]
 
 
-def with_tree_uuids(providers):
+def with_tree_uuids(*, providers: QuerySet) -> QuerySet:
     """Annotate ``parent_provider_uuid`` and ``root_provider_uuid`` (no extra query).
 
     Each is a primary-key lookup per row, not a join: the request's conditions (correlated
@@ -174,7 +179,9 @@ def with_tree_uuids(providers):
 # --- the selectors ----------------------------------------------------------
 
 
-def providers_matching(group=None, *, name=None, uuid=None):
+def providers_matching(
+    *, group: RequestGroup | None = None, name: str | None = None, uuid: str | None = None
+) -> QuerySet:
     """Providers (annotated with tree uuids, in id order) that satisfy ``group``.
 
     One query after :func:`resolve`; raises UnknownResourceClass / UnknownTrait.
@@ -185,11 +192,13 @@ def providers_matching(group=None, *, name=None, uuid=None):
     if uuid is not None:
         providers = providers.filter(uuid=uuid)
     if group is not None:
-        providers = providers.filter(*provider_conditions(resolve(group)))
-    return with_tree_uuids(providers).order_by("id")
+        providers = providers.filter(*provider_conditions(resolved=resolve(group)))
+    return with_tree_uuids(providers=providers).order_by("id")
 
 
-def rule_verdicts(resolved_groups, providers, **extra):
+def rule_verdicts(
+    *, resolved_groups: Sequence[ResolvedGroup], providers: QuerySet, **extra: Any
+) -> tuple[list[list[Rule]], QuerySet]:
     """Whether each provider of ``providers`` meets each rule of each group: one query.
 
     ``resolved_groups`` is a sequence of ResolvedGroup, ``providers`` a
@@ -199,7 +208,7 @@ def rule_verdicts(resolved_groups, providers, **extra):
     queryset) one tuple per provider, ``(id, *extra values, *met)``, with one
     boolean per rule, group after group, in the order of ``rules``.
     """
-    rules = [group_rules(resolved) for resolved in resolved_groups]
+    rules = [group_rules(resolved=resolved) for resolved in resolved_groups]
     annotations = {
         f"meets_{g}_{r}": ExpressionWrapper(rule.condition, output_field=BooleanField())
         for g, group in enumerate(rules)
@@ -209,9 +218,9 @@ def rule_verdicts(resolved_groups, providers, **extra):
     return rules, rows
 
 
-def resource_provider_get(*, uuid):
+def resource_provider_get(*, uuid: str) -> ResourceProvider:
     """One provider, annotated with its tree uuids; 404 when there is none."""
-    provider = with_tree_uuids(ResourceProvider.objects.filter(uuid=uuid)).first()
+    provider = with_tree_uuids(providers=ResourceProvider.objects.filter(uuid=uuid)).first()
     if provider is None:
         raise provider_not_found(uuid=uuid)
     return provider
@@ -220,7 +229,7 @@ def resource_provider_get(*, uuid):
 # --- additions for the allocation candidates engine -------------------------
 
 
-def in_any_aggregate_via_root(aggregate_uuids):
+def in_any_aggregate_via_root(*, aggregate_uuids: Iterable[str]) -> Q:
     """Condition: the provider or its root is in one of the aggregates.
 
     For the unsuffixed group of allocation candidates an aggregate on a root
@@ -234,7 +243,9 @@ def in_any_aggregate_via_root(aggregate_uuids):
     )
 
 
-def providers_meeting(resolved, *, aggregates_via_root=False, traits_on_provider=True):
+def providers_meeting(
+    *, resolved: ResolvedGroup, aggregates_via_root: bool = False, traits_on_provider: bool = True
+) -> QuerySet:
     """Providers satisfying every rule of ``resolved`` except its resources.
 
     No query of its own (a queryset to use as a subquery). With
@@ -258,16 +269,19 @@ def providers_meeting(resolved, *, aggregates_via_root=False, traits_on_provider
         forbidden_traits=resolved.forbidden_traits,
         trait_names=resolved.trait_names,
     )
-    conditions = provider_conditions(without_resources)
+    conditions = provider_conditions(resolved=without_resources)
     if aggregates_via_root:
-        conditions += [in_any_aggregate_via_root(any_of) for any_of in group.member_of]
+        conditions += [
+            in_any_aggregate_via_root(aggregate_uuids=any_of) for any_of in group.member_of
+        ]
         if group.forbidden_aggregates:
-            conditions.append(~in_any_aggregate_via_root(group.forbidden_aggregates))
+            forbidden = group.forbidden_aggregates
+            conditions.append(~in_any_aggregate_via_root(aggregate_uuids=forbidden))
     # One filter() with every condition: each filter() call copies the whole query.
     return ResourceProvider.objects.filter(*conditions)
 
 
-def fitting_inventories(resolved, providers):
+def fitting_inventories(*, resolved: ResolvedGroup, providers: QuerySet) -> QuerySet:
     """Inventory rows of ``providers`` (a queryset) that can take the group's amount
     of their class, each as a dict with the capacity fields and ``used``.
 
