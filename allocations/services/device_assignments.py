@@ -19,7 +19,10 @@ class), for each consumer of the write:
 """
 
 from collections import defaultdict
-from typing import NamedTuple
+from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
+from typing import NamedTuple, Protocol
 
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Exists, OuterRef
@@ -30,19 +33,39 @@ from providers.services.generations import providers_for_update
 
 from ..models import Allocation, Consumer, DeviceAssignment
 
+#: A provider id and a resource class id: the units of one class on one provider.
+UnitKey = tuple[int, int]
+
 
 class DeviceUnitsExhausted(Exception):
     """A provider has too few free units for what is allocated of it (its inventory counts
     more than its units: an operator's allocation ratio or total); ``provider_uuid`` names
     it."""
 
-    def __init__(self, detail, provider_uuid):
+    def __init__(self, detail: str, provider_uuid: str) -> None:
         super().__init__(detail)
         self.detail = detail
         self.provider_uuid = provider_uuid
 
 
-def device_units_assign(*, consumers, requests, written=None, with_units=None):
+class AssignmentRequest(Protocol):
+    """What the assignment needs of a consumer's request: whose it is, and whether it asks
+    for device units (the allocation write's ``ConsumerAllocationWrite`` is one)."""
+
+    @property
+    def consumer_uuid(self) -> str: ...
+
+    @property
+    def assign_devices(self) -> bool: ...
+
+
+def device_units_assign(
+    *,
+    consumers: Mapping[str, Consumer],
+    requests: Iterable[AssignmentRequest],
+    written: Sequence[Allocation] | None = None,
+    with_units: AbstractSet[UnitKey] | None = None,
+) -> None:
     """Bring the device assignments of ``consumers`` (``{uuid: Consumer}``, locked) in step
     with their allocations just written (see the module docstring).
 
@@ -54,47 +77,88 @@ def device_units_assign(*, consumers, requests, written=None, with_units=None):
     held = _held(ids) if written is None else {}
     if not held and not assigning:
         return
-    allocated = defaultdict(dict)  # (provider, class) -> consumer -> used
+    allocated = _allocated(ids, written)
+    asked = {key for key, users in allocated.items() if assigning.intersection(users)}
+    with_units = _keys_with_units(asked) if with_units is None else asked & with_units
+    moves = _UnitMoves()
+    for key in sorted(set(held) | with_units):
+        surplus, short = _surplus_and_shortfalls(
+            held.get(key, {}),
+            allocated.get(key, {}),
+            assigning=assigning if key in with_units else set(),
+        )
+        moves.settle(key, surplus, short)
+    moves.apply()
+
+
+def _allocated(
+    consumer_ids: list[int], written: Sequence[Allocation] | None
+) -> dict[UnitKey, dict[int, int]]:
+    """``{(provider, class): {consumer: used}}``: what the consumers are allocated now (the
+    rows ``written``, when they are all the consumers hold)."""
     rows = (
-        Allocation.objects.filter(consumer_id__in=ids).values_list(
+        Allocation.objects.filter(consumer_id__in=consumer_ids).values_list(
             "consumer_id", "resource_provider_id", "resource_class_id", "used"
         )
         if written is None
         else [(a.consumer_id, a.resource_provider_id, a.resource_class_id, a.used) for a in written]
     )
+    allocated: dict[UnitKey, dict[int, int]] = defaultdict(dict)
     for consumer_id, provider_id, class_id, used in rows:
         allocated[(provider_id, class_id)][consumer_id] = used
-    asked = {key for key, users in allocated.items() if assigning.intersection(users)}
-    with_units = _keys_with_units(asked) if with_units is None else asked & with_units
-    handovers, freed, missing = defaultdict(list), [], []
-    for key in sorted(set(held) | with_units):
-        rows, users = held.get(key, {}), allocated.get(key, {})
-        surplus, short = [], []
-        for consumer_id in sorted(set(rows) | set(users)):
-            have, used = rows.get(consumer_id, []), users.get(consumer_id, 0)
-            target = (
-                used if consumer_id in assigning and key in with_units else min(used, len(have))
-            )
-            if len(have) > target:
-                surplus.extend(have[target:])
-            elif target > len(have):
-                short.append((consumer_id, target - len(have)))
+    return allocated
+
+
+def _surplus_and_shortfalls(
+    held: Mapping[int, list[int]], allocated: Mapping[int, int], *, assigning: AbstractSet[int]
+) -> tuple[list[int], list[tuple[int, int]]]:
+    """For the units of one (provider, class): the assignment rows held beyond what each
+    consumer should keep, and ``(consumer, how many)`` for those that should hold more.
+
+    A consumer in ``assigning`` (it asks for units and the class has units here) should hold
+    as many as it is allocated; any other keeps what it holds, up to what it is allocated."""
+    surplus: list[int] = []
+    short: list[tuple[int, int]] = []
+    for consumer_id in sorted(set(held) | set(allocated)):
+        have, used = held.get(consumer_id, []), allocated.get(consumer_id, 0)
+        target = used if consumer_id in assigning else min(used, len(have))
+        if len(have) > target:
+            surplus.extend(have[target:])
+        elif target > len(have):
+            short.append((consumer_id, target - len(have)))
+    return surplus, short
+
+
+@dataclass
+class _UnitMoves:
+    """What the assignment changes: rows handed over to another consumer of the write, rows
+    freed, and units still missing, to take from the free units."""
+
+    handovers: dict[int, list[int]] = field(default_factory=lambda: defaultdict(list))
+    freed: list[int] = field(default_factory=list)
+    missing: list[tuple[UnitKey, int, int]] = field(default_factory=list)
+
+    def settle(self, key: UnitKey, surplus: list[int], short: list[tuple[int, int]]) -> None:
+        """Units given up go first to the consumers short of units of the same key; the
+        rest are freed, and what the surplus does not cover is missing."""
         for consumer_id, count in short:
             given, surplus = surplus[:count], surplus[count:]
-            handovers[consumer_id].extend(given)
+            self.handovers[consumer_id].extend(given)
             if count > len(given):
-                missing.append((key, consumer_id, count - len(given)))
-        freed.extend(surplus)
-    for consumer_id, row_ids in handovers.items():
-        DeviceAssignment.objects.filter(id__in=row_ids).update(consumer_id=consumer_id)
-    if freed:
-        DeviceAssignment.objects.filter(id__in=freed).delete()
-    _assign_free_units(missing)
+                self.missing.append((key, consumer_id, count - len(given)))
+        self.freed.extend(surplus)
+
+    def apply(self) -> None:
+        for consumer_id, row_ids in self.handovers.items():
+            DeviceAssignment.objects.filter(id__in=row_ids).update(consumer_id=consumer_id)
+        if self.freed:
+            DeviceAssignment.objects.filter(id__in=self.freed).delete()
+        _assign_free_units(self.missing)
 
 
-def _held(consumer_ids):
+def _held(consumer_ids: list[int]) -> dict[UnitKey, dict[int, list[int]]]:
     """``{(provider, class): {consumer: [assignment row ids]}}``, in unit address order."""
-    held = defaultdict(lambda: defaultdict(list))
+    held: dict[UnitKey, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
     for row_id, consumer_id, provider_id, class_id in (
         DeviceAssignment.objects.filter(consumer_id__in=consumer_ids)
         .order_by("unit__address")
@@ -104,24 +168,25 @@ def _held(consumer_ids):
     return held
 
 
-def _keys_with_units(keys):
+def _keys_with_units(keys: Iterable[UnitKey]) -> set[UnitKey]:
     """The (provider, class) pairs among ``keys`` that have device units."""
-    keys = set(keys)
-    if not keys:
+    wanted = set(keys)
+    if not wanted:
         return set()
     found = (
         DeviceUnit.objects.filter(
-            provider_id__in={p for p, _c in keys}, resource_class_id__in={c for _p, c in keys}
+            provider_id__in={p for p, _c in wanted},
+            resource_class_id__in={c for _p, c in wanted},
         )
         .values_list("provider_id", "resource_class_id")
         .annotate(n=Count("id"))
     )
-    return {(p, c) for p, c, _n in found} & keys
+    return {(p, c) for p, c, _n in found} & wanted
 
 
-def _assign_free_units(missing):
+def _assign_free_units(missing: Iterable[tuple[UnitKey, int, int]]) -> None:
     """Give each ``(key, consumer, count)`` that many free units of the key, in address order."""
-    rows = []
+    rows: list[DeviceAssignment] = []
     for (provider_id, class_id), consumer_id, count in missing:
         free = list(
             DeviceUnit.objects.filter(provider_id=provider_id, resource_class_id=class_id)
@@ -148,7 +213,7 @@ def _assign_free_units(missing):
         ) from None
 
 
-def device_assignments_heal(*, consumer_uuid, assign):
+def device_assignments_heal(*, consumer_uuid: str, assign: bool) -> tuple[int, int]:
     """Bring one consumer's device assignments in step with its allocations (the audit's
     ``--heal``): surplus units freed; with ``assign`` (a server or a migration of this
     service), missing units assigned. One transaction, in the allocation write's lock order
