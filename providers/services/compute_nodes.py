@@ -10,7 +10,8 @@ provider tree, refused while anything is allocated on it.
 """
 
 import logging
-from collections.abc import Mapping
+import uuid as uuidlib
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import NamedTuple
 
@@ -33,6 +34,9 @@ COMPUTE_NODE_NOT_FOUND = "compute_node.not_found"
 # A sync asked for at a report and not started within this many seconds is dropped: by then
 # beat's periodic run has synced the host.
 SYNC_TASK_EXPIRES = 300
+
+# A provider of a host's tree as compute_node_delete reads it: (id, uuid, name, parent id).
+Member = tuple[int, uuidlib.UUID, str, int | None]
 
 
 class ProviderNotSynced(Conflict):
@@ -102,7 +106,7 @@ def compute_node_report(
     return HostReported(node, created, changed)
 
 
-def _provider_of_the_name(hostname):
+def _provider_of_the_name(hostname: str) -> ResourceProvider | None:
     """The provider named like the host that no host's sync holds, locked; else None."""
     provider = ResourceProvider.objects.select_for_update().filter(name=hostname).first()
     if provider is None or ComputeNode.objects.filter(provider=provider).exists():
@@ -110,7 +114,7 @@ def _provider_of_the_name(hostname):
     return provider
 
 
-def _sync_soon(hostname):
+def _sync_soon(hostname: str) -> None:
     """Ask a worker for ``hostname``'s sync now. A broker that does not answer at once only
     delays it to beat's next run: the report is stored either way."""
     from ..tasks import sync_compute_node  # the task calls this app's services: imported late
@@ -161,7 +165,9 @@ def compute_node_force_down(*, hostname: str, forced_down: bool) -> ComputeNode:
         return node
 
 
-def _node_for_update(*, hostname=None, root_provider_id=None):
+def _node_for_update(
+    *, hostname: str | None = None, root_provider_id: int | None = None
+) -> ComputeNode:
     nodes = ComputeNode.objects.select_for_update()
     if hostname is not None:
         node = nodes.filter(hostname=hostname).first()
@@ -183,7 +189,7 @@ def compute_node_delete(*, hostname: str) -> None:
     """
     with transaction.atomic():
         node = _node_for_update(hostname=hostname)
-        members = []
+        members: list[Member] = []
         if node.provider_id is not None:
             members = list(
                 ResourceProvider.objects.select_for_update()
@@ -206,7 +212,7 @@ def compute_node_delete(*, hostname: str) -> None:
             resource_provider_delete(uuid=uuid)
 
 
-def _depth(member, members):
+def _depth(member: Member, members: Sequence[Member]) -> int:
     parents = {m[0]: m[3] for m in members}
     depth, parent = 0, member[3]
     while parent is not None and parent in parents:

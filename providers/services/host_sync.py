@@ -27,8 +27,10 @@ aggregate written in the same transaction.
 """
 
 import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any, Generic, TypeVar, cast
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -36,16 +38,18 @@ from django.utils import timezone
 
 from placementsite.core.exceptions import DomainError, InvalidRequest
 
-from ..host_reports import desired_tree, inventories_of
+from ..host_reports import DesiredTree, desired_tree, inventories_of
 from ..models import (
     CUSTOM_PREFIX,
     ComputeNode,
     InventoryChange,
     ResourceClass,
     ResourceProvider,
+    SyncedReport,
     Trait,
 )
-from ..plugins import HostReport, configured_plugins, plugins_signature
+from ..plugins import HostReport, ResourcePlugin, configured_plugins, plugins_signature
+from ..plugins.pools import PoolPlugin
 from ..selectors.compute_nodes import hosts_needing_sync, needs_sync
 from ..tree_diff import DesiredProvider, TreePlan, tree_diff
 from .device_units import device_units_delete, device_units_plan, device_units_write
@@ -56,6 +60,18 @@ from .tree_sync import provider_tree_apply, provider_tree_recorded
 logger = logging.getLogger("placement.hosts")
 
 Status = ComputeNode.SyncStatus
+# The statuses an outcome ends with. SyncStatus members are str (a TextChoices); mypy, without
+# Django's plugin, reads their declarations as (value, label) tuples: hence the casts.
+OK = cast(str, Status.OK)
+PARTIAL = cast(str, Status.PARTIAL)
+BLOCKED = cast(str, Status.BLOCKED)
+FAILED = cast(str, Status.FAILED)
+
+# A record the sync keeps a tree for: a ComputeNode, a ResourcePool.
+R = TypeVar("R", bound=SyncedReport)
+# What a tree write leaves to remember on the record: its root provider's id and the sync's
+# state (``synced_state``).
+Applied = tuple[int, dict[str, Any]]
 
 
 @dataclass
@@ -67,30 +83,30 @@ class SyncOutcome:
     hostname: str  # the host's name, or the pool's
     status: str
     changes: int = 0
-    errors: list = field(default_factory=list)
-    plugin_errors: dict = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    plugin_errors: dict[str, str] = field(default_factory=dict)
 
     @property
-    def name(self):
+    def name(self) -> str:
         return self.hostname
 
 
 @dataclass
-class SyncSubject:
+class SyncSubject(Generic[R]):
     """What the sync needs to know of one kind of record (a host, a pool): its model, how the
     plugins describe it, its root provider, what else its transaction does (``prepare``
     before the tree is read, e.g. locks; ``after`` once the tree is applied, e.g. a pool's
     aggregate), the history's link to it, and whether it needs a sync."""
 
-    model: type
+    model: type[R]
     label: str  # "host", "pool"
-    name_of: object  # record -> its name
-    desired_of: object  # record -> DesiredTree
-    root_of: object  # record -> root provider or None
-    needs: object  # record -> bool (its row locked)
+    name_of: Callable[[R], str]
+    desired_of: Callable[[R], DesiredTree]
+    root_of: Callable[[R], ResourceProvider | None]
+    needs: Callable[[R], bool]  # its row locked
     history_field: str
-    prepare: object = None  # record -> None
-    after: object = None  # (record, root provider id) -> changes made
+    prepare: Callable[[R], None] | None = None
+    after: Callable[[R, int], int] | None = None  # (record, root provider id) -> changes made
 
 
 def compute_nodes_sync(
@@ -98,7 +114,7 @@ def compute_nodes_sync(
     hostnames: list[str] | None = None,
     force: bool = False,
     due_only: bool = True,
-    plugins=None,
+    plugins: Sequence[ResourcePlugin] | None = None,
     now: datetime | None = None,
 ) -> list[SyncOutcome]:
     """Sync every host that needs it (or those of ``hostnames``; ``force``: whether they need
@@ -118,7 +134,7 @@ def compute_nodes_sync(
             pk__in=hosts_needing_sync(signature=signature, now=now, due_only=due_only)
         )
     names = KnownClassesAndTraits(plugins)
-    outcomes = []
+    outcomes: list[SyncOutcome] = []
     for node_id in hosts.order_by("id").values_list("id", flat=True):
         try:
             outcome = compute_node_sync(
@@ -131,15 +147,22 @@ def compute_nodes_sync(
                 now=now,
             )
         except Exception as exc:  # isolation: whatever one host raises, the next is synced
-            outcome = record_failure(node_id, exc, now)
+            outcome = record_failure(pk=node_id, exc=exc, now=now)
         if outcome is not None:
             outcomes.append(outcome)
     return outcomes
 
 
 def compute_node_sync(
-    *, node_id, plugins, signature, force=False, due_only=True, names=None, now=None
-):
+    *,
+    node_id: int,
+    plugins: Sequence[ResourcePlugin],
+    signature: str,
+    force: bool = False,
+    due_only: bool = True,
+    names: "KnownClassesAndTraits | None" = None,
+    now: datetime | None = None,
+) -> SyncOutcome | None:
     """Sync one host in one transaction; None when another worker holds it (or did it)."""
     now = now or timezone.now()
     subject = SyncSubject(
@@ -161,7 +184,15 @@ def compute_node_sync(
     )
 
 
-def record_sync(*, subject: SyncSubject, pk, signature, force, names, now):
+def record_sync(
+    *,
+    subject: SyncSubject[R],
+    pk: int,
+    signature: str,
+    force: bool,
+    names: "KnownClassesAndTraits",
+    now: datetime,
+) -> SyncOutcome | None:
     """Sync one record (a host, a pool) in one transaction holding its row (``FOR UPDATE SKIP
     LOCKED``); None when another worker holds it (or did it meanwhile)."""
     record = subject.model.objects.filter(pk=pk).first()
@@ -196,16 +227,22 @@ def record_sync(*, subject: SyncSubject, pk, signature, force, names, now):
     return outcome
 
 
-def _failure(hostname, exc, label="host"):
+def _failure(hostname: str, exc: Exception, label: str = "host") -> SyncOutcome:
     if isinstance(exc, DomainError):
         message = exc.detail or str(exc)
     else:
         logger.exception("sync of %s %s failed", label, hostname)
         message = f"{type(exc).__name__}: {exc}"
-    return SyncOutcome(hostname=hostname, status=Status.FAILED, errors=[message])
+    return SyncOutcome(hostname=hostname, status=FAILED, errors=[message])
 
 
-def _converge(subject, record, desired, names, now):
+def _converge(
+    subject: SyncSubject[R],
+    record: R,
+    desired: DesiredTree,
+    names: "KnownClassesAndTraits",
+    now: datetime,
+) -> tuple[SyncOutcome, Applied | None]:
     """Diff the desired tree against the record and apply the plan, or block."""
     name = subject.name_of(record)
     root = subject.root_of(record)
@@ -236,7 +273,7 @@ def _converge(subject, record, desired, names, now):
     )
     if plan.blocked or units.blocked:
         errors = [*plan.blocked, *units.blocked]
-        blocked = SyncOutcome(hostname=name, status=Status.BLOCKED, errors=errors)
+        blocked = SyncOutcome(hostname=name, status=BLOCKED, errors=errors)
         return blocked, None
     names.ensure_classes({name for inv in plan.inventories.values() for name in inv})
     names.ensure_classes({name for _uuid, name, _unit in units.creates})
@@ -246,12 +283,12 @@ def _converge(subject, record, desired, names, now):
     ids.update(provider_tree_apply(plan=plan))
     device_units_write(plan=units, provider_ids=ids, class_id=names.class_id)
     _record_history({subject.history_field: record}, plan, ids, names, now)
-    status = Status.PARTIAL if desired.plugin_errors else Status.OK
+    status = PARTIAL if desired.plugin_errors else OK
     outcome = SyncOutcome(hostname=name, status=status, changes=plan.changes + units.changes)
     return outcome, (ids[plan.uuids[""]], plan.state)
 
 
-def _root_of(node):
+def _root_of(node: ComputeNode) -> ResourceProvider | None:
     """The host's root provider: the one synced before (or adopted by an admin at the report);
     None when there is none yet. A provider of the host's name the sync does not hold (made
     through the Placement API after the report was accepted) is never taken over."""
@@ -268,7 +305,7 @@ def _root_of(node):
     return None
 
 
-def _record(node, outcome, signature, now):
+def _record(node: SyncedReport, outcome: SyncOutcome, signature: str, now: datetime) -> None:
     """The outcome on the host (or pool), with its next retry when it is not ``ok``."""
     node.synced_at = now
     node.synced_hash = node.report_hash
@@ -276,11 +313,11 @@ def _record(node, outcome, signature, now):
     node.sync_status = outcome.status
     node.sync_error = "\n".join(outcome.errors)
     node.plugin_errors = outcome.plugin_errors
-    if outcome.status == Status.OK:
+    if outcome.status == OK:
         node.sync_attempts, node.next_sync_at = 0, None
     else:
         node.sync_attempts += 1
-        node.next_sync_at = now + retry_delay(node.sync_attempts)
+        node.next_sync_at = now + retry_delay(attempts=node.sync_attempts)
     node.save(
         update_fields=[
             "provider",
@@ -298,7 +335,7 @@ def _record(node, outcome, signature, now):
     )
 
 
-def retry_delay(attempts: int) -> timedelta:
+def retry_delay(*, attempts: int) -> timedelta:
     """How long after its ``attempts``-th unsuccessful sync in a row a host is tried again:
     the next run, then the base delay doubling up to the cap."""
     if attempts <= 1:
@@ -307,30 +344,44 @@ def retry_delay(attempts: int) -> timedelta:
     return timedelta(seconds=min(seconds, settings.PLACEMENT_SYNC_RETRY_MAX_SECONDS))
 
 
-def record_failure(node_id, exc, now, *, model=ComputeNode, label="host", name_of=None):
+def record_failure(
+    *,
+    pk: int,
+    exc: Exception,
+    now: datetime | None,
+    model: type[SyncedReport] = ComputeNode,
+    label: str = "host",
+    name_of: Callable[[Any], str] | None = None,
+) -> SyncOutcome | None:
     """A host (pool) whose sync raised outside its tree write (its row, the database
     itself): the failure recorded in a transaction of its own when the database still
     answers."""
-    logger.exception("sync of %s %s failed", label, node_id)
+    logger.exception("sync of %s %s failed", label, pk)
     name_of = name_of or (lambda node: node.hostname)
     connection.close_if_unusable_or_obsolete()
     try:
         with transaction.atomic():
-            node = model.objects.select_for_update().filter(pk=node_id).first()
+            node = model.objects.select_for_update().filter(pk=pk).first()
             if node is None:
                 return None
             outcome = _failure(name_of(node), exc, label)
             _record(node, outcome, node.synced_plugins, now or timezone.now())
             return outcome
     except Exception:  # the database is gone too: logged above, the next one is tried
-        logger.exception("could not record the failure of %s %s", label, node_id)
-        return SyncOutcome(hostname=str(node_id), status=Status.FAILED, errors=[str(exc)])
+        logger.exception("could not record the failure of %s %s", label, pk)
+        return SyncOutcome(hostname=str(pk), status=FAILED, errors=[str(exc)])
 
 
-def _record_history(owner, plan: TreePlan, ids, names, now):
+def _record_history(
+    owner: Mapping[str, SyncedReport],
+    plan: TreePlan,
+    ids: Mapping[str, int],
+    names: "KnownClassesAndTraits",
+    now: datetime,
+) -> None:
     """A history row per class whose total, reserved or ratio changed, on the providers that
     stay (a deleted provider's history goes with it)."""
-    rows = []
+    rows: list[InventoryChange] = []
     for uuid, wanted in plan.inventories.items():
         provider_id = ids.get(uuid)
         if provider_id is None:
@@ -362,19 +413,19 @@ class KnownClassesAndTraits:
     """The resource classes (with their ids) and traits known to exist in this run, the
     custom ones the plugins name created on first use, with the metadata plugins give."""
 
-    def __init__(self, plugins):
-        self.metadata = {}
+    def __init__(self, plugins: Iterable[ResourcePlugin | PoolPlugin]) -> None:
+        self.metadata: dict[str, tuple[str, str, str]] = {}  # class: (type, unit, description)
         for plugin in plugins:
             self.metadata.update(plugin.class_metadata)
-        self.class_ids = {}
-        self.traits = set()
+        self.class_ids: dict[str, int] = {}
+        self.traits: set[str] = set()
 
-    def class_id(self, name):
+    def class_id(self, name: str) -> int:
         if name not in self.class_ids:
             self.class_ids[name] = ResourceClass.objects.values_list("id", flat=True).get(name=name)
         return self.class_ids[name]
 
-    def ensure_classes(self, names):
+    def ensure_classes(self, names: Iterable[str]) -> None:
         missing = set(names) - set(self.class_ids)
         if not missing:
             return
@@ -391,7 +442,7 @@ class KnownClassesAndTraits:
                 resource_class_describe(name=name, kind=kind, unit=unit, description=description)
         self.class_ids.update(found)
 
-    def ensure_traits(self, names):
+    def ensure_traits(self, names: Iterable[str]) -> None:
         missing = set(names) - self.traits
         if not missing:
             return

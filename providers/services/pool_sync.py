@@ -47,13 +47,14 @@ from .host_sync import (
 logger = logging.getLogger("placement.pools")
 
 
-def pool_desired_tree(pool: ResourcePool) -> DesiredTree:
+def pool_desired_tree(*, pool: ResourcePool) -> DesiredTree:
     """The pool's one provider as its plugin describes it; a plugin that raises gives no
     inventory (its error kept, and what it gave last time left as it is)."""
     report = PoolReport.of(pool)
     tree = HostTree(pool.name)
     tree.root.traits |= {SHARING_TRAIT, *pool.traits}
-    owners, errors = {}, {}
+    owners: dict[tuple[str, str], str] = {}  # {(provider key, class): plugin name}
+    errors: dict[str, str] = {}
     try:
         plugin = pool_plugin(pool.kind)
         before = tree.copy()
@@ -67,14 +68,14 @@ def pool_desired_tree(pool: ResourcePool) -> DesiredTree:
     return DesiredTree(tree=tree, owners=owners, plugin_errors=errors)
 
 
-def _signature(pool):
+def _signature(pool: ResourcePool) -> str:
     try:
         return pool_plugin_signature(pool_plugin(pool.kind))
     except PluginLoadError:
         return pool.kind
 
 
-def _root_of(pool):
+def _root_of(pool: ResourcePool) -> ResourceProvider | None:
     """The pool's provider, or None before its first sync; a provider of its name that no
     sync made (through the Placement API, or a host's) is never taken over."""
     if pool.provider_id is not None:
@@ -90,14 +91,14 @@ def _root_of(pool):
     return None
 
 
-def _members_differ(pool):
+def _members_differ(pool: ResourcePool) -> bool:
     wanted = pool_member_root_ids(pool=pool)
     if pool.provider_id is not None:
         wanted.add(pool.provider_id)
     return wanted != pool_aggregate_member_ids(pool=pool)
 
 
-def _lock_members(pool):
+def _lock_members(pool: ResourcePool) -> None:
     """Lock the pool's provider and every provider its aggregate holds or will hold, in id
     order (the allocation service's), before the tree is read: a claim on a member and the
     pool queues behind the sync instead of deadlocking with it."""
@@ -112,7 +113,7 @@ def _lock_members(pool):
     )
 
 
-def pool_members_converge(pool: ResourcePool, provider_id: int) -> int:
+def pool_members_converge(*, pool: ResourcePool, provider_id: int) -> int:
     """Make the pool's aggregate hold exactly its provider and its members' roots (each
     provider's other aggregates untouched, its generation bumped as an aggregate write
     through the API does). Returns how many memberships changed. Needs a transaction."""
@@ -157,20 +158,27 @@ def resource_pools_sync(
     pools = ResourcePool.objects.filter(reported_at__isnull=False)
     if names is not None:
         pools = pools.filter(name__in=names)
-    outcomes = []
+    outcomes: list[SyncOutcome] = []
     for pool_id in pools.order_by("id").values_list("id", flat=True):
         try:
             outcome = resource_pool_sync(pool_id=pool_id, force=force, due_only=due_only, now=now)
         except Exception as exc:  # isolation: whatever one pool raises, the next is synced
             outcome = record_failure(
-                pool_id, exc, now, model=ResourcePool, label="pool", name_of=lambda p: p.name
+                pk=pool_id,
+                exc=exc,
+                now=now,
+                model=ResourcePool,
+                label="pool",
+                name_of=lambda p: p.name,
             )
         if outcome is not None:
             outcomes.append(outcome)
     return outcomes
 
 
-def resource_pool_sync(*, pool_id, force=False, due_only=True, now=None):
+def resource_pool_sync(
+    *, pool_id: int, force: bool = False, due_only: bool = True, now: datetime | None = None
+) -> SyncOutcome | None:
     """Sync one pool in one transaction; None when it needs none, or another worker holds
     it (or did it)."""
     now = now or timezone.now()
@@ -179,7 +187,7 @@ def resource_pool_sync(*, pool_id, force=False, due_only=True, now=None):
         return None
     signature = _signature(pool)
 
-    def needs(record):
+    def needs(record: ResourcePool) -> bool:
         return needs_sync(
             node=record, signature=signature, now=now, due_only=due_only
         ) or _members_differ(record)
@@ -188,12 +196,12 @@ def resource_pool_sync(*, pool_id, force=False, due_only=True, now=None):
         model=ResourcePool,
         label="pool",
         name_of=lambda record: record.name,
-        desired_of=pool_desired_tree,
+        desired_of=lambda record: pool_desired_tree(pool=record),
         root_of=_root_of,
         needs=needs,
         history_field="resource_pool",
         prepare=_lock_members,
-        after=pool_members_converge,
+        after=lambda record, root_id: pool_members_converge(pool=record, provider_id=root_id),
     )
     if not force and not needs(pool):
         return None
@@ -206,7 +214,7 @@ def resource_pool_sync(*, pool_id, force=False, due_only=True, now=None):
     )
 
 
-def pool_aggregate_forget(pool: ResourcePool) -> None:
+def pool_aggregate_forget(*, pool: ResourcePool) -> None:
     """Take the pool's aggregate off every provider (a pool deleted). The aggregate itself
     stays, as Placement's aggregates do (another app may describe it). Needs a
     transaction."""

@@ -39,7 +39,7 @@ class PoolReported(NamedTuple):
     changed: bool
 
 
-def pool_report_digest(report: Mapping) -> str:
+def pool_report_digest(*, report: Mapping[str, object]) -> str:
     canonical = json.dumps({k: report.get(k) for k in POOL_FIELDS if k != "name"}, sort_keys=True)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
@@ -50,7 +50,7 @@ def resource_pool_report(
     """Create or replace pool ``name``'s report (already validated by its edge). The same
     report again only refreshes ``reported_at`` (the pool is alive)."""
     fields = {key: report[key] for key in POOL_FIELDS if key != "name" and key in report}
-    fields["report_hash"] = pool_report_digest(fields)
+    fields["report_hash"] = pool_report_digest(report=fields)
     fields["reported_at"] = now or timezone.now()
     with transaction.atomic():
         current = ResourcePool.objects.select_for_update().filter(name=name).first()
@@ -62,7 +62,7 @@ def resource_pool_report(
     return PoolReported(pool, created, changed)
 
 
-def _sync_soon(name):
+def _sync_soon(name: str) -> None:
     from ..tasks import sync_resource_pool  # the task calls this app's services
 
     try:
@@ -71,7 +71,7 @@ def _sync_soon(name):
         logger.warning("could not ask for the sync of pool %s now; beat will", name)
 
 
-def _pool_for_update(name):
+def _pool_for_update(name: str) -> ResourcePool:
     pool = ResourcePool.objects.select_for_update().filter(name=name).first()
     if pool is None:
         raise NotFound(f"No resource pool {name}", code=RESOURCE_POOL_NOT_FOUND)
@@ -109,7 +109,7 @@ def resource_pool_delete(*, name: str) -> None:
                     f"provider {provider.uuid}; delete or move them first.",
                     code=RESOURCE_POOL_IN_USE,
                 )
-        pool_aggregate_forget(pool)
+        pool_aggregate_forget(pool=pool)
         pool.delete()
         if provider is not None:
             resource_provider_delete(uuid=provider.uuid)

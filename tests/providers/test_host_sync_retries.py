@@ -40,7 +40,7 @@ def _blocked_host(name="busy"):
 
 
 def test_the_retry_delay_is_the_next_run_then_doubles_to_the_cap():
-    delays = [retry_delay(n).total_seconds() for n in range(1, 8)]
+    delays = [retry_delay(attempts=n).total_seconds() for n in range(1, 8)]
     assert delays == [0, 60, 120, 240, 480, 600, 600]
 
 
