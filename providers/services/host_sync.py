@@ -3,10 +3,13 @@
 For each host that needs it (:func:`~providers.selectors.compute_nodes.needs_sync_q`), or
 those named, :func:`compute_nodes_sync` runs the operator's resource plugins over the host's
 report (:func:`~providers.host_reports.desired_tree`; outside any transaction, a plugin being
-third-party code), then, in one transaction holding the host's row (``FOR UPDATE SKIP
-LOCKED``: two workers never sync one host; a host another holds is skipped), locks and reads
-the tree on record (``provider_tree_recorded``), diffs (:func:`~providers.tree_diff.
-tree_diff`) and applies the plan (``provider_tree_apply``), or nothing:
+third-party code, unless a newer report arrived while the row was awaited: then again inside
+it), then, in one transaction holding the host's row (``FOR UPDATE SKIP LOCKED``: two workers
+never sync one host; a host another holds is skipped), locks and reads the tree on record
+(``provider_tree_recorded``), diffs (:func:`~providers.tree_diff.tree_diff`) and applies the
+plan (``provider_tree_apply``), or nothing. That work runs in a savepoint of the host's
+transaction, one per host: when it raises, the savepoint is rolled back and the failure is
+recorded on the host in the same transaction. The host's status after it:
 
 - ``ok``: the tree is the plugins' tree; ``partial``: a plugin raised, the others' resources
   are applied whole and its own left as they were;
@@ -194,7 +197,9 @@ def record_sync(
     now: datetime,
 ) -> SyncOutcome | None:
     """Sync one record (a host, a pool) in one transaction holding its row (``FOR UPDATE SKIP
-    LOCKED``); None when another worker holds it (or did it meanwhile)."""
+    LOCKED``); None when another worker holds it (or did it meanwhile). Everything after the
+    row lock up to the outcome (``prepare``, the tree, ``after``) runs in a savepoint, so that
+    a failure is rolled back and still recorded on the row."""
     record = subject.model.objects.filter(pk=pk).first()
     if record is None:
         return None
@@ -216,7 +221,7 @@ def record_sync(
                 outcome, applied = _converge(subject, record, desired, names, now)
                 if applied is not None and subject.after is not None:
                     outcome.changes += subject.after(record, applied[0])
-        except Exception as exc:  # rolled back to before the tree write: nothing applied
+        except Exception as exc:  # the savepoint rolled back: nothing of the tree applied
             outcome, applied = _failure(name, exc, subject.label), None
         if applied is not None:
             record.provider_id, record.synced_state = applied
