@@ -60,7 +60,7 @@ def try_request(request):
                 # It reads every provider into many small objects: the cyclic collector
                 # would walk the whole process several times meanwhile.
                 with cyclic_gc_paused():
-                    results = fit.fit_report(groups, shown=FIT_ROWS_SHOWN)
+                    results = fit.fit_report(groups=groups, shown=FIT_ROWS_SHOWN)
                 for report in results:
                     report.reason_counts = [
                         (REASON_LABELS.get(kind, kind), count)
@@ -112,7 +112,7 @@ def try_candidates(request):
             error = "Ask for something: resources, traits or aggregates in at least one group."
         else:
             try:
-                fit.resolve_request(asked)  # an unknown name is a message, as on the page
+                fit.resolve_request(groups=asked)  # an unknown name is a message, as on the page
                 with cyclic_gc_paused():
                     candidates, candidates_note = _candidates(groups, options)
             except fit.FitRequestError as exc:

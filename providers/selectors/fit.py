@@ -6,8 +6,8 @@ by suffix, ``""`` being the unnumbered group). Nothing here decides on its
 own whether a provider fits:
 
 * names are resolved by :func:`providers.request_groups.resolve_groups`;
-* which rules each provider fails comes from the engine's set-based
-  conditions (:func:`~providers.selectors.resource_providers.unmet_rules`,
+* which rules each provider fails comes from the provider filter's set-based
+  conditions (:func:`~providers.selectors.resource_providers.rule_verdicts`,
   whose capacity rule is :func:`providers.capacity.can_provide_q`), for every
   provider and every group in one query;
 * the amounts in the words (short of X by N, max_unit, step_size) come from
@@ -36,17 +36,19 @@ allocation candidates engine does. Each provider of a tree is shown on its
 own line with its own verdict.
 """
 
+import uuid as uuidlib
 from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from heapq import merge
 from itertools import islice, repeat
-from typing import NamedTuple
+from typing import Any, NamedTuple, cast
 
 from django.db.models import BooleanField, ExpressionWrapper, Q
 
 from placementsite.core.db import reading_connection
 
-from ..capacity import CAPACITY_FIELDS, EXCEEDS_CAPACITY, Capacity
+from ..capacity import CAPACITY_FIELDS, EXCEEDS_CAPACITY, Capacity, Shortfall
 from ..models import (
     SHARING_TRAIT,
     Inventory,
@@ -62,7 +64,8 @@ from ..request_groups import (
     resolve_groups,
 )
 from ..usage import usage_subquery
-from . import resource_providers as engine
+from . import resource_providers as provider_filter
+from .resource_providers import Rule
 
 # Kinds of reason, besides the capacity model's own rules
 # (providers.capacity.BELOW_MIN_UNIT, ABOVE_MAX_UNIT, NOT_A_STEP, EXCEEDS_CAPACITY).
@@ -73,15 +76,21 @@ NOT_A_MEMBER = "not_member"
 FORBIDDEN_AGGREGATE = "forbidden_aggregate"
 OUTSIDE_TREE = "not_in_tree"
 
-# The kind of reason a failed engine rule gives (resource rules are split further:
+# The kind of reason a failed provider filter rule gives (resource rules are split further:
 # no inventory at all, or the capacity model's shortfalls).
 _KIND_OF_RULE = {
-    engine.REQUIRED_TRAITS: MISSING_TRAIT,
-    engine.FORBIDDEN_TRAITS: FORBIDDEN_TRAIT,
-    engine.MEMBER_OF: NOT_A_MEMBER,
-    engine.FORBIDDEN_AGGREGATES: FORBIDDEN_AGGREGATE,
-    engine.IN_TREE: OUTSIDE_TREE,
+    provider_filter.REQUIRED_TRAITS: MISSING_TRAIT,
+    provider_filter.FORBIDDEN_TRAITS: FORBIDDEN_TRAIT,
+    provider_filter.MEMBER_OF: NOT_A_MEMBER,
+    provider_filter.FORBIDDEN_AGGREGATES: FORBIDDEN_AGGREGATE,
+    provider_filter.IN_TREE: OUTSIDE_TREE,
 }
+
+# One provider's answers, as read: ``(provider id, *has inventory of each class asked,
+# *meets each rule of each group)`` (booleans after the id). A *pattern* is the answers alone
+# (``row[1:]``): providers with the same pattern get the same verdict.
+VerdictRow = tuple[int, ...]
+Pattern = tuple[int, ...]
 
 
 class FitRequestError(ValueError):
@@ -95,14 +104,21 @@ class Reason(NamedTuple):
 
 class ProviderRef(NamedTuple):
     id: int
-    uuid: object
+    uuid: uuidlib.UUID
     name: str
     parent_id: int | None
     root_id: int | None
 
     @property
-    def is_root(self):
+    def is_root(self) -> bool:
         return self.parent_id is None
+
+
+class LargestFree(NamedTuple):
+    resource_class: str
+    asked: int
+    free: int | None  # None: no provider has inventory of the class
+    provider: ProviderRef | None
 
 
 @dataclass
@@ -113,48 +129,44 @@ class GroupReport:
     group: RequestGroup
     fitting_count: int = 0
     left_out_count: int = 0
-    reason_counts: list = field(default_factory=list)  # (kind, count), most common first
-    fitting: list = field(default_factory=list)  # (ProviderRef, [])
-    left_out: list = field(default_factory=list)  # (ProviderRef, [Reason, ...])
+    # (kind, count), most common first
+    reason_counts: list[tuple[str, int]] = field(default_factory=list)
+    fitting: list[tuple[ProviderRef, list[Reason]]] = field(default_factory=list)  # reasons: []
+    left_out: list[tuple[ProviderRef, list[Reason]]] = field(default_factory=list)
     # Per host (root provider) rather than per provider; sharing providers apart.
     host_count: int = 0
     hosts_fitting: int = 0
-    host_reason_counts: list = field(default_factory=list)  # (kind, hosts), most common first
-    fitting_hosts: list = field(default_factory=list)  # (host ProviderRef, [fitting children])
-    sharing: list = field(default_factory=list)  # (ProviderRef, [Reason, ...]); [] = fits
-    largest_free: list = field(default_factory=list)  # LargestFree per class, when none fits
+    # (kind, hosts), most common first
+    host_reason_counts: list[tuple[str, int]] = field(default_factory=list)
+    # (host, whether the host itself fits, [its fitting children])
+    fitting_hosts: list[tuple[ProviderRef, bool, list[ProviderRef]]] = field(default_factory=list)
+    sharing: list[tuple[ProviderRef, list[Reason]]] = field(default_factory=list)  # [] = fits
+    largest_free: list[LargestFree] = field(default_factory=list)  # per class, when none fits
 
     @property
-    def hosts_left_out(self):
+    def hosts_left_out(self) -> int:
         return self.host_count - self.hosts_fitting
 
     @property
-    def label(self):
+    def label(self) -> str:
         return f"group {self.suffix}" if self.suffix else "unnumbered group"
 
     # What the group asks, in a stable order for the page.
     @property
-    def required_traits(self):
+    def required_traits(self) -> list[str]:
         return [" or ".join(sorted(any_of)) for any_of in self.group.required_traits]
 
     @property
-    def forbidden_traits(self):
+    def forbidden_traits(self) -> list[str]:
         return sorted(self.group.forbidden_traits)
 
     @property
-    def member_of(self):
+    def member_of(self) -> list[list[str]]:
         return [sorted(any_of) for any_of in self.group.member_of]
 
     @property
-    def forbidden_aggregates(self):
+    def forbidden_aggregates(self) -> list[str]:
         return sorted(self.group.forbidden_aggregates)
-
-
-class LargestFree(NamedTuple):
-    resource_class: str
-    asked: int
-    free: int | None  # None: no provider has inventory of the class
-    provider: ProviderRef | None
 
 
 # Ranking a left-out provider's failures to find its host's closest provider: lacking the
@@ -162,21 +174,22 @@ class LargestFree(NamedTuple):
 _DISTANCE = {NO_INVENTORY: 2}
 
 
-def largest_free_by_class(class_ids, judge=None):
+def largest_free_by_class(
+    *, class_ids: Iterable[int], judge: "_CapacityJudge | None" = None
+) -> dict[int, tuple[int, int]]:
     """{class id: (provider id, free)} of the inventory with the most free units per class
     (free by the capacity model). Classes whose every inventory ``judge`` (a _CapacityJudge)
     has read already are answered from it; the others in one read of their inventories."""
-    known = set(class_ids) & judge.whole_classes if judge is not None else set()
-    rows = (
-        [
+    asked = set(class_ids)
+    known = asked & judge.whole_classes if judge is not None else set()
+    rows: list[tuple[int, int, Capacity, int]] = []
+    if judge is not None and known:
+        rows = [
             (rp, rc, capacity, used)
             for (rp, rc), (capacity, used) in judge.rows.items()
             if rc in known
         ]
-        if known
-        else []
-    )
-    rest = sorted(set(class_ids) - known)
+    rest = sorted(asked - known)
     if rest:
         rows += [
             (rp, rc, Capacity(*shape), used)
@@ -184,7 +197,7 @@ def largest_free_by_class(class_ids, judge=None):
             .annotate(used=usage_subquery())
             .values_list("resource_provider_id", "resource_class_id", *CAPACITY_FIELDS, "used")
         ]
-    best = {}
+    best: dict[int, tuple[int, int]] = {}
     for rp, rc, capacity, used in rows:
         free = capacity.free(used)
         if rc not in best or free > best[rc][1]:
@@ -192,7 +205,7 @@ def largest_free_by_class(class_ids, judge=None):
     return best
 
 
-def provider_refs(ids):
+def provider_refs(*, ids: Iterable[int]) -> dict[int, ProviderRef]:
     """{id: ProviderRef} for the providers to be shown (one query)."""
     rows = ResourceProvider.objects.filter(id__in=ids).values_list(
         "id", "uuid", "name", "parent_id", "root_id"
@@ -200,7 +213,7 @@ def provider_refs(ids):
     return {row[0]: ProviderRef._make(row) for row in rows}
 
 
-def resolve_request(groups):
+def resolve_request(*, groups: Mapping[str, RequestGroup]) -> dict[str, ResolvedGroup]:
     """``{suffix: ResolvedGroup}``; an unknown class or trait name is a FitRequestError."""
     try:
         return resolve_groups(groups)
@@ -217,17 +230,33 @@ class _Tally:
     resolved: ResolvedGroup
     fitting_count: int = 0
     left_out_count: int = 0
-    counts: dict = field(default_factory=lambda: defaultdict(int))
-    fitting: list = field(default_factory=list)  # lists of row positions, one per pattern
-    left_out: list = field(default_factory=list)  # (positions, failed rules) per pattern
-    left_kinds: list = field(default_factory=list)  # (kinds, classes short of) per pattern
-    refined: dict = field(default_factory=dict)  # position -> capacity model's kinds
-    failed_by_pattern: dict = field(default_factory=dict)  # pattern -> failed rules
-    fitting_roots: set = field(default_factory=set)
-    host_reason_counts: list = field(default_factory=list)
+    counts: defaultdict[str, int] = field(default_factory=lambda: defaultdict(int))
+    # lists of row positions, one per pattern
+    fitting: list[list[int]] = field(default_factory=list)
+    # (positions, failed rules) per pattern
+    left_out: list[tuple[list[int], list[Rule]]] = field(default_factory=list)
+    # (kinds, class ids short of) per pattern
+    left_kinds: list[tuple[set[str], list[int]]] = field(default_factory=list)
+    refined: dict[int, frozenset[str]] = field(default_factory=dict)  # position -> model's kinds
+    failed_by_pattern: dict[Pattern, list[Rule]] = field(default_factory=dict)
+    fitting_roots: set[int] = field(default_factory=set)
+    host_reason_counts: list[tuple[str, int]] = field(default_factory=list)
 
 
-def fit_report(groups, shown=100):
+# (positions, class ids short of): providers that have an inventory of a class but failed its
+# resource rule, whose reasons the capacity model must tell.
+Shortfalls = list[tuple[list[int], list[int]]]
+
+
+class _Picked(NamedTuple):
+    """The providers shown for one group, the first ``shown`` of each side by name."""
+
+    fitting: list[int]  # provider ids
+    left_out: list[tuple[int, list[Rule]]]  # (provider id, failed rules)
+    sharing: list[tuple[int, list[Rule]]]  # (provider id, failed rules; [] = fits)
+
+
+def fit_report(*, groups: Mapping[str, RequestGroup], shown: int = 100) -> list[GroupReport]:
     """One :class:`GroupReport` per group of ``groups`` (``{suffix: RequestGroup}``) that asks
     something, in the order given.
 
@@ -235,39 +264,11 @@ def fit_report(groups, shown=100):
     does not exist (Placement answers such a request with a 400). A fixed
     number of queries whatever the number of providers or groups.
     """
-    resolved = resolve_request({s: g for s, g in groups.items() if g.asks_something()})
+    resolved = resolve_request(groups={s: g for s, g in groups.items() if g.asks_something()})
     class_ids = sorted({class_id for r in resolved.values() for class_id in r.resources})
-    column_of = {class_id: index for index, class_id in enumerate(class_ids)}
-    has_inventory = {
-        f"has_inventory_{class_id}": ExpressionWrapper(
-            engine.has_inventory(resource_class_id=class_id), output_field=BooleanField()
-        )
-        for class_id in class_ids
-    }
-    rules, rows = engine.rule_verdicts(
-        resolved_groups=list(resolved.values()),
-        providers=ResourceProvider.objects.order_by("name"),
-        **has_inventory,
-    )
-    rows = list(rows)
-
-    # Providers with the same answers (which classes they have inventory of, which
-    # rules they meet) get the same verdict: judge each such pattern once.
-    positions = defaultdict(list)  # pattern -> positions of its providers in name order
-    for position, row in enumerate(rows):
-        positions[row[1:]].append(position)
-
+    rules, rows = _verdict_rows(resolved, class_ids)
     tallies = [_Tally(r) for r in resolved.values()]
-    wanted = defaultdict(set)  # class id -> providers whose inventory of it must be read
-    short = []  # per group: (positions, class ids short of)
-    column = len(class_ids)
-    for tally, rules_of_group in zip(tallies, rules, strict=True):
-        stop = column + len(rules_of_group)
-        short.append(_tally_group(tally, rules_of_group, positions, (column, stop), column_of))
-        for where, short_of in short[-1]:
-            for class_id in short_of:
-                wanted[class_id].update(rows[p][0] for p in where)
-        column = stop
+    short, wanted = _tally_groups(tallies, rules, rows, class_ids)
 
     judge = _CapacityJudge(wanted)
     for tally, shortfalls in zip(tallies, short, strict=True):
@@ -287,7 +288,60 @@ def fit_report(groups, shown=100):
     return _reports(resolved, tallies, picked, judge, root_of, len(hosts))
 
 
-def _tally_group(tally, rules, positions, span, column_of):
+def _verdict_rows(
+    resolved: Mapping[str, ResolvedGroup], class_ids: Sequence[int]
+) -> tuple[list[list[Rule]], list[VerdictRow]]:
+    """Every provider's answers, in name order (one query): whether it has an inventory of
+    each class asked and whether it meets each rule of each group."""
+    has_inventory = {
+        f"has_inventory_{class_id}": ExpressionWrapper(
+            provider_filter.has_inventory(resource_class_id=class_id),
+            output_field=BooleanField(),
+        )
+        for class_id in class_ids
+    }
+    rules, rows = provider_filter.rule_verdicts(
+        resolved_groups=list(resolved.values()),
+        providers=ResourceProvider.objects.order_by("name"),
+        **has_inventory,
+    )
+    return rules, list(rows)
+
+
+def _tally_groups(
+    tallies: Sequence[_Tally],
+    rules: Sequence[list[Rule]],
+    rows: Sequence[VerdictRow],
+    class_ids: Sequence[int],
+) -> tuple[list[Shortfalls], dict[int, set[int]]]:
+    """Count each group's verdict into its tally. Providers with the same answers (which
+    classes they have inventory of, which rules they meet) get the same verdict: each such
+    pattern is judged once. Returns each group's :data:`Shortfalls` and ``{class id:
+    providers whose inventory of it the capacity model must read}``."""
+    positions: defaultdict[Pattern, list[int]] = defaultdict(list)  # in name order
+    for position, row in enumerate(rows):
+        positions[row[1:]].append(position)
+    column_of = {class_id: index for index, class_id in enumerate(class_ids)}
+    wanted: defaultdict[int, set[int]] = defaultdict(set)
+    short = []  # per group
+    column = len(class_ids)
+    for tally, rules_of_group in zip(tallies, rules, strict=True):
+        stop = column + len(rules_of_group)
+        short.append(_tally_group(tally, rules_of_group, positions, (column, stop), column_of))
+        for where, short_of in short[-1]:
+            for class_id in short_of:
+                wanted[class_id].update(rows[p][0] for p in where)
+        column = stop
+    return short, wanted
+
+
+def _tally_group(
+    tally: _Tally,
+    rules: Sequence[Rule],
+    positions: Mapping[Pattern, list[int]],
+    span: tuple[int, int],
+    column_of: Mapping[int, int],
+) -> Shortfalls:
     """Count one group's verdict over every pattern of answers into ``tally``.
 
     ``span`` is the ``(start, stop)`` of the group's rule columns in a pattern. Returns
@@ -306,13 +360,16 @@ def _tally_group(tally, rules, positions, span, column_of):
         tally.left_out_count += len(where)
         tally.left_out.append((where, failed))
         tally.failed_by_pattern[pattern] = failed
-        kinds, short_of = set(), []
+        kinds: set[str] = set()
+        short_of: list[int] = []
         tally.left_kinds.append((kinds, short_of))
         for rule in failed:
-            if rule.kind != engine.RESOURCES:
+            if rule.kind != provider_filter.RESOURCES:
                 kinds.add(_KIND_OF_RULE[rule.kind])
-            elif pattern[column_of[rule.subject]]:
-                short_of.append(rule.subject)
+                continue
+            class_id = cast(int, rule.subject)  # a resource rule's subject: its class id
+            if pattern[column_of[class_id]]:
+                short_of.append(class_id)
             else:
                 kinds.add(NO_INVENTORY)
         for kind in kinds:
@@ -322,13 +379,15 @@ def _tally_group(tally, rules, positions, span, column_of):
     return shortfalls
 
 
-def _count_shortfalls(tally, shortfalls, judge, rows):
+def _count_shortfalls(
+    tally: _Tally, shortfalls: Shortfalls, judge: "_CapacityJudge", rows: Sequence[VerdictRow]
+) -> None:
     """Count which of the capacity model's rules refused, for providers with the inventory."""
     amounts = tally.resolved.resources
     for where, short_of in shortfalls:
         for position in where:
             provider_id = rows[position][0]
-            kinds = frozenset()
+            kinds: frozenset[str] = frozenset()
             for class_id in short_of:
                 kinds |= judge.kinds(provider_id, class_id, amounts[class_id])
             for kind in kinds:
@@ -336,43 +395,59 @@ def _count_shortfalls(tally, shortfalls, judge, rows):
             tally.refined[position] = kinds
 
 
-def _count_hosts(tally, rows, root_of, sharing_ids):
+def _count_hosts(
+    tally: _Tally,
+    rows: Sequence[VerdictRow],
+    root_of: Mapping[int, int | None],
+    sharing_ids: set[int],
+) -> None:
     """The hosts with a fitting provider, and per kind of reason how many other hosts'
     closest provider fails for it."""
     tally.fitting_roots = {
         root_of[rows[p][0]] or rows[p][0] for where in tally.fitting for p in where
     } - sharing_ids
-    closest = {}  # left-out host -> (distance, kinds) of its closest provider
-    scored = {}  # (pattern's kinds, capacity model's kinds) -> (distance, all kinds)
+    closest: dict[int, tuple[int, frozenset[str]]] = {}  # left-out host -> its closest's score
+    # (pattern's kinds, capacity model's kinds) -> (distance, all kinds)
+    scored: dict[tuple[frozenset[str], frozenset[str]], tuple[int, frozenset[str]]] = {}
     refined = tally.refined
     for (where, _failed), (kinds, _short_of) in zip(tally.left_out, tally.left_kinds, strict=True):
-        kinds = frozenset(kinds)
+        pattern_kinds = frozenset(kinds)
         for p in where:
             pid = rows[p][0]
             root = root_of[pid] or pid
             if root in tally.fitting_roots or pid in sharing_ids:
                 continue
-            key = (kinds, refined.get(p, frozenset()))
+            key = (pattern_kinds, refined.get(p, frozenset()))
             score = scored.get(key)
             if score is None:
                 found = key[0] | key[1]
                 score = scored[key] = (sum(_DISTANCE.get(kind, 1) for kind in found), found)
             if root not in closest or score[0] < closest[root][0]:
                 closest[root] = score
-    host_counts = defaultdict(int)
-    for _distance, kinds in closest.values():
-        for kind in kinds:
+    host_counts: defaultdict[str, int] = defaultdict(int)
+    for _distance, found_kinds in closest.values():
+        for kind in found_kinds:
             host_counts[kind] += 1
-    tally.host_reason_counts = sorted(host_counts.items(), key=lambda i: (-i[1], i[0]))
+    tally.host_reason_counts = _most_common_first(host_counts)
 
 
-def _pick(tally, rows, shown, root_of, sharing_ids):
-    """The first ``shown`` of each side, by name: ``(fitting ids, [(left-out id, failed
-    rules)], [(sharing id, failed rules)])``. A provider of a host that fits is not listed
-    as left out; sharing providers are listed apart."""
+def _most_common_first(counts: Mapping[str, int]) -> list[tuple[str, int]]:
+    """``[(kind, count)]``, the most common first, then by kind."""
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+
+
+def _pick(
+    tally: _Tally,
+    rows: Sequence[VerdictRow],
+    shown: int,
+    root_of: Mapping[int, int | None],
+    sharing_ids: set[int],
+) -> _Picked:
+    """The first ``shown`` of each side, by name. A provider of a host that fits is not
+    listed as left out; sharing providers are listed apart."""
     fitting = list(islice(merge(*tally.fitting), shown))
     # (position, failed rules) in name order, without a dict over every provider.
-    in_order = merge(
+    in_order: Iterator[tuple[int, list[Rule]]] = merge(
         *(zip(where, repeat(failed)) for where, failed in tally.left_out),
         key=lambda item: item[0],
     )
@@ -386,88 +461,135 @@ def _pick(tally, rows, shown, root_of, sharing_ids):
     sharing = [
         (row[0], tally.failed_by_pattern.get(row[1:], [])) for row in rows if row[0] in sharing_ids
     ][:shown]
-    return (
-        [rows[p][0] for p in fitting],
-        [(rows[p][0], failed) for p, failed in left_out],
-        sharing,
+    return _Picked(
+        fitting=[rows[p][0] for p in fitting],
+        left_out=[(rows[p][0], failed) for p, failed in left_out],
+        sharing=sharing,
     )
 
 
-def _reports(resolved, tallies, picked, judge, root_of, host_count):
+def _reports(
+    resolved: Mapping[str, ResolvedGroup],
+    tallies: Sequence[_Tally],
+    picked: Sequence[_Picked],
+    judge: "_CapacityJudge",
+    root_of: Mapping[int, int | None],
+    host_count: int,
+) -> list[GroupReport]:
     """One GroupReport per group, with words for the providers shown."""
     words = _Words(
         judge,
-        [left_out + sharing for _, left_out, sharing in picked],
+        [shown.left_out + shown.sharing for shown in picked],
         [t.resolved for t in tallies],
     )
-    hosts_shown = {root_of[pid] or pid for fitting, _, _ in picked for pid in fitting}
-    refs = provider_refs(
-        {pid for fitting, _, _ in picked for pid in fitting}
-        | {pid for _, left_out, _ in picked for pid, _ in left_out}
-        | {pid for _, _, sharing in picked for pid, _ in sharing}
-        | hosts_shown
-    )
-    nothing_fits = [t for t in tallies if not t.fitting_roots]
-    asked = sorted({c for t in nothing_fits for c in t.resolved.resources})
-    largest = largest_free_by_class(asked, judge) if asked else {}
+    refs = provider_refs(ids=_ids_shown(picked, root_of))
+    largest = _largest_free_where_nothing_fits(tallies, judge)
     if largest:
-        refs.update(provider_refs({rp for rp, _free in largest.values()} - set(refs)))
+        refs.update(provider_refs(ids={rp for rp, _free in largest.values()} - set(refs)))
     return [
-        GroupReport(
-            suffix=suffix,
-            group=tally.resolved.group,
-            fitting_count=tally.fitting_count,
-            left_out_count=tally.left_out_count,
-            reason_counts=sorted(tally.counts.items(), key=lambda item: (-item[1], item[0])),
-            fitting=[(refs[pid], []) for pid in fitting if pid in refs],
-            left_out=[
-                (refs[pid], words.reasons(tally.resolved, pid, failed))
-                for pid, failed in left_out
-                if pid in refs
-            ],
-            host_count=host_count,
-            hosts_fitting=len(tally.fitting_roots),
-            host_reason_counts=tally.host_reason_counts,
-            fitting_hosts=_by_host([refs[pid] for pid in fitting if pid in refs], refs),
-            sharing=[
-                (refs[pid], words.reasons(tally.resolved, pid, failed) if failed else [])
-                for pid, failed in sharing
-                if pid in refs
-            ],
-            largest_free=(
-                [
-                    _largest(tally.resolved, class_id, largest.get(class_id), refs)
-                    for class_id in tally.resolved.resources
-                ]
-                if not tally.fitting_roots
-                else []
-            ),
-        )
-        for suffix, tally, (fitting, left_out, sharing) in zip(
-            resolved, tallies, picked, strict=True
-        )
+        _report(suffix, tally, shown, words, refs, largest, host_count)
+        for suffix, tally, shown in zip(resolved, tallies, picked, strict=True)
     ]
 
 
-def _by_host(fitting, refs):
+def _ids_shown(picked: Iterable[_Picked], root_of: Mapping[int, int | None]) -> set[int]:
+    """The providers the reports show: those picked, and the hosts of the fitting ones."""
+    ids: set[int] = set()
+    for shown in picked:
+        ids.update(shown.fitting)
+        ids.update(root_of[pid] or pid for pid in shown.fitting)
+        ids.update(pid for pid, _failed in shown.left_out)
+        ids.update(pid for pid, _failed in shown.sharing)
+    return ids
+
+
+def _largest_free_where_nothing_fits(
+    tallies: Iterable[_Tally], judge: "_CapacityJudge"
+) -> dict[int, tuple[int, int]]:
+    """:func:`largest_free_by_class` of the classes asked by groups no host fits."""
+    nothing_fits = [t for t in tallies if not t.fitting_roots]
+    asked = sorted({c for t in nothing_fits for c in t.resolved.resources})
+    return largest_free_by_class(class_ids=asked, judge=judge) if asked else {}
+
+
+def _report(
+    suffix: str,
+    tally: _Tally,
+    shown: _Picked,
+    words: "_Words",
+    refs: Mapping[int, ProviderRef],
+    largest: Mapping[int, tuple[int, int]],
+    host_count: int,
+) -> GroupReport:
+    """One group's report: its counts, and the providers shown with their reasons."""
+    resolved = tally.resolved
+    fitting = [refs[pid] for pid in shown.fitting if pid in refs]
+    return GroupReport(
+        suffix=suffix,
+        group=resolved.group,
+        fitting_count=tally.fitting_count,
+        left_out_count=tally.left_out_count,
+        reason_counts=_most_common_first(tally.counts),
+        fitting=[(ref, []) for ref in fitting],
+        left_out=_with_reasons(words, resolved, shown.left_out, refs),
+        host_count=host_count,
+        hosts_fitting=len(tally.fitting_roots),
+        host_reason_counts=tally.host_reason_counts,
+        fitting_hosts=_fitting_hosts(fitting, refs),
+        sharing=_with_reasons(words, resolved, shown.sharing, refs),
+        largest_free=([] if tally.fitting_roots else _largest_free_of(resolved, largest, refs)),
+    )
+
+
+def _with_reasons(
+    words: "_Words",
+    resolved: ResolvedGroup,
+    failures: Iterable[tuple[int, list[Rule]]],
+    refs: Mapping[int, ProviderRef],
+) -> list[tuple[ProviderRef, list[Reason]]]:
+    """``[(provider, its reasons in words)]``; no failed rule gives no reason."""
+    return [
+        (refs[pid], words.reasons(resolved, pid, failed)) for pid, failed in failures if pid in refs
+    ]
+
+
+def _fitting_hosts(
+    fitting: Iterable[ProviderRef], refs: Mapping[int, ProviderRef]
+) -> list[tuple[ProviderRef, bool, list[ProviderRef]]]:
     """Fitting providers grouped under their host, hosts in the order first met:
     ``[(host ref, whether the host itself fits, [fitting children])]``."""
-    hosts = {}
+    hosts: dict[int, tuple[list[bool], list[ProviderRef]]] = {}
     for ref in fitting:
         root_id = ref.root_id or ref.id
-        entry = hosts.setdefault(root_id, [False, []])
+        itself, children = hosts.setdefault(root_id, ([False], []))
         if ref.id == root_id:
-            entry[0] = True
+            itself[0] = True
         else:
-            entry[1].append(ref)
+            children.append(ref)
     return [
-        (refs[root_id], itself, children)
+        (refs[root_id], itself[0], children)
         for root_id, (itself, children) in hosts.items()
         if root_id in refs
     ]
 
 
-def _largest(resolved, class_id, best, refs):
+def _largest_free_of(
+    resolved: ResolvedGroup,
+    largest: Mapping[int, tuple[int, int]],
+    refs: Mapping[int, ProviderRef],
+) -> list[LargestFree]:
+    """The most free of each class the group asks, in the order asked."""
+    return [
+        _largest(resolved, class_id, largest.get(class_id), refs) for class_id in resolved.resources
+    ]
+
+
+def _largest(
+    resolved: ResolvedGroup,
+    class_id: int,
+    best: tuple[int, int] | None,
+    refs: Mapping[int, ProviderRef],
+) -> LargestFree:
     name = resolved.class_names[class_id]
     if best is None:
         return LargestFree(name, resolved.resources[class_id], None, None)
@@ -489,10 +611,10 @@ class _CapacityJudge:
 
     WHOLE_CLASS_ABOVE = 500  # providers
 
-    def __init__(self, wanted):
-        self.rows = {}  # (provider id, class id) -> (Capacity, used)
-        self._verdicts = {}
-        self._kinds = {}
+    def __init__(self, wanted: Mapping[int, set[int]]) -> None:
+        self.rows: dict[tuple[int, int], tuple[Capacity, int]] = {}  # (provider, class) ->
+        self._verdicts: dict[tuple[int, int, int], tuple[Shortfall, ...]] = {}
+        self._kinds: dict[tuple[int, int, int], frozenset[str]] = {}
         self.whole_classes = {
             class_id for class_id, ids in wanted.items() if len(ids) > self.WHOLE_CLASS_ABOVE
         }
@@ -513,7 +635,7 @@ class _CapacityJudge:
         with reading_connection().cursor() as cursor:
             cursor.execute(*query.query.sql_with_params())
             rows = cursor.fetchall()
-        shapes = {}  # identical inventories share one (immutable) Capacity
+        shapes: dict[tuple[Any, ...], Capacity] = {}  # identical inventories share one Capacity
         store = self.rows
         for row in rows:
             shape = row[2:-1]
@@ -522,7 +644,7 @@ class _CapacityJudge:
                 capacity = shapes[shape] = Capacity(*shape)
             store[row[0], row[1]] = (capacity, row[-1])
 
-    def kinds(self, provider_id, class_id, amount):
+    def kinds(self, provider_id: int, class_id: int, amount: int) -> frozenset[str]:
         """The rules (shortfall kinds) that refuse ``amount``; plain capacity when the model
         has no objection (the SQL rule refused on usage the model did not see)."""
         row = self.rows.get((provider_id, class_id))
@@ -536,10 +658,10 @@ class _CapacityJudge:
             found = self._kinds[key] = found or _CAPACITY_ONLY
         return found
 
-    def has(self, provider_id, class_id):
+    def has(self, provider_id: int, class_id: int) -> bool:
         return (provider_id, class_id) in self.rows
 
-    def shortfalls(self, provider_id, class_id, amount):
+    def shortfalls(self, provider_id: int, class_id: int, amount: int) -> tuple[Shortfall, ...]:
         """The capacity model's shortfalls (``()`` when it has no objection or no row)."""
         row = self.rows.get((provider_id, class_id))
         if row is None:
@@ -556,33 +678,42 @@ class _Words:
     """Reasons in words for the providers shown; reads which forbidden traits and
     aggregates they hold (one query each, only when such a rule failed)."""
 
-    def __init__(self, judge, left_out_lists, resolved_groups):
+    def __init__(
+        self,
+        judge: _CapacityJudge,
+        left_out_lists: Iterable[Iterable[tuple[int, list[Rule]]]],
+        resolved_groups: Sequence[ResolvedGroup],
+    ) -> None:
         self.judge = judge
         failed = [(pid, rule) for left in left_out_lists for pid, rules in left for rule in rules]
-        trait_ids, trait_providers = set(), set()
-        uuids, aggregate_providers = set(), set()
+        trait_ids: set[int] = set()
+        trait_providers: set[int] = set()
+        uuids: set[str] = set()
+        aggregate_providers: set[int] = set()
         for pid, rule in failed:
-            if rule.kind == engine.FORBIDDEN_TRAITS:
-                trait_ids |= rule.subject
+            if rule.kind == provider_filter.FORBIDDEN_TRAITS:
+                trait_ids |= _subject_set(rule)
                 trait_providers.add(pid)
-            elif rule.kind == engine.FORBIDDEN_AGGREGATES:
-                uuids |= rule.subject
+            elif rule.kind == provider_filter.FORBIDDEN_AGGREGATES:
+                uuids |= _subject_set(rule)
                 aggregate_providers.add(pid)
-        self.traits = defaultdict(set)
+        self.traits: defaultdict[int, set[int]] = defaultdict(set)
         if trait_ids:
             for pid, trait_id in ResourceProviderTrait.objects.filter(
                 resource_provider_id__in=trait_providers, trait_id__in=trait_ids
             ).values_list("resource_provider_id", "trait_id"):
                 self.traits[pid].add(trait_id)
-        self.aggregates = defaultdict(set)
+        self.aggregates: defaultdict[int, set[str]] = defaultdict(set)
         if uuids:
             for pid, uuid in ResourceProviderAggregate.objects.filter(
                 resource_provider_id__in=aggregate_providers, aggregate__uuid__in=sorted(uuids)
             ).values_list("resource_provider_id", "aggregate__uuid"):
                 self.aggregates[pid].add(str(uuid))
 
-    def reasons(self, resolved, provider_id, failed):
-        """Every reason ``provider_id`` fails the group, in the order of the engine's rules."""
+    def reasons(
+        self, resolved: ResolvedGroup, provider_id: int, failed: Iterable[Rule]
+    ) -> list[Reason]:
+        """Every reason ``provider_id`` fails the group, in the order of the filter's rules."""
         found = []
         for rule in failed:
             found += self._by_kind[rule.kind](self, resolved, provider_id, rule)
@@ -590,37 +721,45 @@ class _Words:
 
     # One method per kind of rule: the only place the refusals are put into words.
 
-    def _in_tree(self, resolved, provider_id, rule):
+    def _in_tree(self, resolved: ResolvedGroup, provider_id: int, rule: Rule) -> list[Reason]:
         return [Reason(OUTSIDE_TREE, f"not in the tree of provider {rule.subject}")]
 
-    def _required_traits(self, resolved, provider_id, rule):
-        names = sorted(resolved.trait_names[t] for t in rule.subject)
+    def _required_traits(
+        self, resolved: ResolvedGroup, provider_id: int, rule: Rule
+    ) -> list[Reason]:
+        names = sorted(resolved.trait_names[t] for t in _subject_set(rule))
         if len(names) == 1:
             return [Reason(MISSING_TRAIT, f"missing trait {names[0]}")]
         return [Reason(MISSING_TRAIT, f"has none of traits {', '.join(names)}")]
 
-    def _forbidden_traits(self, resolved, provider_id, rule):
-        held = sorted(resolved.trait_names[t] for t in rule.subject & self.traits[provider_id])
+    def _forbidden_traits(
+        self, resolved: ResolvedGroup, provider_id: int, rule: Rule
+    ) -> list[Reason]:
+        forbidden: frozenset[int] = _subject_set(rule)
+        held = sorted(resolved.trait_names[t] for t in forbidden & self.traits[provider_id])
         if not held:  # not among the providers read: name the forbidden set
-            names = ", ".join(sorted(resolved.trait_names[t] for t in rule.subject))
+            names = ", ".join(sorted(resolved.trait_names[t] for t in forbidden))
             return [Reason(FORBIDDEN_TRAIT, f"has a forbidden trait of {names}")]
         return [Reason(FORBIDDEN_TRAIT, f"has forbidden trait {name}") for name in held]
 
-    def _member_of(self, resolved, provider_id, rule):
-        uuids = sorted(rule.subject)
+    def _member_of(self, resolved: ResolvedGroup, provider_id: int, rule: Rule) -> list[Reason]:
+        uuids: list[str] = sorted(_subject_set(rule))
         if len(uuids) == 1:
             return [Reason(NOT_A_MEMBER, f"not in aggregate {uuids[0]}")]
         return [Reason(NOT_A_MEMBER, f"not in any of aggregates {', '.join(uuids)}")]
 
-    def _forbidden_aggregates(self, resolved, provider_id, rule):
-        held = sorted(rule.subject & self.aggregates[provider_id])
+    def _forbidden_aggregates(
+        self, resolved: ResolvedGroup, provider_id: int, rule: Rule
+    ) -> list[Reason]:
+        forbidden: frozenset[str] = _subject_set(rule)
+        held = sorted(forbidden & self.aggregates[provider_id])
         if not held:
-            names = ", ".join(sorted(rule.subject))
+            names = ", ".join(sorted(forbidden))
             return [Reason(FORBIDDEN_AGGREGATE, f"in a forbidden aggregate of {names}")]
         return [Reason(FORBIDDEN_AGGREGATE, f"in forbidden aggregate {uuid}") for uuid in held]
 
-    def _resource(self, resolved, provider_id, rule):
-        class_id = rule.subject
+    def _resource(self, resolved: ResolvedGroup, provider_id: int, rule: Rule) -> list[Reason]:
+        class_id = cast(int, rule.subject)  # a resource rule's subject: its class id
         name = resolved.class_names[class_id]
         if not self.judge.has(provider_id, class_id):
             return [Reason(NO_INVENTORY, f"has no inventory of {name}")]
@@ -630,11 +769,17 @@ class _Words:
             return [Reason(EXCEEDS_CAPACITY, f"no room for {amount} {name}")]
         return [Reason(s.rule, s.describe(name)) for s in found]
 
-    _by_kind = {
-        engine.IN_TREE: _in_tree,
-        engine.RESOURCES: _resource,
-        engine.REQUIRED_TRAITS: _required_traits,
-        engine.FORBIDDEN_TRAITS: _forbidden_traits,
-        engine.MEMBER_OF: _member_of,
-        engine.FORBIDDEN_AGGREGATES: _forbidden_aggregates,
+    _by_kind: dict[str, Callable[["_Words", ResolvedGroup, int, Rule], list[Reason]]] = {
+        provider_filter.IN_TREE: _in_tree,
+        provider_filter.RESOURCES: _resource,
+        provider_filter.REQUIRED_TRAITS: _required_traits,
+        provider_filter.FORBIDDEN_TRAITS: _forbidden_traits,
+        provider_filter.MEMBER_OF: _member_of,
+        provider_filter.FORBIDDEN_AGGREGATES: _forbidden_aggregates,
     }
+
+
+def _subject_set(rule: Rule) -> frozenset[Any]:
+    """The subject of a trait or aggregate rule: a frozenset of trait ids or aggregate uuids
+    (see :class:`~providers.selectors.resource_providers.Rule`)."""
+    return cast(frozenset[Any], rule.subject)

@@ -502,7 +502,7 @@ def _group_funnel(spec):
     for variant in variants:
         named = {"variant": variant.label} if len(variants) > 1 or variant.label else {}
         try:
-            reports = fit_report(variant.candidate_request.groups, shown=EXPLAIN_SHOWN)
+            reports = fit_report(groups=variant.candidate_request.groups, shown=EXPLAIN_SHOWN)
         except FitRequestError as exc:
             funnel.append({"group": "", **named, "error": str(exc)})
             continue
