@@ -4,7 +4,10 @@ Every selector answers in one or two queries however many providers,
 consumers or resource classes are involved.
 """
 
-from django.db.models import Count, Sum
+import uuid as uuidlib
+from collections.abc import Iterable
+
+from django.db.models import Count, QuerySet, Sum
 
 from placementsite.core import uuids
 from providers.allocations_port import ConsumerHoldings
@@ -18,7 +21,7 @@ UNKNOWN_CONSUMER_TYPE = "unknown"
 ALL_CONSUMER_TYPES = "all"
 
 
-def provider_by_uuid(*, uuid):
+def provider_by_uuid(*, uuid: str) -> ResourceProvider | None:
     """The provider with ``uuid`` or None (a malformed uuid finds none)."""
     canonical = uuids.parse(uuid)
     if canonical is None:
@@ -26,7 +29,7 @@ def provider_by_uuid(*, uuid):
     return ResourceProvider.objects.filter(uuid=canonical).first()
 
 
-def allocations_for_consumer(*, consumer_uuid):
+def allocations_for_consumer(*, consumer_uuid: str) -> list[Allocation]:
     """A consumer's allocations with provider, class, consumer, project, user, type."""
     canonical = uuids.parse(consumer_uuid)
     if canonical is None:
@@ -44,10 +47,12 @@ def allocations_for_consumer(*, consumer_uuid):
     )
 
 
-def allocations_of_consumers(*, consumer_uuids):
+def allocations_of_consumers(
+    *, consumer_uuids: Iterable[str | uuidlib.UUID]
+) -> dict[uuidlib.UUID, dict[str, dict[str, int]]]:
     """``{consumer uuid: {provider uuid: {class: used}}}`` of these consumers, those holding
     anything; one query."""
-    held = {}
+    held: dict[uuidlib.UUID, dict[str, dict[str, int]]] = {}
     rows = Allocation.objects.filter(consumer__uuid__in=list(consumer_uuids)).values_list(
         "consumer__uuid", "resource_provider__uuid", "resource_class__name", "used"
     )
@@ -57,7 +62,7 @@ def allocations_of_consumers(*, consumer_uuids):
     return held
 
 
-def allocations_for_provider(*, provider):
+def allocations_for_provider(*, provider: ResourceProvider) -> list[Allocation]:
     """Allocations against ``provider`` with their consumer and class."""
     return list(
         Allocation.objects.filter(resource_provider=provider)
@@ -66,7 +71,7 @@ def allocations_for_provider(*, provider):
     )
 
 
-def usages_for_provider(*, provider):
+def usages_for_provider(*, provider: ResourceProvider) -> dict[str, int]:
     """``{class name: used}`` for every class the provider has inventory of."""
     rows = (
         Inventory.objects.filter(resource_provider=provider)
@@ -77,14 +82,14 @@ def usages_for_provider(*, provider):
     return dict(rows)
 
 
-def _project_allocations(project_id, user_id=None):
+def _project_allocations(project_id: str, user_id: str | None = None) -> QuerySet:
     found = Allocation.objects.filter(consumer__project__external_id=project_id)
     if user_id:
         found = found.filter(consumer__user__external_id=user_id)
     return found
 
 
-def usages_for_project(*, project_id, user_id=None):
+def usages_for_project(*, project_id: str, user_id: str | None = None) -> dict[str, int]:
     """``{class name: used}`` summed over the consumers of a project (and user)."""
     rows = (
         _project_allocations(project_id, user_id)
@@ -96,7 +101,9 @@ def usages_for_project(*, project_id, user_id=None):
     return dict(rows)
 
 
-def usages_for_project_by_consumer_type(*, project_id, user_id=None, consumer_type=None):
+def usages_for_project_by_consumer_type(
+    *, project_id: str, user_id: str | None = None, consumer_type: str | None = None
+) -> dict[str, dict[str, int]]:
     """Usages per consumer type, each with a ``consumer_count``.
 
     ``consumer_type`` filters: a type name, ``"unknown"`` (consumers without
@@ -111,13 +118,14 @@ def usages_for_project_by_consumer_type(*, project_id, user_id=None, consumer_ty
     elif consumer_type and consumer_type != ALL_CONSUMER_TYPES:
         found = found.filter(consumer__consumer_type__name=consumer_type)
 
-    def type_key(name):
+    def type_key(name: str | None) -> str:
         if consumer_type == ALL_CONSUMER_TYPES:
             return ALL_CONSUMER_TYPES
         return name or UNKNOWN_CONSUMER_TYPE
 
     group = [] if consumer_type == ALL_CONSUMER_TYPES else ["consumer__consumer_type__name"]
     distinct_consumers = Count("consumer_id", distinct=True)
+    counts: list[tuple[str | None, int]]
     if group:
         counts = list(
             found.order_by()
@@ -127,7 +135,7 @@ def usages_for_project_by_consumer_type(*, project_id, user_id=None, consumer_ty
         )
     else:
         counts = [("", found.aggregate(consumers=distinct_consumers)["consumers"])]
-    result = {}
+    result: dict[str, dict[str, int]] = {}
     for name, consumers in counts:
         if consumers:
             result[type_key(name)] = {"consumer_count": consumers}
@@ -144,7 +152,7 @@ def usages_for_project_by_consumer_type(*, project_id, user_id=None, consumer_ty
     return result
 
 
-def consumers_holding(*, provider_ids) -> list[ConsumerHoldings]:
+def consumers_holding(*, provider_ids: Iterable[int]) -> list[ConsumerHoldings]:
     """Every consumer holding anything on these providers, with all it holds (on any
     provider) and its generation, in consumer uuid order; one query."""
     rows = (
@@ -165,12 +173,12 @@ def consumers_holding(*, provider_ids) -> list[ConsumerHoldings]:
             "used",
         )
     )
-    found = {}
+    owners: dict[uuidlib.UUID, tuple[int, str, str, str | None]] = {}
+    held: dict[uuidlib.UUID, dict[str, dict[str, int]]] = {}
     for consumer, generation, project, user, kind, provider, name, used in rows:
-        holdings = found.get(consumer)
-        if holdings is None:
-            holdings = found[consumer] = ConsumerHoldings(
-                str(consumer), generation, project, user, kind, {}
-            )
-        holdings.allocations.setdefault(str(provider), {})[name] = used
-    return list(found.values())
+        owners.setdefault(consumer, (generation, project, user, kind))
+        held.setdefault(consumer, {}).setdefault(str(provider), {})[name] = used
+    return [
+        ConsumerHoldings(str(consumer), generation, project, user, kind, held[consumer])
+        for consumer, (generation, project, user, kind) in owners.items()
+    ]

@@ -8,13 +8,14 @@ fixed number of queries per page whatever the number of consumers.
 import uuid as uuidlib
 from collections import defaultdict
 from dataclasses import dataclass
+from datetime import datetime
 
-from django.core.paginator import Paginator
+from django.core.paginator import Page, Paginator
 from django.db.models import Count, IntegerField, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 
 from ..models import Allocation, Consumer, ConsumerType
-from .devices import devices_of_consumers
+from .devices import AssignedDevice, devices_of_consumers
 from .usage import usage_by_class_of
 
 CONSUMERS_PER_PAGE = 50
@@ -36,14 +37,16 @@ class ConsumerRow:
     user: str
     consumer_type: str | None
     generation: int
-    created_at: object
-    updated_at: object
+    created_at: datetime
+    updated_at: datetime
     provider_count: int
-    resources: list  # (class name, used) summed over providers
-    hosts: list  # (uuid, name) of the root providers (hosts) it has allocations in
+    resources: list[tuple[str, int]]  # (class name, used) summed over providers
+    hosts: list[
+        tuple[uuidlib.UUID, str]
+    ]  # (uuid, name) of the root providers (hosts) it has allocations in
 
 
-def _hosts_of(consumer_ids):
+def _hosts_of(consumer_ids: list[int]) -> dict[int, list[tuple[uuidlib.UUID, str]]]:
     """{consumer id: [(host uuid, host name), ...]}: the trees a consumer takes from."""
     rows = (
         Allocation.objects.filter(consumer_id__in=consumer_ids)
@@ -53,17 +56,22 @@ def _hosts_of(consumer_ids):
         .distinct()
         .order_by("consumer_id", "resource_provider__root__name")
     )
-    found = defaultdict(list)
+    found: dict[int, list[tuple[uuidlib.UUID, str]]] = defaultdict(list)
     for consumer_id, uuid, name in rows:
         found[consumer_id].append((uuid, name))
     return found
 
 
-def _looks_like_uuid_part(text):
+def _looks_like_uuid_part(text: str) -> bool:
     return all(c in "0123456789abcdefABCDEF-" for c in text)
 
 
-def consumer_list_page(*, filters, page_number=1, per_page=CONSUMERS_PER_PAGE):
+def consumer_list_page(
+    *,
+    filters: ConsumerFilters,
+    page_number: int | str = 1,
+    per_page: int = CONSUMERS_PER_PAGE,
+) -> Page:
     """A page of :class:`ConsumerRow`, newest first; four queries (count, page, usage, hosts)."""
     qs = Consumer.objects.all()
     if filters.q:
@@ -105,17 +113,20 @@ def consumer_list_page(*, filters, page_number=1, per_page=CONSUMERS_PER_PAGE):
         ),
         per_page,
     ).get_page(page_number)
+    # The columns above, in ConsumerRow's order.
+    rows: list[tuple[int, uuidlib.UUID, str, str, str | None, int, datetime, datetime, int]]
     rows = list(page.object_list)
     ids = [row[0] for row in rows]
     usage = usage_by_class_of(group_column="consumer_id", ids=ids)
     hosts = _hosts_of(ids)
     page.object_list = [
-        ConsumerRow(*row, usage.get(row[0], []), hosts.get(row[0], [])) for row in rows
+        ConsumerRow(*row, resources=usage.get(row[0], []), hosts=hosts.get(row[0], []))
+        for row in rows
     ]
     return page
 
 
-def consumer_type_names():
+def consumer_type_names() -> list[str]:
     return list(ConsumerType.objects.order_by("name").values_list("name", flat=True))
 
 
@@ -124,18 +135,18 @@ class ProviderAllocations:
     provider_id: int
     uuid: uuidlib.UUID
     name: str
-    resources: list  # (class name, used)
+    resources: list[tuple[str, int]]  # (class name, used)
 
 
 @dataclass(frozen=True)
 class ConsumerDetail:
     consumer: Consumer
-    providers: list  # ProviderAllocations
-    totals: list  # (class name, used) over every provider
-    devices: list  # the device units assigned to it (devices_of_consumers' entries)
+    providers: list[ProviderAllocations]
+    totals: list[tuple[str, int]]  # (class name, used) over every provider
+    devices: list[AssignedDevice]  # the device units assigned to it
 
 
-def consumer_detail(*, uuid):
+def consumer_detail(*, uuid: uuidlib.UUID | str) -> ConsumerDetail | None:
     """The consumer page's data, or None when there is no such consumer (two queries)."""
     consumer = (
         Consumer.objects.select_related("project", "user", "consumer_type")
@@ -155,8 +166,8 @@ def consumer_detail(*, uuid):
             "used",
         )
     )
-    providers = {}
-    totals = {}
+    providers: dict[int, ProviderAllocations] = {}
+    totals: dict[str, int] = {}
     for rp, rp_uuid, rp_name, rc_name, used in rows:
         entry = providers.get(rp)
         if entry is None:
@@ -167,7 +178,7 @@ def consumer_detail(*, uuid):
     return ConsumerDetail(consumer, list(providers.values()), list(totals.items()), devices)
 
 
-def consumers_matching(*, q, limit=20):
+def consumers_matching(*, q: str, limit: int = 20) -> list[tuple[uuidlib.UUID, str, str]]:
     """Consumers whose uuid contains ``q`` (which must look like part of a uuid), newest first."""
     q = q.strip()
     if not q or not _looks_like_uuid_part(q):

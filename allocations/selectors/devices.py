@@ -1,6 +1,9 @@
 """Reads about device assignments: which consumer holds which unit of which device."""
 
+import uuid as uuidlib
 from collections import defaultdict
+from collections.abc import Iterable
+from typing import NotRequired, TypedDict
 
 from django.db.models import Count
 
@@ -9,7 +12,18 @@ from providers.models import DeviceUnit
 from ..models import DeviceAssignment
 
 
-def device_unit_holders(*, unit_ids):
+class AssignedDevice(TypedDict):
+    """One device unit assigned to a consumer, as the API and the pages show it."""
+
+    resource_class: str
+    provider: str  # its provider's uuid
+    provider_name: str
+    address: str
+    parent_address: str | None
+    mdev_type: NotRequired[str]  # a mediated device's type, only when it has one
+
+
+def device_unit_holders(*, unit_ids: Iterable[int]) -> dict[int, str]:
     """``{unit id: consumer uuid}`` of the assigned units among ``unit_ids``."""
     return {
         unit_id: str(consumer_uuid)
@@ -19,10 +33,12 @@ def device_unit_holders(*, unit_ids):
     }
 
 
-def devices_of_consumers(*, consumer_uuids):
+def devices_of_consumers(
+    *, consumer_uuids: Iterable[str | uuidlib.UUID]
+) -> dict[str, list[AssignedDevice]]:
     """``{consumer uuid: [{"resource_class", "provider", "address", "parent_address",
     "mdev_type"}, ...]}`` (ordered by provider name and address), in one query."""
-    found = defaultdict(list)
+    found: dict[str, list[AssignedDevice]] = defaultdict(list)
     rows = (
         DeviceAssignment.objects.filter(consumer__uuid__in=[str(u) for u in consumer_uuids])
         .order_by("unit__provider__name", "unit__address")
@@ -37,7 +53,7 @@ def devices_of_consumers(*, consumer_uuids):
         )
     )
     for consumer_uuid, name, provider, provider_name, address, parent, mdev_type in rows:
-        device = {
+        device: AssignedDevice = {
             "resource_class": name,
             "provider": str(provider),
             "provider_name": provider_name,
@@ -50,7 +66,7 @@ def devices_of_consumers(*, consumer_uuids):
     return dict(found)
 
 
-def device_assignment_counts():
+def device_assignment_counts() -> dict[tuple[str, str, str], int]:
     """``{(consumer uuid, provider uuid, class name): units assigned}``, in one query."""
     rows = (
         DeviceAssignment.objects.values_list(
@@ -62,7 +78,7 @@ def device_assignment_counts():
     return {(str(c), str(p), name): n for c, p, name, n in rows}
 
 
-def device_unit_keys():
+def device_unit_keys() -> set[tuple[str, str]]:
     """``{(provider uuid, class name)}`` of every provider class that has device units."""
     return {
         (str(p), name)

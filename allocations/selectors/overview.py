@@ -29,10 +29,10 @@ class ProviderPeak:
     uuid: uuidlib.UUID
     name: str
     peak: InventoryUsage
-    inventories: list
+    inventories: list[InventoryUsage]
 
 
-def fullest_providers(*, limit=10):
+def fullest_providers(*, limit: int = 10) -> list[ProviderPeak]:
     """The ``limit`` providers whose fullest inventory is the most used, fullest first.
 
     Ranked in one query: usage per provider and class (one pass over the allocations)
@@ -54,7 +54,7 @@ def fullest_providers(*, limit=10):
     return found
 
 
-def _fullest_ids(limit):
+def _fullest_ids(limit: int) -> list[int]:
     usable_sql, usable_params = (
         Inventory.objects.order_by()
         .annotate(usable=usable_expression())
@@ -85,15 +85,17 @@ def _fullest_ids(limit):
 
 
 @dataclass(frozen=True)
-class Counts:
+class AllocationCounts:
+    """How many rows the allocations app holds of each kind, fleet-wide."""
+
     consumers: int
     projects: int
     users: int
     allocations: int
 
 
-def allocation_counts():
-    return Counts(
+def allocation_counts() -> AllocationCounts:
+    return AllocationCounts(
         consumers=Consumer.objects.count(),
         projects=Project.objects.count(),
         users=User.objects.count(),
@@ -103,7 +105,8 @@ def allocation_counts():
 
 @dataclass(frozen=True)
 class ProjectShare:
-    project: str  # "" for the rest, summed
+    # "" for the rest, summed; None for a project gone between the sums and the names
+    project: str | None
     used: int
     percent: float
 
@@ -112,10 +115,10 @@ class ProjectShare:
 class ClassShares:
     resource_class: str
     used: int
-    shares: list  # ProjectShare, largest first, the rest summed last
+    shares: list[ProjectShare]  # largest first, the rest summed last
 
 
-def usage_share_by_project(*, top=5):
+def usage_share_by_project(*, top: int = 5) -> list[ClassShares]:
     """Per resource class in use, the ``top`` projects' share of what is used (three queries:
     the sums by class and project id, then the names of the classes and projects in them)."""
     sums = list(
@@ -131,12 +134,12 @@ def usage_share_by_project(*, top=5):
         Project.objects.filter(id__in={p for _rc, p, _u in sums}).values_list("id", "external_id")
     )
     rows = [(rc, class_names[rc], projects.get(p), used) for rc, p, used in sums]
-    per_class = defaultdict(list)
-    names = {}
+    per_class: dict[int, list[tuple[int, str | None]]] = defaultdict(list)
+    names: dict[int, str] = {}
     for rc, rc_name, project, used in rows:
         names[rc] = rc_name
         per_class[rc].append((used, project))
-    found = []
+    found: list[ClassShares] = []
     for rc in sorted(per_class):
         amounts = sorted(per_class[rc], key=lambda item: (-item[0], item[1]))
         total = sum(used for used, _ in amounts)

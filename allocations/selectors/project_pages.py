@@ -7,7 +7,7 @@ a fixed number of queries per page whatever the number of projects.
 
 from dataclasses import dataclass
 
-from django.core.paginator import Paginator
+from django.core.paginator import Page, Paginator
 from django.db.models import Count, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 
@@ -23,17 +23,19 @@ class ProjectRow:
     external_id: str
     consumer_count: int
     user_count: int
-    usage: dict  # class name -> used
-    amounts: list  # used per class, in the order of ProjectUsagePage.resource_classes
+    usage: dict[str, int]  # class name -> used
+    amounts: list[int]  # used per class, in the order of ProjectUsagePage.resource_classes
 
 
 @dataclass(frozen=True)
 class ProjectUsagePage:
-    page: object  # a Page of ProjectRow
-    resource_classes: list  # the column order: classes used by the projects shown
+    page: Page  # of ProjectRow
+    resource_classes: list[str]  # the column order: classes used by the projects shown
 
 
-def project_usage_page(*, q="", page_number=1, per_page=PROJECTS_PER_PAGE):
+def project_usage_page(
+    *, q: str = "", page_number: int | str = 1, per_page: int = PROJECTS_PER_PAGE
+) -> ProjectUsagePage:
     """A page of projects with their consumers, users and usage per class (three queries)."""
     consumers = Consumer.objects.filter(project_id=OuterRef("pk")).order_by().values("project_id")
     qs = Project.objects.annotate(
@@ -47,9 +49,9 @@ def project_usage_page(*, q="", page_number=1, per_page=PROJECTS_PER_PAGE):
     page = Paginator(
         qs.values_list("id", "external_id", "consumer_count", "user_count"), per_page
     ).get_page(page_number)
-    rows = list(page.object_list)
+    rows: list[tuple[int, str, int, int]] = list(page.object_list)  # ProjectRow's first four
     usage = usage_by_class_of(group_column="consumer__project_id", ids=[row[0] for row in rows])
-    classes = []
+    classes: list[str] = []
     for entries in usage.values():
         for rc_name, _used in entries:
             if rc_name not in classes:
@@ -57,11 +59,12 @@ def project_usage_page(*, q="", page_number=1, per_page=PROJECTS_PER_PAGE):
     page.object_list = []
     for row in rows:
         used = dict(usage.get(row[0], []))
-        page.object_list.append(ProjectRow(*row, used, [used.get(rc, 0) for rc in classes]))
+        amounts = [used.get(rc, 0) for rc in classes]
+        page.object_list.append(ProjectRow(*row, usage=used, amounts=amounts))
     return ProjectUsagePage(page, classes)
 
 
-def projects_matching(*, q, limit=20):
+def projects_matching(*, q: str, limit: int = 20) -> list[tuple[str, int]]:
     """Projects whose external id contains ``q``, with how many consumers each has."""
     q = q.strip()
     if not q:

@@ -8,17 +8,21 @@ Provider-only reads come from :mod:`providers.selectors.dashboard`; usage beside
 """
 
 import uuid as uuidlib
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from django.core.paginator import Paginator
+from django.core.paginator import Page, Paginator
 from django.db.models import (
     Case,
     Count,
+    Expression,
     ExpressionWrapper,
     F,
     FloatField,
     IntegerField,
+    Model,
     OuterRef,
+    QuerySet,
     Subquery,
     Sum,
     When,
@@ -30,6 +34,7 @@ from providers.models import Aggregate, Inventory, ResourceClass, ResourceProvid
 from providers.selectors.compute_nodes import tree_capacities
 from providers.selectors.dashboard import (
     ProviderFilters,
+    TreeNode,
     filtered_providers,
     sharing_member_count,
     sharing_provider_ids,
@@ -41,6 +46,8 @@ from providers.selectors.device_units import host_device_units
 
 from ..models import Allocation
 from .usage import (
+    ClassUsage,
+    InventoryUsage,
     aggregate_usages,
     inventory_usages_by_provider,
     own_usages_by_provider,
@@ -66,16 +73,30 @@ class ProviderRow:
     aggregate_count: int
     tree_size: int  # providers in the tree of a root (1 for a flat host); 0 for a child
     is_sharing: bool  # has MISC_SHARES_VIA_AGGREGATE: lends its resources to its aggregates
-    inventories: list  # ClassUsage per class: a host's whole tree's, else its own
+    inventories: list[ClassUsage]  # per class: a host's whole tree's, else its own
 
     @property
-    def is_root(self):
+    def is_root(self) -> bool:
         return self.parent_uuid is None
 
     @property
-    def is_host_of_a_tree(self):
+    def is_host_of_a_tree(self) -> bool:
         return self.is_root and self.tree_size > 1
 
+
+# The columns of a ProviderRow read from the database, in its order (the rest are computed).
+_ProviderColumns = tuple[
+    int,
+    uuidlib.UUID,
+    str,
+    int,
+    uuidlib.UUID | None,
+    str | None,
+    uuidlib.UUID | None,
+    str | None,
+    int,
+    int,
+]
 
 # Sort keys of the provider list: plain columns, and per resource class ("free:VCPU").
 PROVIDER_SORTS = {
@@ -87,11 +108,11 @@ PROVIDER_SORTS = {
 CLASS_SORTS = ("free", "used", "utilisation", "capacity")
 
 
-def _tree_or_own(model, resource_class_id, value):
+def _tree_or_own(model: type[Model], resource_class_id: int, value: str | Expression) -> Case:
     """Per row: ``Sum(value)`` of ``model`` rows of the class over the row's whole tree when
     it is a root (what the row shows for a host), else over the provider alone."""
 
-    def summed(**where):
+    def summed(**where: object) -> Subquery:
         return Subquery(
             model.objects.filter(resource_class_id=resource_class_id, **where)
             .order_by()
@@ -106,7 +127,7 @@ def _tree_or_own(model, resource_class_id, value):
     )
 
 
-def parse_provider_sort(*, sort):
+def parse_provider_sort(*, sort: str) -> tuple[bool, str, str] | None:
     """``"-free:VCPU"`` -> ``(True, "free", "VCPU")``; ``None`` for an unknown sort."""
     descending = sort.startswith("-")
     key, _, class_name = sort.lstrip("-").partition(":")
@@ -117,7 +138,7 @@ def parse_provider_sort(*, sort):
     return None
 
 
-def _sorted(qs, sort):
+def _sorted(qs: QuerySet, sort: str | None) -> QuerySet:
     """``qs`` in the order ``sort`` names, name breaking ties; name order if it is unknown.
 
     Per class, rows without inventory of the class come last whatever the direction.
@@ -150,7 +171,13 @@ def _sorted(qs, sort):
     return qs.order_by(order, "name", "id")
 
 
-def provider_list_page(*, filters, page_number=1, per_page=PROVIDERS_PER_PAGE, sort=""):
+def provider_list_page(
+    *,
+    filters: ProviderFilters,
+    page_number: int | str = 1,
+    per_page: int = PROVIDERS_PER_PAGE,
+    sort: str | None = "",
+) -> Page:
     """One page of :class:`ProviderRow` for the providers passing ``filters``, in the order
     ``sort`` names (see :func:`parse_provider_sort`), name order by default.
 
@@ -175,7 +202,7 @@ def provider_list_page(*, filters, page_number=1, per_page=PROVIDERS_PER_PAGE, s
         ),
         per_page,
     ).get_page(page_number)
-    rows = list(page.object_list)
+    rows: list[_ProviderColumns] = list(page.object_list)
     # Tree sizes and sharing marks for the page's rows only (not for the rows an OFFSET
     # skips, as annotations would be).
     ids = [row[0] for row in rows]
@@ -212,7 +239,7 @@ class ProviderConsumer:
     user: str
     consumer_type: str | None
     generation: int
-    resources: list  # (class name, used)
+    resources: list[tuple[str, int]]  # (class name, used)
 
 
 @dataclass(frozen=True)
@@ -220,16 +247,18 @@ class ProviderDetail:
     provider: ResourceProvider
     parent: ResourceProvider | None
     root: ResourceProvider | None
-    tree: list  # TreeNode, depth first, each with its own inventories
-    inventories: list
-    tree_totals: list  # for a host with children: ClassUsage over the whole tree
-    traits: list
-    aggregates: list
-    consumers: list
-    devices: list  # the device units of the tree (a root) or of the provider, with holders
+    tree: list[TreeNode]  # depth first, each with its own inventories
+    inventories: list[InventoryUsage]
+    tree_totals: list[ClassUsage]  # for a host with children: over the whole tree
+    traits: list[str]
+    aggregates: list[uuidlib.UUID]
+    consumers: list[ProviderConsumer]
+    devices: list[
+        dict[str, str | None]
+    ]  # the device units of the tree (a root) or of the provider, with holders
 
 
-def provider_detail(*, uuid):
+def provider_detail(*, uuid: uuidlib.UUID | str) -> ProviderDetail | None:
     """Everything the provider page shows, or None when there is no such provider."""
     provider = ResourceProvider.objects.select_related("parent", "root").filter(uuid=uuid).first()
     if provider is None:
@@ -255,7 +284,7 @@ def provider_detail(*, uuid):
             "used",
         )
     )
-    consumers = {}
+    consumers: dict[int, ProviderConsumer] = {}
     for cid, cuuid, project, user, ctype, generation, rc_name, used in allocations:
         entry = consumers.get(cid)
         if entry is None:
@@ -277,7 +306,7 @@ def provider_detail(*, uuid):
     )
 
 
-def _device_units(provider, root_id):
+def _device_units(provider: ResourceProvider, root_id: int) -> list[dict[str, str | None]]:
     """A host's page lists every unit of its tree; a device's page its own units."""
     units = host_device_units(root_provider_id=root_id)
     if provider.parent_id is not None:
@@ -288,7 +317,7 @@ def _device_units(provider, root_id):
 # --- resource classes, aggregates -----------------------------------------------------------
 
 
-def resource_classes_with_counts():
+def resource_classes_with_counts() -> list[ResourceClass]:
     """Every resource class with how many providers have inventory of it and how much is used.
 
     Three queries, each counting or summing a whole table in one pass grouped by class (a
@@ -310,12 +339,14 @@ def resource_classes_with_counts():
 @dataclass(frozen=True)
 class AggregateDetail:
     aggregate: Aggregate
-    members: object  # a page of ProviderRow
-    totals: list  # ClassUsage per class over the members' own inventories
+    members: Page  # of ProviderRow
+    totals: list[ClassUsage]  # per class over the members' own inventories
     sharing_members: int
 
 
-def aggregate_detail(*, uuid, page_number=1):
+def aggregate_detail(
+    *, uuid: uuidlib.UUID | str, page_number: int | str = 1
+) -> AggregateDetail | None:
     aggregate = Aggregate.objects.filter(uuid=uuid).first()
     if aggregate is None:
         return None
@@ -329,7 +360,7 @@ def aggregate_detail(*, uuid, page_number=1):
 # --- compute hosts --------------------------------------------------------------------------
 
 
-def over_capacity(*, root_ids):
+def over_capacity(*, root_ids: Iterable[int]) -> dict[int, list[str]]:
     """``{root_id: ["VCPU: 40 used of 32", ...]}``, one entry per inventory of the tree whose
     usage exceeds its capacity (an inventory lowered below its usage, as Placement allows)."""
     capacities = tree_capacities(root_ids=root_ids)
@@ -341,7 +372,7 @@ def over_capacity(*, root_ids):
             resource_provider_id__in=provider_ids,
         )
     }
-    found = {}
+    found: dict[int, list[str]] = {}
     for root_id, provider_id, name, usable in capacities:
         used = usage.get((provider_id, name), 0)
         if used > usable:
