@@ -23,7 +23,8 @@ keyed by suffix (``""`` is the unsuffixed group) plus request-wide options
    (scheduling.queries: fixed-shape SQL, like the sharing providers' query).
 
 The number of queries does not depend on the number of providers. The hot
-loops work on plain ids and tuples: a Capacity is only built when two slots
+loops work on plain ids and tuples (named below: InventoryKey, Allocation, the SELECTED_*
+positions of a selection row): a Capacity is only built when two slots
 land on the same inventory (SQL has already checked each amount alone), and
 when no two slots ask for the same class and ``group_policy`` is not
 ``isolate``, the combinations of a tree are a plain product of the options
@@ -35,47 +36,103 @@ import logging
 import random
 import time
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from django.conf import settings
 
 from providers.capacity import CAPACITY_FIELDS, Capacity, usable_units
 from providers.models import CUSTOM_PREFIX, ResourceProvider
-from providers.request_groups import CandidateRequest, resolve_names
+from providers.request_groups import CandidateRequest, Names, resolve_names
 from providers.selectors import resource_providers as rp_selectors
 from providers.selectors.resource_providers import has_any_trait
 
 from . import queries
+from .queries import MEMBER_ID, MEMBER_ROOT_ID, TreeMember
 
 logger = logging.getLogger("placement.candidates")
 
 __all__ = [
+    "AllocationCandidates",
+    "Candidate",
     "CandidateRequest",
-    "Candidates",
-    "Found",
+    "CandidatesById",
+    "ProviderSummary",
+    "RenderedCandidate",
     "candidates_for_request",
     "find_candidates",
     "find_candidates_in_order",
 ]
 
 
+# --- what the engine answers ------------------------------------------------
+
+# The hot loops build these by the hundred thousand, so they stay plain tuples, named here.
+InventoryKey = tuple[int, int]  # (provider id, class id): one inventory
+Allocation = tuple[InventoryKey, int]  # (inventory, amount taken from it)
+GroupMapping = tuple[str, list[int]]  # (suffix, [ids of the providers giving its resources])
+
+
+class Candidate(NamedTuple):
+    """One combination of providers answering a request, by id: ``allocations`` in inventory
+    order (provider id, then class id), ``mappings`` in suffix order."""
+
+    allocations: list[Allocation]
+    mappings: list[GroupMapping]
+
+
+class RenderedCandidate(NamedTuple):
+    """A candidate as a client sees it: ``allocations`` is ``{provider uuid: {class name:
+    amount}}``, ``mappings`` ``{suffix: [provider uuids]}``."""
+
+    allocations: dict[str, dict[str, int]]
+    mappings: dict[str, list[str]]
+
+
+class ProviderSummary(NamedTuple):
+    """One provider of the candidates' trees, as ``provider_summaries`` lists it."""
+
+    uuid: str
+    parent_uuid: str | None
+    root_uuid: str
+    resources: dict[str, dict[str, int]]  # every inventory: {class: {"capacity", "used"}}
+    traits: list[str]  # in stable order (see trait_lists)
+
+
 @dataclass
-class Candidates:
-    """The answer, as plain containers (one per candidate and per provider, no objects).
+class AllocationCandidates:
+    """The answer as ``GET /allocation_candidates`` gives it, by uuid and name (plain
+    containers, no model objects): one :class:`RenderedCandidate` per candidate and one
+    :class:`ProviderSummary` per provider of their trees."""
 
-    ``allocation_requests``: ``[(allocations, mappings), ...]`` where ``allocations`` is
-    ``{provider uuid: {class name: amount}}`` and ``mappings`` ``{suffix: [provider uuids]}``.
-    ``provider_summaries``: ``[(uuid, parent uuid or None, root uuid, resources, traits), ...]``
-    where ``resources`` is ``{class name: {"capacity": int, "used": int}}`` (every inventory)
-    and ``traits`` the provider's trait names in stable order.
-    """
-
-    allocation_requests: list = field(default_factory=list)
-    provider_summaries: list = field(default_factory=list)
-    requested_classes: frozenset = frozenset()
+    allocation_requests: list[RenderedCandidate] = field(default_factory=list)
+    provider_summaries: list[ProviderSummary] = field(default_factory=list)
+    requested_classes: frozenset[str] = frozenset()
 
 
 # --- step 1: select ---------------------------------------------------------
+
+# The columns of a group's selection rows: one inventory of a provider that fits the group.
+SELECTION_COLUMNS = (
+    "resource_provider_id",
+    "root_id",
+    "resource_class_id",
+    *CAPACITY_FIELDS,
+    "used",
+)
+# A row's columns by position: the hot loops index the rows as the cursor gives them.
+SELECTED_PROVIDER = SELECTION_COLUMNS.index("resource_provider_id")
+SELECTED_ROOT = SELECTION_COLUMNS.index("root_id")
+SELECTED_CLASS = SELECTION_COLUMNS.index("resource_class_id")
+SELECTED_CAPACITY = slice(3, 3 + len(CAPACITY_FIELDS))  # Capacity's fields, in its order
+SELECTED_TOTAL = SELECTION_COLUMNS.index("total")
+SELECTED_RESERVED = SELECTION_COLUMNS.index("reserved")
+SELECTED_RATIO = SELECTION_COLUMNS.index("allocation_ratio")
+SELECTED_USED = SELECTION_COLUMNS.index("used")
+# When no class is asked twice the rows are their first three columns only (see _select).
+_KEY_COLUMNS = SELECTION_COLUMNS[:3]
+SelectedRow = tuple[Any, ...]  # as SELECTION_COLUMNS (or _KEY_COLUMNS)
 
 
 def _root_traits(request):
@@ -107,66 +164,95 @@ class _GroupFit:
     providers: dict = field(default_factory=lambda: defaultdict(list))
 
 
-_FIT_COLUMNS = ("resource_provider_id", "root_id", "resource_class_id", *CAPACITY_FIELDS, "used")
+@dataclass
+class _Selection:
+    """What step 1 found: per group what it can use, and the rows behind it."""
+
+    fits: dict[str, _GroupFit] = field(default_factory=dict)
+    # (provider id, class id) -> the inventory row selected (see SELECTION_COLUMNS)
+    rows: dict[InventoryKey, SelectedRow] = field(default_factory=dict)
+    root_of: dict[int, int] = field(default_factory=dict)  # provider id -> root id
+    # provider id -> the trait ids it has among those the unsuffixed group requires
+    required_traits_of: dict[int, set[int]] = field(default_factory=dict)
 
 
-def _select(request, resolved, full=False, read=None):
+def _select(resolved, full=False, read=None):
     """One query per group: the providers (and their inventory) that fit it; ``full`` reads
     every row's capacity fields and usage (the scheduler's passes keep them). ``read``: what
     runs a group's query (``queries.fetch``, or a memo of it shared by several requests)."""
     read = read or queries.fetch
-    fits = {}
-    # (provider id, class id) -> the inventory row as _FIT_COLUMNS (see _capacity), or its
-    # first three columns when no class is asked twice
-    capacities = {}
-    root_of = {}
-    required_traits_of = {}  # provider id -> set of trait ids (unsuffixed group's asked ones)
+    selection = _Selection()
     # Capacity fields are only read when two slots may land on the same inventory (a class
     # asked by two groups); otherwise SQL has said all there is to know and three columns do.
     asked = [class_id for rg in resolved.values() for class_id in rg.resources]
-    columns = _FIT_COLUMNS if full or len(asked) != len(set(asked)) else _FIT_COLUMNS[:3]
+    columns = SELECTION_COLUMNS if full or len(asked) != len(set(asked)) else _KEY_COLUMNS
     for suffix, rg in resolved.items():
         unsuffixed = suffix == ""
-        fit = _GroupFit(suffix=suffix, resources=dict(rg.resources))
-        fits[suffix] = fit
+        fit = selection.fits[suffix] = _GroupFit(suffix=suffix, resources=dict(rg.resources))
         if not rg.resources:
-            providers = _providers_meeting(rg, unsuffixed)
-            for provider_id, root_id in providers.values_list("id", "root_id"):
-                root_of[provider_id] = root_id
-                fit.by_root[None][root_id].append(provider_id)
-                fit.providers[None].append(provider_id)
+            _select_resourceless(fit, rg, unsuffixed, selection.root_of)
             continue
-        by_provider = defaultdict(set)
         rows = read(*_selection_sql(rg, unsuffixed, columns))
         # In provider and class order (each row is one provider's class: the first three
         # columns order them): sorted here, as the database would sort thousands of rows
         # on disk.
         rows.sort()
-        for row in rows:
-            provider_id, class_id = row[0], row[2]
-            root_of[provider_id] = row[1]
-            classes = by_provider.get(provider_id)
-            if classes is None:
-                by_provider[provider_id] = {class_id}
-            else:
-                classes.add(class_id)
-            capacities[(provider_id, class_id)] = row
-        wanted = set(rg.resources)
-        fit_by_root, fit_providers = fit.by_root, fit.providers
-        for provider_id, classes in by_provider.items():
-            if unsuffixed:
-                root_id = root_of[provider_id]
-                for class_id in classes:
-                    fit_by_root[class_id][root_id].append(provider_id)
-                    fit_providers[class_id].append(provider_id)
-            elif classes == wanted:  # a granular group lands on one provider
-                fit.by_root[None][root_of[provider_id]].append(provider_id)
-                fit.providers[None].append(provider_id)
-        if unsuffixed and rg.required_traits and by_provider:
-            asked = set().union(*rg.required_traits)
-            for provider_id, trait_id in queries.provider_traits(by_provider, asked):
-                required_traits_of.setdefault(provider_id, set()).add(trait_id)
-    return fits, capacities, root_of, required_traits_of
+        by_provider = _classes_by_provider(rows, selection)
+        if not unsuffixed:
+            _fit_granular(fit, by_provider, selection.root_of, set(rg.resources))
+            continue
+        _fit_unsuffixed(fit, by_provider, selection.root_of)
+        if rg.required_traits and by_provider:
+            asked_traits = set().union(*rg.required_traits)
+            for provider_id, trait_id in queries.provider_traits(by_provider, asked_traits):
+                selection.required_traits_of.setdefault(provider_id, set()).add(trait_id)
+    return selection
+
+
+def _select_resourceless(fit, rg, unsuffixed, root_of):
+    """A group asking no resources: every provider meeting its other rules fits it."""
+    providers = _providers_meeting(rg, unsuffixed)
+    for provider_id, root_id in providers.values_list("id", "root_id"):
+        root_of[provider_id] = root_id
+        fit.by_root[None][root_id].append(provider_id)
+        fit.providers[None].append(provider_id)
+
+
+def _classes_by_provider(rows, selection):
+    """``{provider id: {class ids}}`` of a group's selection rows (in provider order), each
+    row kept in ``selection`` by inventory with its provider's root."""
+    by_provider = {}
+    root_of, kept = selection.root_of, selection.rows
+    provider_at, root_at, class_at = SELECTED_PROVIDER, SELECTED_ROOT, SELECTED_CLASS
+    for row in rows:
+        provider_id, class_id = row[provider_at], row[class_at]
+        root_of[provider_id] = row[root_at]
+        classes = by_provider.get(provider_id)
+        if classes is None:
+            by_provider[provider_id] = {class_id}
+        else:
+            classes.add(class_id)
+        kept[(provider_id, class_id)] = row
+    return by_provider
+
+
+def _fit_unsuffixed(fit, by_provider, root_of):
+    """The unsuffixed group's resources may be spread over a tree: each provider fits for
+    each class it has room for."""
+    fit_by_root, fit_providers = fit.by_root, fit.providers
+    for provider_id, classes in by_provider.items():
+        root_id = root_of[provider_id]
+        for class_id in classes:
+            fit_by_root[class_id][root_id].append(provider_id)
+            fit_providers[class_id].append(provider_id)
+
+
+def _fit_granular(fit, by_provider, root_of, wanted):
+    """A granular group lands on one provider: those with room for every class it asks."""
+    for provider_id, classes in by_provider.items():
+        if classes == wanted:
+            fit.by_root[None][root_of[provider_id]].append(provider_id)
+            fit.providers[None].append(provider_id)
 
 
 # The SQL of a group's selection, by what shapes it (see _selection_sql); per process.
@@ -220,8 +306,8 @@ def _selection_sql(rg, unsuffixed, columns):
 
 
 def _capacity(row):
-    """``(Capacity, used)`` of an inventory row selected as _FIT_COLUMNS."""
-    return Capacity(*row[3:-1]), row[-1]
+    """``(Capacity, used)`` of an inventory row selected as SELECTION_COLUMNS."""
+    return Capacity(*row[SELECTED_CAPACITY]), row[SELECTED_USED]
 
 
 def _sharing_anchors():
@@ -275,20 +361,55 @@ class _Budget:
             raise _BudgetExhausted
 
 
+class _Slot(NamedTuple):
+    """A place in a combination: a class of the unsuffixed group (its providers may differ
+    per class), or a whole granular group (``class_id`` None: one provider gives it all)."""
+
+    suffix: str
+    class_id: int | None
+
+
+class _SubtreeIndex(NamedTuple):
+    """What :meth:`_Assembler._subtree_choices` looks options up in, per slot of a
+    same_subtree constraint (see :meth:`_Assembler._subtree_index`)."""
+
+    option_sets: list[frozenset[int]]  # per slot: its options
+    below: dict[int, dict[int, list[int]]]  # slot -> provider -> [its options in its subtree]
+    position: dict[int, dict[int, int]]  # slot -> option -> its place among the options
+
+
+class _ProductLayout(NamedTuple):
+    """What :meth:`_Assembler._plain_product_candidates` builds each candidate from."""
+
+    entries: list[tuple[int, int, int]]  # per slot's class: (slot index, class id, amount)
+    by_class: list[tuple[int, int, int]]  # the same, in class order
+    suffixes: list[tuple[str, list[int]]]  # (suffix, [its slot indexes]) in suffix order
+    one_suffix: str | None  # the one suffix of every slot (a one-group request), else None
+
+
+def _slots_of(resolved):
+    """The slots to fill: one per class of the unsuffixed group, then one per granular
+    group."""
+    unsuffixed = resolved.get("")
+    slots = []
+    if unsuffixed is not None and unsuffixed.resources:
+        slots += [_Slot("", class_id) for class_id in unsuffixed.resources]
+    slots += [_Slot(suffix, None) for suffix in resolved if suffix != ""]
+    return slots
+
+
 class _Assembler:
     """Builds candidates tree by tree, lazily, from what :func:`_select` found."""
 
-    def __init__(
-        self, request, resolved, fits, capacities, root_of, traits_of, anchors, budget=None
-    ):
+    def __init__(self, request, resolved, selection, anchors, budget=None):
         self.request = request
         self.budget = budget or _Budget(None, None)
         self.resolved = resolved
-        self.fits = fits
-        self.capacities = capacities
-        self.root_of = root_of
-        self.traits_of = traits_of
-        self.anchors = {p: roots for p, roots in anchors.items() if p in root_of}
+        self.fits = selection.fits
+        self.capacities = selection.rows
+        self.root_of = selection.root_of
+        self.traits_of = selection.required_traits_of
+        self.anchors = {p: roots for p, roots in anchors.items() if p in self.root_of}
         self.parent_of = {}
         self._lineages = {}
         self._shared_cache = {}
@@ -296,34 +417,38 @@ class _Assembler:
         self.isolate = request.group_policy == "isolate"
         unsuffixed = resolved.get("")
         self.unsuffixed_required = unsuffixed.required_traits if unsuffixed else ()
-        # The slots to fill: (suffix, class id or None for "the whole group").
-        self.slots = []
-        if unsuffixed is not None and unsuffixed.resources:
-            self.slots += [("", class_id) for class_id in unsuffixed.resources]
-        self.slots += [(suffix, None) for suffix in resolved if suffix != ""]
+        self.slots = _slots_of(resolved)
         self.resourceless = {s for s, rg in resolved.items() if s and not rg.resources}
         # Per slot: its suffix and what it takes, as ((class id, amount), ...).
-        self.slot_suffixes = [suffix for suffix, _key in self.slots]
+        self.slot_suffixes = [slot.suffix for slot in self.slots]
         self.slot_amounts = [tuple(self._amounts(s, k).items()) for s, k in self.slots]
+        self.simple = self._is_plain_product()
+        # Index of the last slot of the unsuffixed group: its required traits are checked there.
+        self.last_unsuffixed = max(
+            (i for i, slot in enumerate(self.slots) if slot.suffix == ""), default=None
+        )
+        self.subtree_at = self._subtree_constraints()
+
+    def _is_plain_product(self):
+        """Whether every combination of options is valid capacity-wise and distinct: no two
+        slots can land on the same inventory and every slot takes something. same_subtree
+        is pruned while combining (the product would build every combination of a wide tree
+        first), so it needs the general path."""
         classes = [class_id for amounts in self.slot_amounts for class_id, _a in amounts]
-        # No two slots can land on the same inventory and every slot takes something:
-        # every combination of options is valid capacity-wise and distinct.
-        # same_subtree is pruned while combining (the product would build every combination
-        # of a wide tree first), so it needs the general path.
-        self.simple = (
+        return (
             not self.isolate
             and len(classes) == len(set(classes))
             and not self.resourceless
-            and not request.same_subtree
+            and not self.request.same_subtree
         )
-        # Index of the last slot of the unsuffixed group: its required traits are checked there.
-        self.last_unsuffixed = max(
-            (i for i, (suffix, _key) in enumerate(self.slots) if suffix == ""), default=None
-        )
-        # same_subtree as slot indexes, and per slot the constraints that include it.
-        slot_of = {suffix: i for i, (suffix, _key) in enumerate(self.slots) if suffix}
-        constraints = [tuple(sorted(slot_of[s] for s in sfx)) for sfx in request.same_subtree]
-        self.subtree_at = [[c for c in constraints if i in c] for i in range(len(self.slots))]
+
+    def _subtree_constraints(self):
+        """Per slot, the same_subtree constraints that include it, each as slot indexes."""
+        slot_of = {slot.suffix: i for i, slot in enumerate(self.slots) if slot.suffix}
+        constraints = [
+            tuple(sorted(slot_of[s] for s in suffixes)) for suffixes in self.request.same_subtree
+        ]
+        return [[c for c in constraints if i in c] for i in range(len(self.slots))]
 
     def _roots_for(self, suffix, key):
         fit = self.fits[suffix]
@@ -389,11 +514,25 @@ class _Assembler:
                     found[ancestor].append(provider_id)
             below[index] = found
             position[index] = {p: n for n, p in enumerate(options[index])}
-        return option_sets, below, position
+        return _SubtreeIndex(option_sets, below, position)
 
     def _subtree_choices(self, index, picked, options, subtree):
         """The options of slot ``index`` that keep every same_subtree constraint possible,
-        given the providers ``picked`` for the slots before it, in their original order.
+        given the providers ``picked`` for the slots before it, in their original order
+        (see :meth:`_keeping_constraint`)."""
+        allowed = None
+        for constraint in self.subtree_at[index]:
+            found = self._keeping_constraint(index, constraint, picked, subtree)
+            if found is None:
+                continue  # the constraint's first slot: any option may be its top
+            allowed = found if allowed is None else allowed & found
+        if allowed is None:
+            return options[index]
+        return sorted(allowed, key=subtree.position[index].__getitem__)
+
+    def _keeping_constraint(self, index, constraint, picked, subtree):
+        """The options of slot ``index`` that keep one same_subtree ``constraint`` possible,
+        or None when none of its slots before ``index`` is picked (any option may be its top).
 
         A constraint holds when one of its providers (the top) is an ancestor or self of all
         of them, so the top is a common ancestor of those picked so far. An option ``p`` may
@@ -403,22 +542,16 @@ class _Assembler:
         most of them could never complete a combination. At a constraint's last slot this is
         the rule itself.
         """
-        option_sets, below, position = subtree
-        lineage = self._lineage
-        allowed = None
-        for constraint in self.subtree_at[index]:
-            members = {picked[i] for i in constraint if i < index}
-            if not members:
-                continue  # the constraint's first slot: any option may be its top
-            common = frozenset.intersection(*(lineage(p) for p in members))
-            later = [option_sets[i] for i in constraint if i > index]
-            tops = [t for t in common if t in members or any(t in s for s in later)]
-            found = {p for top in tops for p in below[index].get(top, ())}
-            found.update(p for p in common if p in option_sets[index])
-            allowed = found if allowed is None else allowed & found
-        if allowed is None:
-            return options[index]
-        return sorted(allowed, key=position[index].__getitem__)
+        members = {picked[i] for i in constraint if i < index}
+        if not members:
+            return None
+        option_sets = subtree.option_sets
+        common = frozenset.intersection(*(self._lineage(p) for p in members))
+        later = [option_sets[i] for i in constraint if i > index]
+        tops = [t for t in common if t in members or any(t in s for s in later)]
+        found = {p for top in tops for p in subtree.below[index].get(top, ())}
+        found.update(p for p in common if p in option_sets[index])
+        return found
 
     def _traits_ok(self, unsuffixed_providers):
         if not self.unsuffixed_required:
@@ -459,7 +592,7 @@ class _Assembler:
             isolated = self.isolate and suffix
             if isolated and provider_id in granular_used:
                 continue
-            added = self._take(usage, provider_id, amounts)
+            added = self._add_if_room(usage, provider_id, amounts)
             if added is None:
                 continue
             picked.append(provider_id)
@@ -475,54 +608,40 @@ class _Assembler:
                 granular_used.discard(provider_id)
             _give_back(usage, added)
 
-    def _take(self, usage, provider_id, amounts):
-        """Add ``amounts`` on ``provider_id`` to ``usage`` (slot -> units taken so far).
+    def _add_if_room(self, usage, provider_id, amounts):
+        """Add ``amounts`` on ``provider_id`` to ``usage`` (inventory -> units taken so far).
 
         Returns what to give back, or None (``usage`` unchanged) when an inventory that an
         earlier slot already uses cannot take the sum.
         """
         added = []
         for class_id, amount in amounts.items():
-            slot = (provider_id, class_id)
-            total = usage.get(slot, 0) + amount
-            if slot in usage:
-                capacity, used = _capacity(self.capacities[slot])
+            inventory = (provider_id, class_id)
+            total = usage.get(inventory, 0) + amount
+            if inventory in usage:
+                capacity, used = _capacity(self.capacities[inventory])
                 if not capacity.can_provide(total, used):
                     _give_back(usage, added)
                     return None
-            added.append((slot, usage.get(slot)))
-            usage[slot] = total
+            added.append((inventory, usage.get(inventory)))
+            usage[inventory] = total
         return added
 
     def candidates(self, roots):
-        """Distinct candidates over ``roots``, lazily, as (allocations, mappings) by id."""
+        """Distinct :class:`Candidate` over ``roots``, lazily."""
+        if self.simple and not self.unsuffixed_required:
+            yield from self._plain_product_candidates(roots)
+            return
         seen = None if self.simple else set()
         seen_shared = set()
         anchors = self.anchors
-        distinct_mappings = self.request.distinct_mappings
-        # The general path (_fill) has checked both while combining.
-        check_traits = self.simple and bool(self.unsuffixed_required)
-        suffixes, slot_amounts = self.slot_suffixes, self.slot_amounts
+        # The general path (_fill) has checked the traits while combining.
+        check_traits = self.simple
         spend = self.budget.spend
-        if self.simple and not check_traits:
-            yield from self._simple_candidates(roots)
-            return
         for root_id in roots:
             for picked in self.for_root(root_id):
                 spend()
-                usage = {}
-                chosen = {}
-                for suffix, amounts, provider_id in zip(
-                    suffixes, slot_amounts, picked, strict=True
-                ):
-                    for class_id, amount in amounts:
-                        slot = (provider_id, class_id)
-                        usage[slot] = usage.get(slot, 0) + amount
-                    providers = chosen.get(suffix)
-                    if providers is None:
-                        chosen[suffix] = [provider_id]
-                    elif provider_id not in providers:
-                        providers.append(provider_id)
+                usage, chosen = self._usage_and_mappings(picked)
                 if check_traits and not self._traits_ok(chosen.get("", ())):
                     continue
                 allocations = sorted(usage.items())
@@ -530,22 +649,41 @@ class _Assembler:
                 # A combination holding a provider that is not shared is found from its own
                 # tree only; one of sharing providers alone may come from several trees.
                 if seen is not None or (anchors and all(p in anchors for p in picked)):
-                    key = tuple(allocations)
-                    if distinct_mappings:
-                        key = (key, tuple((s, tuple(ps)) for s, ps in mappings))
                     known = seen if seen is not None else seen_shared
-                    if key in known:
+                    if self._repeats(allocations, mappings, known):
                         continue
-                    known.add(key)
-                yield allocations, mappings
+                yield Candidate(allocations, mappings)
 
-    def _simple_candidates(self, roots):
-        """:meth:`candidates` when the combinations are a plain product (``simple``) and no
-        trait is left to check: no slot shares an inventory with another, so each
-        allocation is one slot's, and the mappings follow from the slots' suffixes."""
-        anchors = self.anchors
-        distinct_mappings = self.request.distinct_mappings
-        spend = self.budget.spend
+    def _usage_and_mappings(self, picked):
+        """``({inventory: units}, {suffix: [provider ids]})`` of one combination."""
+        usage = {}
+        chosen = {}
+        for suffix, amounts, provider_id in zip(
+            self.slot_suffixes, self.slot_amounts, picked, strict=True
+        ):
+            for class_id, amount in amounts:
+                inventory = (provider_id, class_id)
+                usage[inventory] = usage.get(inventory, 0) + amount
+            providers = chosen.get(suffix)
+            if providers is None:
+                chosen[suffix] = [provider_id]
+            elif provider_id not in providers:
+                providers.append(provider_id)
+        return usage, chosen
+
+    def _repeats(self, allocations, mappings, seen):
+        """Whether a candidate equal to this one (its mappings count from 1.34) is in
+        ``seen``; adds it when it is not."""
+        key = tuple(allocations)
+        if self.request.distinct_mappings:
+            key = (key, tuple((s, tuple(ps)) for s, ps in mappings))
+        if key in seen:
+            return True
+        seen.add(key)
+        return False
+
+    def _product_layout(self):
+        """The slots' classes and suffixes as :meth:`_plain_product_candidates` reads them."""
         entries = [
             (index, class_id, amount)
             for index, amounts in enumerate(self.slot_amounts)
@@ -555,11 +693,23 @@ class _Assembler:
         for index, suffix in enumerate(self.slot_suffixes):
             by_suffix[suffix].append(index)
         suffixes = sorted(by_suffix.items())
-        # One suffix for every slot (a one-group request): its providers are the picked ones.
-        one_suffix = suffixes[0][0] if len(suffixes) == 1 else None
-        # Every slot on one provider (a flat host): the allocations in class order, as sorting
-        # them would give (no class is asked twice here).
-        by_class = sorted(entries, key=lambda entry: entry[1])
+        return _ProductLayout(
+            entries=entries,
+            # Every slot on one provider (a flat host): the allocations in class order, as
+            # sorting them would give (no class is asked twice here).
+            by_class=sorted(entries, key=lambda entry: entry[1]),
+            suffixes=suffixes,
+            # One suffix for every slot (a one-group request): its providers are the picked.
+            one_suffix=suffixes[0][0] if len(suffixes) == 1 else None,
+        )
+
+    def _plain_product_candidates(self, roots):
+        """:meth:`candidates` when the combinations are a plain product (``simple``) and no
+        trait is left to check: no slot shares an inventory with another, so each
+        allocation is one slot's, and the mappings follow from the slots' suffixes."""
+        anchors = self.anchors
+        spend = self.budget.spend
+        entries, by_class, suffixes, one_suffix = self._product_layout()
         slots = len(self.slot_suffixes)
         seen_shared = set()
         for root_id in roots:
@@ -578,14 +728,17 @@ class _Assembler:
                         (suffix, list(dict.fromkeys([picked[i] for i in indexes])))
                         for suffix, indexes in suffixes
                     ]
-                if anchors and picked[0] in anchors and all(p in anchors for p in picked):
-                    key = tuple(allocations)
-                    if distinct_mappings:
-                        key = (key, tuple((s, tuple(ps)) for s, ps in mappings))
-                    if key in seen_shared:
-                        continue
-                    seen_shared.add(key)
-                yield allocations, mappings
+                if first in anchors and self._repeats_shared(
+                    picked, allocations, mappings, seen_shared
+                ):
+                    continue
+                yield Candidate(allocations, mappings)
+
+    def _repeats_shared(self, picked, allocations, mappings, seen):
+        """Whether a combination of sharing providers alone (found from each tree they are
+        shared with) was yielded already (see :meth:`_repeats`)."""
+        anchors = self.anchors
+        return all(p in anchors for p in picked) and self._repeats(allocations, mappings, seen)
 
 
 # --- step 3: summarise ------------------------------------------------------
@@ -600,13 +753,13 @@ def _summaries(root_ids, members=None):
     if members is None:
         providers = queries.tree_members(root_ids)
     else:
-        providers = [row for row in members if row[3] in root_ids]
+        providers = [member for member in members if member[MEMBER_ROOT_ID] in root_ids]
         # Trees of sharing providers are not among the candidate (anchor) trees.
-        missing = set(root_ids) - {row[3] for row in providers}
+        missing = set(root_ids) - {member[MEMBER_ROOT_ID] for member in providers}
         if missing:
             providers = sorted(providers + list(queries.tree_members(missing)))
-    ids = [row[0] for row in providers]
-    uuids = {row[0]: row[1] for row in providers}
+    ids = [member[MEMBER_ID] for member in providers]
+    uuids = {provider_id: uuid for provider_id, uuid, _parent_id, _root_id in providers}
     resources = {provider_id: {} for provider_id in ids}
     for provider_id, name, total, reserved, ratio, used in queries.inventories_with_usage(ids):
         resources[provider_id][name] = {
@@ -618,18 +771,18 @@ def _summaries(root_ids, members=None):
     for provider_id, uuid, parent_id, root_id in providers:
         traits = traits_of.get(provider_id, [])
         summaries.append(
-            (
-                uuid,
-                uuids[parent_id] if parent_id is not None else None,
-                uuids[root_id],
-                resources[provider_id],
-                traits,
+            ProviderSummary(
+                uuid=uuid,
+                parent_uuid=uuids[parent_id] if parent_id is not None else None,
+                root_uuid=uuids[root_id],
+                resources=resources[provider_id],
+                traits=traits,
             )
         )
     return summaries, providers
 
 
-def trait_lists(provider_ids):
+def trait_lists(provider_ids: Iterable[int]) -> dict[int, list[str]]:
     """``{provider id: [trait names]}`` in the stable order of providers.selectors.traits
     (standard traits, then custom ones, each in id order); one query."""
     standard = defaultdict(list)
@@ -649,8 +802,9 @@ def _bound(value):
     return None if value is None or value < 0 else value
 
 
-def _take(generated, most, budget):
-    """Up to ``most`` candidates (None: all), or those found when the budget ran out."""
+def _collect_within_budget(generated, most, budget):
+    """Up to ``most`` candidates of ``generated`` (None: all), or those found when the
+    budget ran out (logged)."""
     found = []
     if most == 0:
         return found
@@ -669,40 +823,38 @@ def _take(generated, most, budget):
 
 
 @dataclass
-class Found:
+class CandidatesById:
     """The engine's answer by id, before it is rendered for a client.
 
-    ``candidates``: ``[(allocations, mappings), ...]`` where ``allocations`` is ``[((provider
-    id, class id), amount), ...]`` in that order and ``mappings`` ``[(suffix, [provider ids]),
-    ...]``. ``root_of`` gives the root of every provider they name, ``class_names`` the names
-    of the classes, ``sharing`` the sharing providers among them. ``members`` holds the
+    ``candidates``: the :class:`Candidate` found, in order. ``root_of`` gives the root of
+    every provider they name, ``class_names`` the names of the classes, ``sharing`` the
+    sharing providers among them. ``members`` holds the
     :func:`~scheduling.queries.tree_members` rows of the candidate trees when the engine read
     them (for ``same_subtree``).
     """
 
-    candidates: list = field(default_factory=list)
-    root_of: dict = field(default_factory=dict)
-    class_names: dict = field(default_factory=dict)
-    sharing: frozenset = frozenset()
-    requested_classes: frozenset = frozenset()
-    members: list | None = None
+    candidates: list[Candidate] = field(default_factory=list)
+    root_of: dict[int, int] = field(default_factory=dict)
+    class_names: dict[int, str] = field(default_factory=dict)
+    sharing: frozenset[int] = frozenset()
+    requested_classes: frozenset[str] = frozenset()
+    members: list[TreeMember] | None = None
     tree_blind: bool = False
     # {(provider id, class id): free units} of the rows selected (scheduler passes only).
-    free: dict | None = None
-    # {(provider id, class id): the row selected as _FIT_COLUMNS} (scheduler passes only):
-    # the pass's trees' totals take these rows instead of reading them again.
-    rows: dict | None = None
+    free: dict[InventoryKey, int] | None = None
+    # {(provider id, class id): the row selected, as SELECTION_COLUMNS} (scheduler passes
+    # only): the pass's trees' totals take these rows instead of reading them again.
+    rows: dict[InventoryKey, SelectedRow] | None = None
 
-    def roots(self):
+    def roots(self) -> set[int]:
         """Ids of the trees the candidates use, sharing providers' trees included."""
         root_of = self.root_of
         found = {root_of[p] for allocations, _m in self.candidates for (p, _c), _a in allocations}
         found |= {root_of[p] for _a, mappings in self.candidates for _s, ps in mappings for p in ps}
         return found
 
-    def render(self, candidate, uuids):
-        """One candidate as a client sees it: ``({provider uuid: {class: amount}}, {suffix:
-        [provider uuids]})``, with ``uuids`` mapping provider ids to uuids."""
+    def render(self, candidate: Candidate, uuids: dict[int, str]) -> RenderedCandidate:
+        """One candidate as a client sees it, with ``uuids`` mapping provider ids to uuids."""
         allocations, mappings = candidate
         class_names = self.class_names
         by_provider = {}
@@ -712,7 +864,24 @@ class Found:
             if resources is None:
                 resources = by_provider[uuid] = {}
             resources[class_names[class_id]] = amount
-        return by_provider, {suffix: [uuids[p] for p in ps] for suffix, ps in mappings}
+        return RenderedCandidate(
+            by_provider, {suffix: [uuids[p] for p in ps] for suffix, ps in mappings}
+        )
+
+    def add_later(self, later: "CandidatesById") -> None:
+        """Add the answer of a request tried after those of this one (see
+        :func:`find_candidates_in_order`): its candidates after these, its rows where these
+        have none (``members`` is the caller's)."""
+        self.candidates.extend(later.candidates)
+        self.root_of.update(later.root_of)
+        self.class_names.update(later.class_names)
+        self.sharing |= later.sharing
+        self.requested_classes |= later.requested_classes
+        self.tree_blind = self.tree_blind or later.tree_blind
+        if later.free is not None:
+            self.free = {**later.free, **(self.free or {})}
+        if later.rows is not None:
+            self.rows = {**later.rows, **(self.rows or {})}
 
 
 @dataclass
@@ -722,7 +891,7 @@ class _Shared:
     each group's selection (a page size's NUMA group is the same query in every variant that
     asks it)."""
 
-    names: object
+    names: Names
     anchors: dict
     rows: dict = field(default_factory=dict)
     roots_meeting: dict = field(default_factory=dict)
@@ -734,8 +903,10 @@ class _Shared:
         return self.rows[key]
 
 
-def find_candidates(request, *, capped=True, shared=None):
-    """The allocation candidates answering ``request``, by id (see :class:`Found`).
+def find_candidates(
+    request: CandidateRequest, *, capped: bool = True, shared: _Shared | None = None
+) -> CandidatesById:
+    """The allocation candidates answering ``request``, by id (see :class:`CandidatesById`).
 
     ``capped=False`` (the scheduler's own passes, bounded by their time budget and the work
     budget below) does not stop at PLACEMENT_MAX_ALLOCATION_CANDIDATES: a pass must see every
@@ -751,66 +922,83 @@ def find_candidates(request, *, capped=True, shared=None):
         _bound(settings.PLACEMENT_ALLOCATION_CANDIDATES_MAX_EXAMINED),
         _bound(settings.PLACEMENT_ALLOCATION_CANDIDATES_TIME_BUDGET),
     )
-    fits, capacities, root_of, traits_of = _select(
-        request, resolved, full=not capped, read=shared.read if shared else None
-    )
+    selection = _select(resolved, full=not capped, read=shared.read if shared else None)
     anchors = shared.anchors if shared else _sharing_anchors()
-    assembler = _Assembler(request, resolved, fits, capacities, root_of, traits_of, anchors, budget)
-    allowed = None
-    if root_required or root_forbidden:
-        key = (root_required, root_forbidden)
-        memo = shared.roots_meeting if shared else {}
-        if key not in memo:
-            memo[key] = _roots_meeting(root_required, root_forbidden)
-        allowed = memo[key]
-    roots = assembler.candidate_roots(allowed)
-    answer = Found(requested_classes=requested, root_of=root_of)
+    assembler = _Assembler(request, resolved, selection, anchors, budget)
+    roots = assembler.candidate_roots(_allowed_roots(root_required, root_forbidden, shared))
+    answer = CandidatesById(requested_classes=requested, root_of=selection.root_of)
     if not roots:
         return answer
     if request.same_subtree:
         # The providers of the candidate trees, read once: their parents for same_subtree
         # and, later, their uuids for the summaries.
         answer.members = queries.tree_members(roots)
-        assembler.parent_of = {row[0]: row[2] for row in answer.members}
-
-    cap = _bound(settings.PLACEMENT_MAX_ALLOCATION_CANDIDATES) if capped else None
-    randomize = settings.PLACEMENT_RANDOMIZE_ALLOCATION_CANDIDATES
-    bounds = [n for n in (cap, None if randomize else request.limit) if n is not None]
+        assembler.parent_of = {pk: parent_id for pk, _uuid, parent_id, _root in answer.members}
     generated = assembler.candidates(roots)
     answer.tree_blind = not request.nested_aware and _any_tree()
     if answer.tree_blind:
-        generated = (c for c in generated if _one_provider_per_tree(c[0], root_of))
-    found = _take(generated, min(bounds) if bounds else None, budget)
-    if randomize:
-        random.shuffle(found)
-        if request.limit is not None:
-            found = found[: request.limit]
-    answer.candidates = found
+        root_of = selection.root_of
+        generated = (c for c in generated if _one_provider_per_tree(c.allocations, root_of))
+    answer.candidates = _answered(request, generated, capped, budget)
     answer.sharing = frozenset(assembler.anchors)
     if not capped:
         # Free units of every inventory a candidate may use: a pass consumes from them.
-        # Rows as _FIT_COLUMNS: total, reserved, allocation_ratio, used.
-        # usable_units inlined: thousands of rows.
-        answer.free = {
-            slot: int((row[3] - row[4]) * row[8]) - row[9] for slot, row in capacities.items()
-        }
-        answer.rows = capacities
+        answer.free = _free_units(selection.rows)
+        answer.rows = selection.rows
     for rg in resolved.values():
         answer.class_names.update(rg.class_names)
     return answer
 
 
-def find_candidates_in_order(requests, *, capped=True):
+def _allowed_roots(root_required, root_forbidden, shared):
+    """The roots with the root traits (None: no root trait asked), read once per asked
+    traits for several requests (``shared``)."""
+    if not root_required and not root_forbidden:
+        return None
+    key = (root_required, root_forbidden)
+    memo = shared.roots_meeting if shared else {}
+    if key not in memo:
+        memo[key] = _roots_meeting(root_required, root_forbidden)
+    return memo[key]
+
+
+def _answered(request, generated, capped, budget):
+    """The candidates answered: as many as the cap (when ``capped``) and the limit allow, or
+    when order is randomised all within the cap, shuffled, then limited."""
+    cap = _bound(settings.PLACEMENT_MAX_ALLOCATION_CANDIDATES) if capped else None
+    randomize = settings.PLACEMENT_RANDOMIZE_ALLOCATION_CANDIDATES
+    bounds = [n for n in (cap, None if randomize else request.limit) if n is not None]
+    found = _collect_within_budget(generated, min(bounds) if bounds else None, budget)
+    if randomize:
+        random.shuffle(found)
+        if request.limit is not None:
+            found = found[: request.limit]
+    return found
+
+
+def _free_units(rows):
+    """``{inventory: free units}`` of selection rows read whole (SELECTION_COLUMNS)."""
+    total, reserved, ratio, used = SELECTED_TOTAL, SELECTED_RESERVED, SELECTED_RATIO, SELECTED_USED
+    # usable_units inlined: thousands of rows.
+    return {
+        inventory: int((row[total] - row[reserved]) * row[ratio]) - row[used]
+        for inventory, row in rows.items()
+    }
+
+
+def find_candidates_in_order(
+    requests: Sequence[CandidateRequest], *, capped: bool = True
+) -> CandidatesById:
     """The candidates of several requests tried in order (a flavor's variants, e.g. its page
-    sizes largest first), as one :class:`Found`: the first request's, then the second's...
-    so each host lists the candidates of an earlier request before those of a later one and
-    the scheduler, taking a host's first fitting candidate, falls back to a later request
-    only where no earlier one fits (any more). What the requests share is read once (names,
-    sharing anchors, each distinct group's selection): a further request costs a query per
-    group of its own."""
+    sizes largest first), as one :class:`CandidatesById`: the first request's, then the
+    second's... so each host lists the candidates of an earlier request before those of a
+    later one and the scheduler, taking a host's first fitting candidate, falls back to a
+    later request only where no earlier one fits (any more). What the requests share is read
+    once (names, sharing anchors, each distinct group's selection): a further request costs a
+    query per group of its own."""
     if len(requests) == 1:
         return find_candidates(requests[0], capped=capped)
-    answer = Found()
+    answer = CandidatesById()
     if not requests:
         return answer
     shared = _Shared(
@@ -823,38 +1011,29 @@ def find_candidates_in_order(requests, *, capped=True):
     members = {}
     for request in requests:
         found = find_candidates(request, capped=capped, shared=shared)
-        answer.candidates.extend(found.candidates)
-        answer.root_of.update(found.root_of)
-        answer.class_names.update(found.class_names)
-        answer.sharing |= found.sharing
-        answer.requested_classes |= found.requested_classes
-        answer.tree_blind = answer.tree_blind or found.tree_blind
+        answer.add_later(found)
         if found.members is not None:
-            members.update((row[0], row) for row in found.members)
-        if found.free is not None:
-            answer.free = {**found.free, **(answer.free or {})}
-        if found.rows is not None:
-            answer.rows = {**found.rows, **(answer.rows or {})}
+            members.update((member[MEMBER_ID], member) for member in found.members)
     if members:
         answer.members = [members[p] for p in sorted(members)]
     return answer
 
 
-def candidates_for_request(request):
+def candidates_for_request(request: CandidateRequest) -> AllocationCandidates:
     """The allocation candidates and provider summaries answering ``request``, as
-    ``GET /allocation_candidates`` gives them (see :class:`Candidates`).
+    ``GET /allocation_candidates`` gives them (see :class:`AllocationCandidates`).
 
     Raises UnknownResourceClass / UnknownTrait for names that do not exist.
     """
     found = find_candidates(request)
     if not found.candidates:
-        return Candidates(requested_classes=found.requested_classes)
+        return AllocationCandidates(requested_classes=found.requested_classes)
     summaries, members = _summaries(found.roots(), found.members)
-    uuids = {row[0]: row[1] for row in members}
+    uuids = {provider_id: uuid for provider_id, uuid, _parent_id, _root_id in members}
     if found.tree_blind:
-        used = {uuids[p] for allocations, _m in found.candidates for (p, _c), _a in allocations}
-        summaries = [summary for summary in summaries if summary[0] in used]
-    return Candidates(
+        used = {uuids[p] for c in found.candidates for (p, _c), _a in c.allocations}
+        summaries = [summary for summary in summaries if summary.uuid in used]
+    return AllocationCandidates(
         allocation_requests=[found.render(candidate, uuids) for candidate in found.candidates],
         provider_summaries=summaries,
         requested_classes=found.requested_classes,
@@ -873,9 +1052,10 @@ def _one_provider_per_tree(allocations, root_of):
 
 
 def _give_back(usage, added):
-    """Undo :meth:`_Assembler._take`: restore each slot's earlier amount (or remove it)."""
-    for slot, before in reversed(added):
+    """Undo :meth:`_Assembler._add_if_room`: restore each inventory's earlier amount (or
+    remove it)."""
+    for inventory, before in reversed(added):
         if before is None:
-            del usage[slot]
+            del usage[inventory]
         else:
-            usage[slot] = before
+            usage[inventory] = before

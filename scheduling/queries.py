@@ -12,6 +12,8 @@ Plain SQL that PostgreSQL and SQLite both speak; lists of ids are one parameter 
 
 import json
 import uuid as uuidlib
+from collections.abc import Collection, Iterable, Sequence
+from typing import Any
 
 from django.db import connection
 
@@ -57,6 +59,10 @@ _TREE_MEMBERS = f"""
     WHERE {{root_in}}
     ORDER BY id
 """
+# A row of _TREE_MEMBERS, and its columns by position (rows stay as the cursor gives them:
+# a scheduler pass reads every provider of thousands of hosts).
+TreeMember = tuple[int, str, int | None, int]  # (id, uuid, parent id, root id)
+MEMBER_ID, MEMBER_UUID, MEMBER_PARENT_ID, MEMBER_ROOT_ID = range(4)
 
 # Usage summed per provider and class in a derived table, joined to the inventory rows: one
 # aggregate over the allocations of these providers, not a subquery per inventory row.
@@ -123,7 +129,7 @@ _TRAIT_NAMES = f"""
 _SHORT_ARRAY = 100
 
 
-def _id_in(column, ids):
+def _id_in(column: str, ids: Iterable[int]) -> tuple[str, list[Any]]:
     """``(condition, params)``: ``column`` is one of ``ids``, the ids as one parameter.
 
     PostgreSQL gets one array literal (``'{1,2,3}'::bigint[]``): psycopg2 would send a list
@@ -143,14 +149,14 @@ def _id_in(column, ids):
     return f"{column} IN ({', '.join(['%s'] * len(ids)) or 'NULL'})", ids
 
 
-def fetch(sql, params):
+def fetch(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
     """The rows of ``sql`` as plain tuples, straight from the cursor."""
     with reading_connection().cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
 
 
-def sharing_anchors():
+def sharing_anchors() -> list[tuple[int, int]]:
     """``[(sharing provider id, root id of a tree it is shared with), ...]``.
 
     A tree is shared with when any of its providers is in an aggregate of the sharing
@@ -159,7 +165,7 @@ def sharing_anchors():
     return fetch(_SHARING_ANCHORS, [SHARING_TRAIT])
 
 
-def tree_members(root_ids):
+def tree_members(root_ids: Iterable[int]) -> list[TreeMember]:
     """``[(id, uuid, parent id, root id), ...]`` of every provider of the trees ``root_ids``,
     in id order."""
     condition, params = _id_in("root_id", root_ids)
@@ -170,7 +176,9 @@ def tree_members(root_ids):
     return rows
 
 
-def inventories_with_usage(provider_ids):
+def inventories_with_usage(
+    provider_ids: Iterable[int],
+) -> list[tuple[int, str, int, int, float, int]]:
     """``[(provider id, class name, total, reserved, allocation_ratio, used), ...]`` of the
     providers, in provider and class id order."""
     provider_ids = list(provider_ids)
@@ -182,7 +190,9 @@ def inventories_with_usage(provider_ids):
     return fetch(sql, allocation_params + inventory_params)
 
 
-def tree_inventories_with_usage(root_ids):
+def tree_inventories_with_usage(
+    root_ids: Iterable[int],
+) -> list[tuple[int, int, str, int, int, float, int]]:
     """``[(root id, provider id, class name, total, reserved, allocation_ratio, used), ...]``
     of every provider of the trees ``root_ids``, in provider and class id order."""
     root_ids = list(root_ids)
@@ -194,13 +204,13 @@ def tree_inventories_with_usage(root_ids):
     return fetch(sql, allocation_params + inventory_params)
 
 
-def tree_inventory_counts(root_ids):
+def tree_inventory_counts(root_ids: Collection[int]) -> dict[int, int]:
     """``{root id: inventory rows of its tree}`` (trees without one left out)."""
     condition, params = _id_in("p.root_id", root_ids)
     return dict(fetch(_TREE_INVENTORY_COUNTS.format(root_in=condition), params))
 
 
-def provider_traits(provider_ids, trait_ids):
+def provider_traits(provider_ids: Iterable[int], trait_ids: Iterable[int]) -> list[tuple[int, int]]:
     """``[(provider id, trait id), ...]``: which of ``trait_ids`` each provider has."""
     provider_in, provider_params = _id_in("resource_provider_id", provider_ids)
     trait_in, trait_params = _id_in("trait_id", trait_ids)
@@ -208,7 +218,7 @@ def provider_traits(provider_ids, trait_ids):
     return fetch(sql, provider_params + trait_params)
 
 
-def trait_names(provider_ids):
+def trait_names(provider_ids: Iterable[int]) -> list[tuple[int, str]]:
     """``[(provider id, trait name), ...]`` in trait id order."""
     condition, params = _id_in("pt.resource_provider_id", provider_ids)
     return fetch(_TRAIT_NAMES.format(provider_in=condition), params)
@@ -219,7 +229,7 @@ _PROVIDER_NAMES = f"""
 """
 
 
-def provider_names(provider_ids):
+def provider_names(provider_ids: Iterable[int]) -> list[tuple[int, str, str]]:
     """``[(id, uuid, name), ...]`` of the providers ``provider_ids``: one query, thousands of
     ids as one parameter (the what-if capacity lists every host)."""
     condition, params = _id_in("id", provider_ids)
@@ -240,7 +250,9 @@ _HOSTS = f"""
 """
 
 
-def hosts_with_aggregates(provider_ids):
+def hosts_with_aggregates(
+    provider_ids: Iterable[int],
+) -> list[tuple[int, str, str, int | None, str | None, dict[str, Any] | None]]:
     """``[(id, uuid, name, aggregate id, aggregate uuid, metadata), ...]`` of the providers
     ``provider_ids``: one row per aggregate of each (one with None for a provider in none);
     ``metadata`` is the aggregate's ``{"aggregate_id", "name", "availability_zone",
@@ -275,7 +287,7 @@ _PROVIDER_AGGREGATE_UUIDS = f"""
 """
 
 
-def provider_aggregates(provider_ids):
+def provider_aggregates(provider_ids: Iterable[int]) -> list[tuple[int, int, str]]:
     """``[(provider id, aggregate id, aggregate uuid), ...]`` of ``provider_ids``."""
     condition, params = _id_in("pa.resource_provider_id", provider_ids)
     rows = fetch(_PROVIDER_AGGREGATE_UUIDS.format(provider_in=condition), params)
@@ -291,7 +303,7 @@ _HOST_CELLS = f"""
 """
 
 
-def host_cells(root_ids):
+def host_cells(root_ids: Iterable[int]) -> dict[int, int]:
     """``{root id: number of NUMA cells its compute report gives}`` of the hosts ``root_ids``
     with a report (0 for a report without cells): the one fact of the reports the scheduler
     itself reads, without building a report per host."""

@@ -1,10 +1,14 @@
 """Reads over the allocation candidates engine for edges other than the API."""
 
+from providers.request_groups import RequestGroup
+
 from .. import queries
 from ..candidates import CandidateRequest, find_candidates
 
 
-def candidates_preview(*, groups, group_policy=None, limit=20):
+def candidates_preview(
+    *, groups: dict[str, RequestGroup], group_policy: str | None = None, limit: int = 20
+) -> list[list[tuple[str, str, dict[str, int]]]]:
     """The first ``limit`` allocation candidates for ``groups`` (suffix -> RequestGroup).
 
     Each candidate is a list of ``(provider uuid, provider name, {class: amount})``
@@ -19,7 +23,7 @@ def candidates_preview(*, groups, group_policy=None, limit=20):
     names = {uuid: name for _pk, uuid, name in rows}
     previews = []
     for candidate in found.candidates:
-        allocations, _mappings = found.render(candidate, uuids)
+        allocations = found.render(candidate, uuids).allocations
         previews.append(
             sorted(
                 ((uuid, names[uuid], resources) for uuid, resources in allocations.items()),

@@ -19,18 +19,15 @@ from providers.models import ComputeNode
 from providers.selectors import compute_nodes
 
 from .. import host_limits, queries
-from ..candidates import _FIT_COLUMNS, Found, trait_lists
+from ..candidates import SELECTION_COLUMNS, Candidate, CandidatesById, trait_lists
 from ..extra_specs import DEVICE_CLASSES
 from ..models import AggregateMetadata
 from ..plugins import HostState
 
 MEMPAGE_PREFIX = "CUSTOM_MEMPAGE_"  # CUSTOM_MEMPAGE_<KiB>KB: a cell's huge pages
 
-# The engine's answer by id (see scheduling.candidates.Found).
+# The engine's answer by id: scheduling.candidates.CandidatesById, its Candidate.
 Slot = tuple[int, int]  # (provider id, class id)
-Allocations = Sequence[tuple[Slot, int]]  # [((provider id, class id), amount)]
-Mappings = Sequence[tuple[str, Sequence[int]]]  # [(suffix, [provider ids])]
-Candidate = tuple[Allocations, Mappings]
 Rendered = tuple[dict[str, dict[str, int]], dict[str, list[str]]]  # as a client sees it
 # {root id: {class: [capacity, used]}}: the trees' usage and capacity summed.
 Totals = dict[int, dict[str, list[int]]]
@@ -41,20 +38,20 @@ TreeRow = tuple[int, int, str, int, int, float, int]
 LimitRow = tuple[bool, str, int, int, float]
 CellFacts = Callable[[int, str], tuple[int, int, int]]  # (total, capacity, used) of a slot
 
-# The columns of the engine's selection rows (Found.rows, selected as the engine's
-# _FIT_COLUMNS), by name: read in the hot loop of _read_inventories.
-_SELECTED_ROOT = _FIT_COLUMNS.index("root_id")
-_SELECTED_CLASS = _FIT_COLUMNS.index("resource_class_id")
-_SELECTED_PROVIDER = _FIT_COLUMNS.index("resource_provider_id")
-_SELECTED_TOTAL = _FIT_COLUMNS.index("total")
-_SELECTED_RESERVED = _FIT_COLUMNS.index("reserved")
-_SELECTED_RATIO = _FIT_COLUMNS.index("allocation_ratio")
-_SELECTED_USED = _FIT_COLUMNS.index("used")
+# The columns of the engine's selection rows (CandidatesById.rows, selected as the engine's
+# SELECTION_COLUMNS), by name: read in the hot loop of _read_inventories.
+_SELECTED_ROOT = SELECTION_COLUMNS.index("root_id")
+_SELECTED_CLASS = SELECTION_COLUMNS.index("resource_class_id")
+_SELECTED_PROVIDER = SELECTION_COLUMNS.index("resource_provider_id")
+_SELECTED_TOTAL = SELECTION_COLUMNS.index("total")
+_SELECTED_RESERVED = SELECTION_COLUMNS.index("reserved")
+_SELECTED_RATIO = SELECTION_COLUMNS.index("allocation_ratio")
+_SELECTED_USED = SELECTION_COLUMNS.index("used")
 
 
-def hosts_of_pass(*, found: Found) -> list[HostState]:
+def hosts_of_pass(*, found: CandidatesById) -> list[HostState]:
     """``[HostState]`` (by name) for the hosts of the engine's answer (a
-    :class:`~scheduling.candidates.Found`), each with the candidates that land on it.
+    :class:`~scheduling.candidates.CandidatesById`), each with the candidates that land on it.
 
     A candidate lands on the tree of its providers that are not sharing providers (the one
     tree the engine built it for); a candidate of sharing providers alone on the first tree
@@ -71,7 +68,7 @@ def hosts_of_pass(*, found: Found) -> list[HostState]:
     return sorted(hosts.values(), key=lambda h: h.name)
 
 
-def candidate_root(*, found: Found, candidate: Candidate) -> int:
+def candidate_root(*, found: CandidatesById, candidate: Candidate) -> int:
     """The root id of the host a candidate lands on (see :func:`hosts_of_pass`)."""
     allocations = candidate[0]
     root_of, sharing = found.root_of, found.sharing
@@ -86,7 +83,7 @@ class PassTreeFacts:
     """What one scheduling pass knows of its hosts' trees, by root id; each part is read for
     every host at once on first use (see the module docstring)."""
 
-    def __init__(self, found: Found, by_host: dict[int, list[Candidate]]) -> None:
+    def __init__(self, found: CandidatesById, by_host: dict[int, list[Candidate]]) -> None:
         self.found = found
         self.by_host = by_host  # root id -> [candidates by id]
         self.uuids: dict[int, str] = {}  # provider id -> uuid, the roots' first
@@ -755,7 +752,7 @@ def _hosts(tree: PassTreeFacts, root_ids: Iterable[int]) -> dict[int, HostState]
             host = hosts[pk] = HostState(uuid=uuid, name=name, id=pk, tree=tree)
         if aggregate_id is not None:
             host.aggregates |= {aggregate_uuid}
-        if meta is not None:
+        if meta is not None and aggregate_id is not None:  # metadata is an aggregate's
             metadata[pk][aggregate_id] = meta
     for pk, found in metadata.items():
         hosts[pk].aggregate_metadata = [found[i] for i in sorted(found)]
