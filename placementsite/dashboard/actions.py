@@ -127,7 +127,7 @@ def done(request, message):
 
 @action(*MOVE_ACTIONS, what="settle migrations")
 def migration_action(request, uuid, verb):
-    migration = migration_by_uuid(uuid)
+    migration = migration_by_uuid(uuid=uuid)
     if migration is None:
         raise Http404("No such migration.")
     label = migration.server.name if migration.server is not None else str(migration.server_uuid)

@@ -17,7 +17,7 @@ def _consumer_names(request, uuids):
     """The servers (name, flavor, project) behind consumers, for those who may see them."""
     if not request.user.has_perm("scheduling.view_server"):
         return {}
-    return flavor_reads.consumer_names(uuids)
+    return flavor_reads.consumer_names(uuids=uuids)
 
 
 @staff_required(*CONSUMERS, "allocations.view_project")

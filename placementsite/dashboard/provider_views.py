@@ -23,7 +23,7 @@ def _aggregate_names(request, uuids):
     """Names, zones and metadata of aggregates, for those who may see them."""
     if not request.user.has_perm("scheduling.view_aggregatemetadata"):
         return {}
-    return flavor_reads.aggregate_names(uuids)
+    return flavor_reads.aggregate_names(uuids=uuids)
 
 
 # --- providers ------------------------------------------------------------------------------

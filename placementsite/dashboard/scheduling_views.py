@@ -38,10 +38,10 @@ def flavor_list(request):
 def flavor_fits(request, pk):
     """``{"flavor", "fits"}``: how many more instances of the flavor fit now (JSON, for the
     pages' fits.js; ``fits`` is null for a flavor naming an unknown class)."""
-    flavor = flavor_reads.flavor_by_pk(pk)
+    flavor = flavor_reads.flavor_by_pk(pk=pk)
     if flavor is None:
         raise Http404("No such flavor.")
-    return JsonResponse({"flavor": flavor.name, "fits": flavor_reads.fits_of(flavor)})
+    return JsonResponse({"flavor": flavor.name, "fits": flavor_reads.fits_of(flavor=flavor)})
 
 
 @staff_required(*SCHEDULE)
@@ -104,7 +104,7 @@ def schedule_funnel(request):
         )
     else:
         try:
-            funnel = explain(form.spec())
+            funnel = explain(spec=form.spec())
         except NoValidHost as exc:
             funnel, error = exc.explain, exc.detail
         except DomainError as exc:

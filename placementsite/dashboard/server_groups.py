@@ -85,7 +85,7 @@ def group_create(request):
 
 @action(*DELETE, what="delete server groups")
 def group_delete(request, uuid):
-    group = server_group_by_uuid(uuid)
+    group = server_group_by_uuid(uuid=uuid)
     if group is None:
         raise Http404("No such server group.")
     policy_required(

@@ -253,7 +253,7 @@ class SchedulerViewSet(ApiViewSet):
             group=data["group"],
             requested_resources=data["requested_resources"],
         )
-        answer = {"flavor": data["flavor"].name, **explain(spec, count=data["count"])}
+        answer = {"flavor": data["flavor"].name, **explain(spec=spec, count=data["count"])}
         if not answer["placeable"]:
             # A boot of the same body would answer no valid host: so does explain, with the
             # funnel that says why in the error's ``explain``.

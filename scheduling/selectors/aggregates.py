@@ -1,12 +1,14 @@
 """Reads of aggregates as requests name them: by uuid, name or availability zone."""
 
+from collections.abc import Iterable
+
 from placementsite.core import uuids
 from providers.models import Aggregate
 
 from ..models import AggregateMetadata
 
 
-def aggregate_uuid(*, value):
+def aggregate_uuid(*, value: str) -> str | None:
     """The uuid (as a string) of the aggregate ``value`` names (its uuid or its name), or
     None when there is none."""
     parsed = uuids.parse(value)
@@ -17,7 +19,7 @@ def aggregate_uuid(*, value):
     return str(first) if first is not None else None
 
 
-def zone_exists(*, value):
+def zone_exists(*, value: str) -> bool:
     """Whether ``value`` names an availability zone as a server create may: a zone set on an
     aggregate, an aggregate's name or an aggregate's uuid."""
     return bool(
@@ -26,7 +28,7 @@ def zone_exists(*, value):
     )
 
 
-def aggregate_uuids_named(*, names):
+def aggregate_uuids_named(*, names: Iterable[str]) -> dict[str, str]:
     """``{name: aggregate uuid}`` for the names among ``names`` an aggregate has (one read);
     what providers ask through :mod:`providers.aggregate_names` (a pool's members)."""
     rows = AggregateMetadata.objects.filter(name__in=list(names)).exclude(name="")

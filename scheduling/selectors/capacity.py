@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from placementsite.core.gc_pause import cyclic_gc_paused
 
 from ..extra_specs import translate_flavor
+from ..models import Flavor
 from .scheduler import SchedulingPass, SchedulingSpec
 
 
@@ -27,10 +28,12 @@ class HostCapacity:
 class FlavorCapacity:
     flavor: str
     total: int
-    hosts: list  # [HostCapacity], most room first
+    hosts: list[HostCapacity]  # most room first
 
 
-def flavor_capacity(*, flavor, aggregate=None, availability_zone=""):
+def flavor_capacity(
+    *, flavor: Flavor, aggregate: str | None = None, availability_zone: str | None = ""
+) -> FlavorCapacity:
     """:class:`FlavorCapacity` of ``flavor``, optionally only on hosts in ``aggregate`` (a
     uuid) and in ``availability_zone`` (as a server create names it)."""
     spec = SchedulingSpec(

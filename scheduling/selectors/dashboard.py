@@ -1,9 +1,11 @@
 """The dashboard's reads about flavors: the list with server counts, "fits N more", and those
 the Schedule page offers."""
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
-from django.db.models import Count
+from django.db.models import Count, QuerySet
 
 from placementsite.core.exceptions import DomainError
 
@@ -11,26 +13,26 @@ from ..models import AggregateMetadata, Flavor, Migration, Server
 from .capacity import flavor_capacity
 
 
-def flavors_to_schedule():
+def flavors_to_schedule() -> QuerySet:
     """The flavors the Schedule page offers: every enabled one, smallest first."""
     return Flavor.objects.filter(disabled=False).order_by("vcpus", "ram", "name")
 
 
-def flavors_with_counts():
+def flavors_with_counts() -> QuerySet:
     return Flavor.objects.annotate(server_count=Count("servers")).order_by("vcpus", "ram", "name")
 
 
-def flavors_to_count():
+def flavors_to_count() -> QuerySet:
     """The flavors whose "fits N more" the overview shows: every enabled public one,
     smallest first."""
     return Flavor.objects.filter(disabled=False, is_public=True).order_by("vcpus", "ram", "name")
 
 
-def flavor_by_pk(pk):
+def flavor_by_pk(*, pk: int | str) -> Flavor | None:
     return Flavor.objects.filter(pk=pk).first()
 
 
-def fits_of(flavor):
+def fits_of(*, flavor: Flavor) -> int | None:
     """How many more instances of ``flavor`` the cloud takes now, as the scheduler's capacity
     counts them; None when the flavor names an unknown class or trait."""
     try:
@@ -46,10 +48,10 @@ def fits_of(flavor):
 class AggregateName:
     name: str
     availability_zone: str
-    metadata: dict
+    metadata: dict[str, Any]
 
 
-def aggregate_names(uuids):
+def aggregate_names(*, uuids: Iterable[str]) -> dict[str, AggregateName]:
     """``{str(aggregate uuid): AggregateName}`` of those among ``uuids`` that have a name, a
     zone or metadata (one query)."""
     rows = AggregateMetadata.objects.filter(aggregate__uuid__in=list(uuids)).values_list(
@@ -74,7 +76,7 @@ class ConsumerName:
     migration: str = ""  # the move's kind, for a migration consumer
 
 
-def consumer_names(uuids):
+def consumer_names(*, uuids: Iterable[str]) -> dict[str, ConsumerName]:
     """``{str(consumer uuid): ConsumerName}`` of the servers and migrations among ``uuids``
     (two queries)."""
     uuids = list(uuids)

@@ -3,6 +3,8 @@ consumers hold per host, stuck ones, and the cleanup and audit history. A fixed 
 queries whatever the number of moves."""
 
 from dataclasses import dataclass
+from datetime import datetime
+from uuid import UUID
 
 from django.db.models import Count, Sum
 from django.utils import timezone
@@ -18,21 +20,23 @@ SHOWN = 100
 class HostHeld:
     host: str
     uuid: str
-    resources: list  # [(class, amount)]
+    resources: list[tuple[str, int]]  # [(class, amount)]
 
 
 @dataclass
 class MigrationsOverview:
-    in_flight: list  # [Migration] (expired ones flagged ``.expired``)
+    in_flight: list[Migration]  # expired ones flagged ``.expired``
     in_flight_count: int
     expired_count: int
-    held: list  # [HostHeld]
+    held: list[HostHeld]
     leftovers: int  # finished migrations not checked by the cleanup yet
-    history: list  # [LifecycleRecord]
-    counts: dict  # status -> number of migrations
+    history: list[LifecycleRecord]
+    counts: dict[str, int]  # status -> number of migrations
 
 
-def migrations_overview(*, now=None, history_action=None):
+def migrations_overview(
+    *, now: datetime | None = None, history_action: str | None = None
+) -> MigrationsOverview:
     now = now or timezone.now()
     in_flight_qs = Migration.objects.filter(status__in=Migration.IN_FLIGHT)
     in_flight = list(
@@ -62,7 +66,7 @@ def migrations_overview(*, now=None, history_action=None):
     )
 
 
-def _held_per_host():
+def _held_per_host() -> list[HostHeld]:
     rows = (
         Allocation.objects.filter(consumer__consumer_type__name="MIGRATION")
         .order_by()
@@ -74,7 +78,7 @@ def _held_per_host():
         .annotate(used=Sum("used"))
         .order_by("resource_provider__root__name", "resource_class__name")
     )
-    hosts = {}
+    hosts: dict[str, HostHeld] = {}
     for row in rows:
         name = row["resource_provider__root__name"]
         entry = hosts.setdefault(
@@ -84,6 +88,6 @@ def _held_per_host():
     return list(hosts.values())
 
 
-def migration_by_uuid(uuid):
+def migration_by_uuid(*, uuid: UUID | str) -> Migration | None:
     """The migration ``uuid`` with its server, or None."""
     return Migration.objects.select_related("server").filter(uuid=uuid).first()

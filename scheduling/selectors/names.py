@@ -14,7 +14,7 @@ class UnknownName(InvalidRequest):
     code = "scheduler.unknown_name"
 
 
-def host_exists(name: str) -> bool:
+def host_exists(*, name: str) -> bool:
     """A host (a root provider) of this name or uuid."""
     match = Q(name=name)
     parsed = uuids.parse(name)
@@ -23,7 +23,7 @@ def host_exists(name: str) -> bool:
     return ResourceProvider.objects.filter(match, root_id=F("id")).exists()
 
 
-def zone_exists(zone: str) -> bool:
+def zone_exists(*, zone: str) -> bool:
     """An availability zone: an aggregate's uuid, or a name or zone in aggregate metadata."""
     parsed = uuids.parse(zone)
     if parsed is not None and Aggregate.objects.filter(uuid=parsed).exists():
@@ -33,7 +33,7 @@ def zone_exists(zone: str) -> bool:
 
 def check_names(*, target_host: str | None = None, availability_zone: str | None = "") -> None:
     """Raise UnknownName for a target host or an availability zone that does not exist."""
-    if target_host and not host_exists(target_host):
+    if target_host and not host_exists(name=target_host):
         raise UnknownName(f"No host {target_host}.")
-    if availability_zone and not zone_exists(availability_zone):
+    if availability_zone and not zone_exists(zone=availability_zone):
         raise UnknownName(f"No availability zone {availability_zone}.")

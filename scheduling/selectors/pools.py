@@ -6,9 +6,12 @@ The engine (and ``GET /allocation_candidates``) still sees every sharing provide
 Placement does; the scheduler's own pass, like its filters, is what leaves them out.
 """
 
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
+from providers.request_groups import RequestGroup
 from providers.selectors.resource_pools import (
     pools_of_providers,
     provider_aggregate_uuids,
@@ -17,7 +20,11 @@ from providers.selectors.resource_pools import (
 )
 
 from .. import queries
-from .pass_hosts import candidate_root
+from ..candidates import CandidateRequest, Found
+from .pass_hosts import Candidate, candidate_root
+
+if TYPE_CHECKING:  # the scheduler imports this module
+    from .scheduler import SchedulingSpec
 
 STEP_NAME = "resource_pools"
 
@@ -30,7 +37,7 @@ class HostRef:
     uuid: str
 
 
-def without_unavailable_pools(found):
+def without_unavailable_pools(*, found: Found) -> tuple[Found, list[tuple[HostRef, str]]]:
     """``(found, dropped)``: the engine's answer without the candidates that take from an
     unavailable pool, and ``[(HostRef, reason)]`` of the hosts left with no candidate."""
     if not found.sharing:
@@ -38,7 +45,8 @@ def without_unavailable_pools(found):
     unavailable = unavailable_pools(provider_ids=found.sharing)
     if not unavailable:
         return found, []
-    kept, reasons = [], {}
+    kept: list[Candidate] = []
+    reasons: dict[int, set[str]] = {}
     for candidate in found.candidates:
         bad = {p for (p, _c), _a in candidate[0]} & unavailable.keys()
         if bad:
@@ -55,13 +63,15 @@ def without_unavailable_pools(found):
     return replace(found, candidates=kept), sorted(dropped, key=lambda d: d[0].name)
 
 
-def pools_taken(allocations):
+def pools_taken(*, allocations: Mapping[str, Any] | None) -> list[dict[str, str]]:
     """``[{"name", "uuid", "kind"}]`` of the pools an allocation request
     (``{provider uuid: {class: amount}}``) takes from."""
     return pools_of_providers(uuids=list(allocations or {}))
 
 
-def spec_within_pools(spec, held):
+def spec_within_pools(
+    *, spec: "SchedulingSpec", held: Mapping[str, Mapping[str, int]]
+) -> "tuple[SchedulingSpec, dict[str, dict[str, int]]] | None":
     """For a move of a server holding ``held`` (``{provider uuid: {class: amount}}``):
     ``(spec, kept)`` where ``spec`` asks only for hosts sharing the server's pools (their
     aggregates), without the classes the server holds on them, and ``kept`` is what the
@@ -75,7 +85,8 @@ def spec_within_pools(spec, held):
         return None
     tied = {suffix for suffixes in request.same_subtree for suffix in suffixes}
     asked = {suffix: dict(group.resources) for suffix, group in request.groups.items()}
-    kept, member_of = {}, list(request.groups[""].member_of)
+    kept: dict[str, dict[str, int]] = {}
+    member_of = list(request.groups[""].member_of)
     for pool in sorted(pools):
         aggregates = provider_aggregate_uuids(uuid=pool)
         amounts = _taken_out(asked, held[pool], tied) if aggregates else {}
@@ -89,8 +100,9 @@ def spec_within_pools(spec, held):
         for suffix, group in request.groups.items()
     }
 
-    def within(request):  # each variant (page size) without what the pools keep
-        groups = {}
+    def within(request: CandidateRequest) -> CandidateRequest:
+        """The variant's (page size's) request without what the pools keep."""
+        groups: dict[str, RequestGroup] = {}
         for suffix, group in request.groups.items():
             resources = {k: v for k, v in group.resources.items() if k not in taken[suffix]}
             if resources or not suffix:
@@ -102,12 +114,14 @@ def spec_within_pools(spec, held):
     return replace(spec, flavor_request=flavor_request, _hosts_of={}), kept
 
 
-def _taken_out(asked, on_pool, tied):
+def _taken_out(
+    asked: dict[str, dict[str, int]], on_pool: Mapping[str, int], tied: Collection[str]
+) -> dict[str, int]:
     """Take out of ``asked`` (``{suffix: {class: amount}}``, changed in place) the classes
     the server holds on a pool (``on_pool``), in every group asking them, at the request's
     amounts (a resize's new ones: the claim checks the pool has room for any growth);
     returns ``{class: amount taken}``. Groups tied by ``same_subtree`` stay whole."""
-    taken = {}
+    taken: dict[str, int] = {}
     for suffix in sorted(asked):
         if suffix in tied:
             continue

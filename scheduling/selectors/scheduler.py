@@ -12,7 +12,9 @@ import random
 import time
 import uuid as uuidlib
 from collections import Counter
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.conf import settings
 
@@ -25,9 +27,12 @@ from providers.plugins.builtin import PCI_NO_NUMA_TRAIT
 from providers.selectors.fit import FitRequestError, fit_report
 
 from .. import candidates as engine
+from ..candidates import CandidateRequest, Found
 from ..extra_specs import FlavorRequest
 from ..models import Flavor, Server, ServerGroup
 from ..plugins import (
+    BaseFilter,
+    BaseWeigher,
     CycleState,
     HostState,
     PluginFailed,
@@ -35,9 +40,9 @@ from ..plugins import (
     configured_filters,
     configured_weighers,
 )
-from .pass_hosts import hosts_of_pass
+from .pass_hosts import PassTreeFacts, hosts_of_pass
 from .pools import STEP_NAME as POOLS_STEP
-from .pools import pools_taken, without_unavailable_pools
+from .pools import HostRef, pools_taken, without_unavailable_pools
 
 logger = logging.getLogger("placement.scheduler")
 
@@ -57,7 +62,7 @@ class TimeBudgetExceeded(Unavailable):
     code = TIME_BUDGET_EXCEEDED
 
 
-def _deadline():
+def _deadline() -> float:
     return time.monotonic() + settings.PLACEMENT_SCHEDULER_TIME_BUDGET
 
 
@@ -69,7 +74,7 @@ class SchedulingSpec:
     flavor_request: FlavorRequest
     project_id: str = ""
     user_id: str = ""
-    hints: dict = field(default_factory=dict)
+    hints: dict[str, Any] = field(default_factory=dict)
     availability_zone: str = ""
     count: int = 1
     index: int = 0  # which instance of the request is being placed
@@ -80,22 +85,22 @@ class SchedulingSpec:
     moving_server: uuidlib.UUID | str | None = None
     # What each instance asks beyond its flavor (in ``flavor_request`` already), kept to be
     # recorded on the servers.
-    requested_resources: list = field(default_factory=list)
+    requested_resources: list[Mapping[str, Any]] = field(default_factory=list)
     # The current pass's state for its plugins (their pre_filter answers).
     cycle: CycleState = field(default_factory=CycleState, repr=False)
     # When the request's time budget (PLACEMENT_SCHEDULER_TIME_BUDGET) runs out.
     deadline: float = field(default_factory=_deadline, repr=False)
-    _hosts_of: dict = field(default_factory=dict, repr=False)
+    _hosts_of: dict[tuple[str, ...], set[str]] = field(default_factory=dict, repr=False)
 
     @property
-    def aggregate_specs(self):
+    def aggregate_specs(self) -> dict[str, str]:
         return self.flavor_request.aggregate_specs
 
     @property
-    def resources(self):
+    def resources(self) -> dict[str, int]:
         return self.flavor_request.resources
 
-    def check_time(self):
+    def check_time(self) -> None:
         """Raise TimeBudgetExceeded once the request's time budget is spent."""
         if time.monotonic() > self.deadline:
             raise TimeBudgetExceeded(
@@ -103,13 +108,13 @@ class SchedulingSpec:
                 f"{settings.PLACEMENT_SCHEDULER_TIME_BUDGET:g} s; nothing was scheduled."
             )
 
-    def hint_list(self, name):
+    def hint_list(self, name: str) -> list[str]:
         value = self.hints.get(name)
         if not value:
             return []
         return [value] if isinstance(value, str) else [str(v) for v in value]
 
-    def hosts_of(self, servers):
+    def hosts_of(self, servers: Iterable[str]) -> set[str]:
         """Host uuids of the given server uuids (one query per distinct list)."""
         key = tuple(sorted(servers))
         if key not in self._hosts_of:
@@ -129,11 +134,14 @@ class WeighedHost:
     score: float
     # What each weigher gave every host of the pass, and this host's place in those lists:
     # the per-host dicts of :attr:`weights` are built only for the hosts an answer shows.
-    parts: list = field(default_factory=list, repr=False)  # [(name, raw, normalised, mults)]
+    # [(name, raw, normalised, multipliers)]
+    parts: list[tuple[str, list[float], list[float], list[float]]] = field(
+        default_factory=list, repr=False
+    )
     index: int = 0
 
     @property
-    def weights(self):
+    def weights(self) -> dict[str, dict[str, float]]:
         """``{weigher name: {"raw", "normalised", "weighted"}}`` for this host."""
         return {
             name: {
@@ -149,7 +157,7 @@ class WeighedHost:
 class FilterStep:
     name: str
     passed: int
-    dropped: list  # [(HostState, Status)]
+    dropped: list[tuple[HostState | HostRef, Status]]
 
 
 @dataclass
@@ -157,11 +165,11 @@ class Selection:
     """What one scheduling pass found, best host first."""
 
     candidate_hosts: int
-    filters: list  # [FilterStep]
-    weighed: list  # [WeighedHost], best first
+    filters: list[FilterStep]
+    weighed: list[WeighedHost]  # best first
     chosen: WeighedHost | None = None
 
-    def attempt_order(self):
+    def attempt_order(self) -> list[WeighedHost]:
         """The chosen host, then every other in weighed order."""
         if self.chosen is None:
             return []
@@ -171,14 +179,14 @@ class Selection:
 # --- filtering and weighing ---------------------------------------------------
 
 
-def _applies(plugin, spec):
+def _applies(plugin: BaseFilter, spec: SchedulingSpec) -> bool:
     try:
         return plugin.applies(spec)
     except Exception as exc:
         raise _failed(plugin, "filter", exc) from exc
 
 
-def _check(plugin, host, spec):
+def _check(plugin: BaseFilter, host: HostState, spec: SchedulingSpec) -> Status:
     """The filter's Status for the host; one that raises or answers an error fails closed."""
     try:
         status = Status.of(plugin.check(host, spec))
@@ -190,12 +198,12 @@ def _check(plugin, host, spec):
     return status
 
 
-def _failed(plugin, kind, exc):
+def _failed(plugin: BaseFilter | BaseWeigher, kind: str, exc: Exception) -> PluginFailed:
     logger.exception("Scheduler %s %s failed; the request fails closed", kind, plugin.name)
     return PluginFailed(plugin.name, kind, f"{type(exc).__name__}: {exc}")
 
 
-def pre_filter(spec, filters):
+def pre_filter(*, spec: SchedulingSpec, filters: Iterable[BaseFilter]) -> list[BaseFilter]:
     """Run each applicable filter's pre-filter once for the pass; returns those filters."""
     spec.cycle = CycleState()
     applicable = []
@@ -210,13 +218,16 @@ def pre_filter(spec, filters):
     return applicable
 
 
-def _filter(hosts, spec, applicable):
-    steps = []
+def _filter(
+    hosts: list[HostState], spec: SchedulingSpec, applicable: Collection[BaseFilter]
+) -> tuple[list[HostState], list[FilterStep]]:
+    steps: list[FilterStep] = []
     for plugin in configured_filters():
         if plugin not in applicable:
             steps.append(FilterStep(plugin.name, len(hosts), []))
             continue
-        kept, dropped = [], []
+        kept: list[HostState] = []
+        dropped: list[tuple[HostState | HostRef, Status]] = []
         spec.check_time()
         for host in hosts:
             spec.check_time()
@@ -230,7 +241,7 @@ def _filter(hosts, spec, applicable):
     return hosts, steps
 
 
-def _weigh(hosts, spec):
+def _weigh(hosts: list[HostState], spec: SchedulingSpec) -> list[WeighedHost]:
     scores = [0.0] * len(hosts)
     parts = []
     for plugin in configured_weighers():
@@ -252,12 +263,12 @@ def _weigh(hosts, spec):
     return weighed
 
 
-def _requires(request, trait):
+def _requires(request: CandidateRequest, trait: str) -> bool:
     """Whether some group of ``request`` can only be met by providers having ``trait``."""
     return any(frozenset({trait}) in group.required_traits for group in request.groups.values())
 
 
-def candidates_for(spec):
+def candidates_for(*, spec: SchedulingSpec) -> Found:
     """The engine's answer for the spec's flavor (its variants in order, see
     :func:`~scheduling.candidates.find_candidates_in_order`); unknown names are a 400."""
     requests = [variant.candidate_request for variant in spec.flavor_request.variants]
@@ -295,48 +306,54 @@ class SchedulingPass:
     "fits" mean here what they mean in a fresh pass after real claims.
     """
 
-    def __init__(self, spec, *, leave_out=()):
+    def __init__(self, spec: SchedulingSpec, *, leave_out: Collection[int] = ()) -> None:
         self.spec = spec
         with cyclic_gc_paused():
             # Candidates taking from a stale or disabled pool are left out: hosts left with
             # none are the pools step's refusals.
-            self.found, self.pools_dropped = without_unavailable_pools(candidates_for(spec))
+            self.found, self.pools_dropped = without_unavailable_pools(
+                found=candidates_for(spec=spec)
+            )
             spec.check_time()
             self.hosts = [h for h in hosts_of_pass(found=self.found) if h.id not in leave_out]
-        self.tree = self.hosts[0].tree if self.hosts else None
-        self.filters = pre_filter(spec, configured_filters()) if self.hosts else []
+        self.tree: PassTreeFacts | None = self.hosts[0].tree if self.hosts else None
+        self.filters = pre_filter(spec=spec, filters=configured_filters()) if self.hosts else []
 
-    def fitting_hosts(self):
+    def fitting_hosts(self) -> tuple[list[HostState], list[HostState]]:
         """The hosts with a candidate that still fits, and those without one any more."""
         if self.tree is None or (not self.tree.consumed and not self.tree.has_limits()):
             return list(self.hosts), []
-        kept, dropped = [], []
+        kept: list[HostState] = []
+        dropped: list[HostState] = []
         for host in self.hosts:
             (kept if self.tree.first_fitting(host.id) is not None else dropped).append(host)
         return kept, dropped
 
-    def over_host_limits(self, gone):
+    def over_host_limits(self, gone: Iterable[HostState]) -> list[tuple[HostState, Status]]:
         """``[(host, Status)]`` of the hosts in ``gone`` refused by their host-level limits
         (scheduling.host_limits) rather than by their providers' free units."""
-        refused = []
+        refused: list[tuple[HostState, Status]] = []
+        tree = self._trees()
         for host in gone:
-            why = self.tree.host_limit_refusal(host.id)
+            why = tree.host_limit_refusal(host.id)
             if why is not None:
                 refused.append((host, Status.unschedulable(why)))
         return refused
 
-    def select(self):
+    def select(self) -> Selection:
         """Filters and weighers over the hosts that still fit, and the pick (a random one
         among the best ``PLACEMENT_SCHEDULER_HOST_SUBSET_SIZE``)."""
         with cyclic_gc_paused():
             hosts, gone = self.fitting_hosts()
-            dropped = [(host, Status.unschedulable(why)) for host, why in self.pools_dropped]
+            dropped: list[tuple[HostState | HostRef, Status]] = [
+                (host, Status.unschedulable(why)) for host, why in self.pools_dropped
+            ]
             over_limits = self.over_host_limits(gone) if gone else []
             candidate_hosts = len(hosts) + len(dropped) + len(over_limits)
             hosts, steps = _filter(hosts, self.spec, self.filters)
             if over_limits:  # hosts whose reservation, held for the whole host, refuses
                 passed = candidate_hosts - len(dropped) - len(over_limits)
-                steps.insert(0, FilterStep(HOST_LIMITS_STEP, passed, over_limits))
+                steps.insert(0, FilterStep(HOST_LIMITS_STEP, passed, list(over_limits)))
             if dropped:  # before the filters: hosts whose only pools are stale or disabled
                 steps.insert(0, FilterStep(POOLS_STEP, candidate_hosts - len(dropped), dropped))
             weighed = _weigh(hosts, self.spec)
@@ -346,19 +363,25 @@ class SchedulingPass:
             selection.chosen = random.choice(weighed[:subset])
         return selection
 
-    def take(self, host):
+    def _trees(self) -> PassTreeFacts:
+        """The pass's trees: asked only of a pass that has hosts."""
+        assert self.tree is not None
+        return self.tree
+
+    def take(self, host: HostState) -> dict[str, dict[str, int]] | None:
         """Consume ``host``'s first fitting candidate; returns it as a client sees it, or
         None when it is stale (a provider of it deleted since the engine read it)."""
-        candidate = self.tree.first_fitting(host.id)
+        tree = self._trees()
+        candidate = tree.first_fitting(host.id)
         if candidate is None:
             return None
-        allocations = self.tree.render(candidate)
+        allocations = tree.render(candidate)
         if allocations is None:
             return None
-        self.tree.consume(candidate)
+        tree.consume(candidate)
         return allocations[0]
 
-    def place(self, selection=None):
+    def place(self, selection: Selection | None = None) -> "Placement":
         """Place one instance in memory: ``Placement`` (its selection, host, allocations and
         alternates), or one whose ``host`` is None when nothing fits. ``selection``: this
         pass's current selection when the caller has made it already."""
@@ -371,7 +394,7 @@ class SchedulingPass:
             logger.info("The tree of %s changed since it was read; next host", weighed.host.name)
         return Placement(selection, None, None, [])
 
-    def fill(self):
+    def fill(self) -> dict[int, tuple[HostState, int]]:
         """Place instances until none fits: ``{host id: (host, instances)}`` (hosts taking
         none left out).
 
@@ -398,37 +421,44 @@ class SchedulingPass:
             return placed
         return SchedulingPass(self.spec)._fill_in_order()
 
-    def _fill_each_host(self):
+    def _fill_each_host(self) -> dict[int, tuple[HostState, int]]:
         placed = {}
-        filters = self.filters
         # Filters that do not read usage judge a host once for the whole fill; then each
         # candidate is repeated as often as it fits, in one step.
-        once = not any(getattr(plugin, "reads_usage", True) for plugin in filters)
-        tree = self.tree
+        once = not any(getattr(plugin, "reads_usage", True) for plugin in self.filters)
+        tree = self._trees()
         with cyclic_gc_paused():
             for host in self.hosts:
                 self.spec.check_time()
-                count = 0
-                if once:
-                    if all(_check(plugin, host, self.spec).ok for plugin in filters):
-                        count = tree.fill_alone(host.id)
-                        if count is None:
-                            raise _OnlyShared
-                else:
-                    while tree.first_fitting(host.id) is not None and all(
-                        _check(plugin, host, self.spec).ok for plugin in filters
-                    ):
-                        candidate = tree.first_fitting(host.id)
-                        if tree.times_fitting(candidate) is None:
-                            raise _OnlyShared
-                        tree.consume(candidate)
-                        count += 1
+                count = self._fill_host(tree, host, once=once)
                 if count:
                     placed[host.id] = (host, count)
         return placed
 
-    def _fill_in_order(self):
-        placed = {}
+    def _fill_host(self, tree: PassTreeFacts, host: HostState, *, once: bool) -> int:
+        """How many instances ``host`` takes, filled alone while every filter keeps it
+        (``once``: the filters read no usage, so they judge it once for the whole fill);
+        _OnlyShared when nothing but the sharing providers bounds it."""
+        filters = self.filters
+        if once:
+            if not all(_check(plugin, host, self.spec).ok for plugin in filters):
+                return 0
+            count = tree.fill_alone(host.id)
+            if count is None:
+                raise _OnlyShared
+            return count
+        count = 0
+        while (candidate := tree.first_fitting(host.id)) is not None and all(
+            _check(plugin, host, self.spec).ok for plugin in filters
+        ):
+            if tree.times_fitting(candidate) is None:
+                raise _OnlyShared
+            tree.consume(candidate)
+            count += 1
+        return count
+
+    def _fill_in_order(self) -> dict[int, tuple[HostState, int]]:
+        placed: dict[int, tuple[HostState, int]] = {}
         if self.tree is None:
             return placed
         while True:
@@ -450,20 +480,20 @@ class Placement:
 
     selection: Selection
     host: HostState | None
-    allocations: dict | None  # {provider uuid: {class: amount}}
-    alternates: list  # [{"host", "host_uuid", "allocations"}]
+    allocations: dict[str, dict[str, int]] | None  # {provider uuid: {class: amount}}
+    alternates: list[dict[str, Any]]  # [{"host", "host_uuid", "allocations"}]
 
 
-def _alternates(selection, claimed):
+def _alternates(selection: Selection, claimed: WeighedHost) -> list[dict[str, Any]]:
     """Other hosts that also fit, in weighed order, each with its first allocations."""
     keep = max(0, settings.PLACEMENT_SCHEDULER_MAX_ATTEMPTS - 1)
-    found = []
+    found: list[dict[str, Any]] = []
     for weighed in selection.attempt_order():
         if len(found) >= keep:
             break
         if weighed is claimed:
             continue
-        allocations = first_allocations(weighed.host)
+        allocations = first_allocations(host=weighed.host)
         if allocations is not None:
             found.append(
                 {
@@ -475,7 +505,7 @@ def _alternates(selection, claimed):
     return found
 
 
-def select_hosts(spec):
+def select_hosts(*, spec: SchedulingSpec) -> Selection:
     """One scheduling pass for one instance (moves and the hosts' tests use it)."""
     return SchedulingPass(spec).select()
 
@@ -483,22 +513,22 @@ def select_hosts(spec):
 # --- explain --------------------------------------------------------------------
 
 
-def _host_ref(host):
+def _host_ref(host: HostState | HostRef) -> dict[str, str]:
     return {"host": host.name, "host_uuid": host.uuid}
 
 
-def first_allocations(host):
+def first_allocations(*, host: HostState) -> dict[str, dict[str, int]] | None:
     """The allocation request a claim on ``host`` uses: the engine's first for that host; None
     when every one of them is stale (the host's tree changed since the pass read it)."""
     candidates = host.candidates
     return candidates[0][0] if candidates else None
 
 
-def _group_funnel(spec):
+def _group_funnel(spec: SchedulingSpec) -> list[dict[str, Any]]:
     """Per request group, how many providers fit it and why the others do not; a flavor of
     several variants (page sizes) gives each variant's groups, each naming its variant."""
     variants = spec.flavor_request.variants
-    funnel = []
+    funnel: list[dict[str, Any]] = []
     for variant in variants:
         named = {"variant": variant.label} if len(variants) > 1 or variant.label else {}
         try:
@@ -528,12 +558,15 @@ def _group_funnel(spec):
     return funnel
 
 
-def _by_reason(dropped):
+def _by_reason(
+    dropped: Iterable[tuple[HostState | HostRef, Status | str]],
+) -> list[dict[str, Any]]:
     """``[{"reason", "count", "hosts": [name, ...]}]`` of a filter's refusals, the commonest
     reason first; each lists up to EXPLAIN_SHOWN of its hosts."""
-    groups = {}
+    groups: dict[str, dict[str, Any]] = {}
     for host, refusal in dropped:
-        reason = getattr(refusal, "reason", refusal)  # a filter's text, or a Status holding it
+        # A filter's text, or a Status holding it.
+        reason = refusal.reason if isinstance(refusal, Status) else refusal
         group = groups.setdefault(reason, {"reason": reason, "count": 0, "hosts": []})
         group["count"] += 1
         if len(group["hosts"]) < EXPLAIN_SHOWN:
@@ -541,7 +574,13 @@ def _by_reason(dropped):
     return sorted(groups.values(), key=lambda g: (-g["count"], g["reason"]))
 
 
-def explain(spec, selection=None, *, count=1, model=None):
+def explain(
+    *,
+    spec: SchedulingSpec,
+    selection: Selection | None = None,
+    count: int = 1,
+    model: SchedulingPass | None = None,
+) -> dict[str, Any]:
     """The funnel from every host to the chosen one, as plain JSON-able data, and where
     ``count`` instances would go.
 
@@ -583,15 +622,15 @@ def explain(spec, selection=None, *, count=1, model=None):
         "chosen": (
             {
                 **_host_ref(selection.chosen.host),
-                "allocations": first_allocations(selection.chosen.host),
-                "pools": pools_taken(first_allocations(selection.chosen.host)),
+                "allocations": first_allocations(host=selection.chosen.host),
+                "pools": pools_taken(allocations=first_allocations(host=selection.chosen.host)),
             }
             if selection.chosen
             else None
         ),
     }
     if model is not None:
-        placements = []
+        placements: list[str] = []
         for index in range(count):
             spec.index = index
             spec.check_time()
@@ -603,13 +642,15 @@ def explain(spec, selection=None, *, count=1, model=None):
     return answer
 
 
-def _host_funnel(hosts_total, selection, model=None):
+def _host_funnel(
+    hosts_total: int, selection: Selection, model: SchedulingPass | None = None
+) -> list[dict[str, Any]]:
     """Hosts at every step: all of them, those with candidates, then after each filter. The
     resources step names (some of) the hosts without a candidate; why each of their providers
     does not fit is in ``groups``."""
-    steps = [{"step": "hosts", "passed": hosts_total}]
+    steps: list[dict[str, Any]] = [{"step": "hosts", "passed": hosts_total}]
     entering = hosts_total
-    resources = {
+    resources: dict[str, Any] = {
         "step": "resources",
         "entered": entering,
         "passed": selection.candidate_hosts,
@@ -629,7 +670,7 @@ def _host_funnel(hosts_total, selection, model=None):
     steps.append(resources)
     entering = selection.candidate_hosts
     for step in selection.filters:
-        reasons = {}
+        reasons: dict[str, int] = {}
         for _host, status in step.dropped:
             reasons[status.code.value] = reasons.get(status.code.value, 0) + 1
         steps.append(

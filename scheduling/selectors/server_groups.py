@@ -2,13 +2,14 @@
 
 from collections import Counter
 from dataclasses import dataclass
+from uuid import UUID
 
-from django.core.paginator import Paginator
+from django.core.paginator import Page, Paginator
 from django.db.models import Prefetch, Q
 
 from placementsite.core import uuids
 
-from ..models import ServerGroup, ServerGroupMember
+from ..models import Server, ServerGroup, ServerGroupMember
 
 HARD = (ServerGroup.Policy.AFFINITY, ServerGroup.Policy.ANTI_AFFINITY)
 
@@ -21,7 +22,7 @@ class GroupViewer:
     all_projects: bool = False
 
 
-def server_group_lookup(*, value, viewer: GroupViewer) -> ServerGroup | None:
+def server_group_lookup(*, value: UUID | str, viewer: GroupViewer) -> ServerGroup | None:
     """The group of this uuid the viewer may see, or None."""
     parsed = uuids.parse(str(value))
     if parsed is None:
@@ -32,7 +33,9 @@ def server_group_lookup(*, value, viewer: GroupViewer) -> ServerGroup | None:
     return found.first()
 
 
-def member_host_counts(*, group: ServerGroup, exclude_server=None) -> Counter:
+def member_host_counts(
+    *, group: ServerGroup, exclude_server: UUID | str | None = None
+) -> Counter[str]:
     """``{host uuid: members on it}`` of the group, read now (a pass calls it once), leaving
     out ``exclude_server`` (a server being moved does not count against its own move)."""
     members = ServerGroupMember.objects.filter(group=group).exclude(server__host=None)
@@ -41,7 +44,7 @@ def member_host_counts(*, group: ServerGroup, exclude_server=None) -> Counter:
     return Counter(str(u) for u in members.values_list("server__host__uuid", flat=True))
 
 
-def group_refusal(*, group: ServerGroup, host_uuid: str, counts: Counter) -> str | None:
+def group_refusal(*, group: ServerGroup, host_uuid: str, counts: Counter[str]) -> str | None:
     """Why a hard policy refuses ``host_uuid`` given the members' ``counts``, or None. The one
     rule the filters and the claim both apply."""
     if group.policy == ServerGroup.Policy.AFFINITY:
@@ -57,12 +60,12 @@ def group_refusal(*, group: ServerGroup, host_uuid: str, counts: Counter) -> str
     return None
 
 
-def server_group_of(*, server) -> ServerGroup | None:
+def server_group_of(*, server: Server) -> ServerGroup | None:
     membership = ServerGroupMember.objects.select_related("group").filter(server=server).first()
     return membership.group if membership else None
 
 
-def server_groups_page(*, q="", page_number=1, per_page=50):
+def server_groups_page(*, q: str = "", page_number: int | str = 1, per_page: int = 50) -> Page:
     """A page of the dashboard's groups (those whose name or project contains ``q``), newest
     first, each with its members' servers, flavors and hosts: three queries."""
     members = ServerGroupMember.objects.select_related("server__flavor", "server__host").order_by(
@@ -74,5 +77,5 @@ def server_groups_page(*, q="", page_number=1, per_page=50):
     return Paginator(groups.order_by("-created_at", "-id"), per_page).get_page(page_number)
 
 
-def server_group_by_uuid(uuid) -> ServerGroup | None:
+def server_group_by_uuid(*, uuid: UUID | str) -> ServerGroup | None:
     return ServerGroup.objects.filter(uuid=uuid).first()

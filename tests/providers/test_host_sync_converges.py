@@ -477,11 +477,11 @@ def test_a_scheduling_pass_whose_host_changed_shape_meanwhile_tries_again(api):
     spec = scheduling_spec(
         flavor=Flavor.objects.get(name="small"), project_id="p", user_id="u", hints={}
     )
-    selection = select_hosts(spec)
+    selection = select_hosts(spec=spec)
     put(api, "h8", report(vcpus=8, memory_mb=16384, numa_topology=None))
     sync("h8")
 
-    assert first_allocations(selection.chosen.host) is None
+    assert first_allocations(host=selection.chosen.host) is None
     server = boot(api, "small")
     assert server.status == 201, server
     assert set(held(api, server.json["servers"][0]["id"])) == {tree(api, "h8")["h8"]["uuid"]}
