@@ -19,7 +19,18 @@ from providers.models import ComputeNode
 from providers.selectors import compute_nodes
 
 from .. import host_limits, queries
-from ..candidates import SELECTION_COLUMNS, Candidate, CandidatesById, trait_lists
+from ..candidates import (
+    SELECTED_CLASS,
+    SELECTED_PROVIDER,
+    SELECTED_RATIO,
+    SELECTED_RESERVED,
+    SELECTED_ROOT,
+    SELECTED_TOTAL,
+    SELECTED_USED,
+    Candidate,
+    CandidatesById,
+    trait_lists,
+)
 from ..extra_specs import DEVICE_CLASSES
 from ..models import AggregateMetadata
 from ..plugins import HostState
@@ -37,16 +48,6 @@ TreeRow = tuple[int, int, str, int, int, float, int]
 # (is the root, class name, total, reserved, allocation ratio): host_limits.limits_of's rows.
 LimitRow = tuple[bool, str, int, int, float]
 CellFacts = Callable[[int, str], tuple[int, int, int]]  # (total, capacity, used) of a slot
-
-# The columns of the engine's selection rows (CandidatesById.rows, selected as the engine's
-# SELECTION_COLUMNS), by name: read in the hot loop of _read_inventories.
-_SELECTED_ROOT = SELECTION_COLUMNS.index("root_id")
-_SELECTED_CLASS = SELECTION_COLUMNS.index("resource_class_id")
-_SELECTED_PROVIDER = SELECTION_COLUMNS.index("resource_provider_id")
-_SELECTED_TOTAL = SELECTION_COLUMNS.index("total")
-_SELECTED_RESERVED = SELECTION_COLUMNS.index("reserved")
-_SELECTED_RATIO = SELECTION_COLUMNS.index("allocation_ratio")
-_SELECTED_USED = SELECTION_COLUMNS.index("used")
 
 
 def hosts_of_pass(*, found: CandidatesById) -> list[HostState]:
@@ -167,8 +168,8 @@ class PassTreeFacts:
         counts = queries.tree_inventory_counts(by_host)
         known = defaultdict(list)  # root id -> its selection rows
         for row in selected.values():
-            if row[_SELECTED_ROOT] in by_host:
-                known[row[_SELECTED_ROOT]].append(row)
+            if row[SELECTED_ROOT] in by_host:
+                known[row[SELECTED_ROOT]].append(row)
         get_count = counts.get
         complete = {
             r: known.get(r, []) for r in by_host if len(known.get(r, ())) == get_count(r, 0)
@@ -179,8 +180,8 @@ class PassTreeFacts:
     def _sum_selected(self, totals: Totals, trees: Mapping[int, Iterable[Sequence[Any]]]) -> None:
         """Add to ``totals`` the trees' classes summed from their selection rows."""
         class_names = self.found.class_names
-        class_, total, reserved = _SELECTED_CLASS, _SELECTED_TOTAL, _SELECTED_RESERVED
-        ratio, used = _SELECTED_RATIO, _SELECTED_USED
+        class_, total, reserved = SELECTED_CLASS, SELECTED_TOTAL, SELECTED_RESERVED
+        ratio, used = SELECTED_RATIO, SELECTED_USED
         for root_id, rows in trees.items():
             tree = totals[root_id]  # {} for a tree without inventories, as read
             for row in rows:
@@ -201,19 +202,19 @@ class PassTreeFacts:
             assert self._parts is not None  # _read_inventories keeps one of the two
             selected, read = self._parts
             class_names = self.found.class_names
-            provider, class_ = _SELECTED_PROVIDER, _SELECTED_CLASS
+            provider, class_ = SELECTED_PROVIDER, SELECTED_CLASS
             # No provider is in both parts (they are of different trees), and each is in
             # provider and class id order once the selection's is sorted: a stable sort by
             # provider merges them.
             merged: list[TreeRow] = [
                 (
-                    row[_SELECTED_ROOT],
+                    row[SELECTED_ROOT],
                     row[provider],
                     class_names[row[class_]],
-                    row[_SELECTED_TOTAL],
-                    row[_SELECTED_RESERVED],
-                    row[_SELECTED_RATIO],
-                    row[_SELECTED_USED],
+                    row[SELECTED_TOTAL],
+                    row[SELECTED_RESERVED],
+                    row[SELECTED_RATIO],
+                    row[SELECTED_USED],
                 )
                 for row in sorted(selected, key=lambda row: (row[provider], row[class_]))
             ]

@@ -20,7 +20,7 @@ from providers.selectors.resource_pools import (
 )
 
 from .. import queries
-from ..candidates import CandidateRequest, Found
+from ..candidates import CandidateRequest, CandidatesById
 from .pass_hosts import Candidate, candidate_root
 
 if TYPE_CHECKING:  # the scheduler imports this module
@@ -37,7 +37,9 @@ class HostRef:
     uuid: str
 
 
-def without_unavailable_pools(*, found: Found) -> tuple[Found, list[tuple[HostRef, str]]]:
+def without_unavailable_pools(
+    *, found: CandidatesById
+) -> tuple[CandidatesById, list[tuple[HostRef, str]]]:
     """``(found, dropped)``: the engine's answer without the candidates that take from an
     unavailable pool, and ``[(HostRef, reason)]`` of the hosts left with no candidate."""
     if not found.sharing:

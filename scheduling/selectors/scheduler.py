@@ -27,7 +27,7 @@ from providers.plugins.builtin import PCI_NO_NUMA_TRAIT
 from providers.selectors.fit import FitRequestError, fit_report
 
 from .. import candidates as engine
-from ..candidates import CandidateRequest, Found
+from ..candidates import CandidateRequest, CandidatesById
 from ..extra_specs import FlavorRequest
 from ..models import Flavor, Server, ServerGroup
 from ..plugins import (
@@ -268,7 +268,7 @@ def _requires(request: CandidateRequest, trait: str) -> bool:
     return any(frozenset({trait}) in group.required_traits for group in request.groups.values())
 
 
-def candidates_for(*, spec: SchedulingSpec) -> Found:
+def candidates_for(*, spec: SchedulingSpec) -> CandidatesById:
     """The engine's answer for the spec's flavor (its variants in order, see
     :func:`~scheduling.candidates.find_candidates_in_order`); unknown names are a 400."""
     requests = [variant.candidate_request for variant in spec.flavor_request.variants]
