@@ -71,7 +71,7 @@ def hosts_of_pass(*, found: CandidatesById) -> list[HostState]:
 
 def candidate_root(*, found: CandidatesById, candidate: Candidate) -> int:
     """The root id of the host a candidate lands on (see :func:`hosts_of_pass`)."""
-    allocations = candidate[0]
+    allocations = candidate.allocations
     root_of, sharing = found.root_of, found.sharing
     # Every provider but the sharing ones is of the one tree the candidate was built for.
     for (provider_id, _c), _a in allocations:
@@ -346,7 +346,7 @@ class PassTreeFacts:
         """``{class: amount}`` the candidate takes from the host's own tree."""
         asked: defaultdict[str, int] = defaultdict(int)
         class_names, root_of = self.found.class_names, self.found.root_of
-        for (provider_id, class_id), amount in candidate[0]:
+        for (provider_id, class_id), amount in candidate.allocations:
             if root_of.get(provider_id) == root_id:
                 name, amount = host_limits.as_memory(class_names[class_id], amount * times)
                 asked[name] += amount
@@ -390,7 +390,7 @@ class PassTreeFacts:
         return [
             c
             for c in found
-            if all(free[slot] >= amount or slot[0] in unbounded for slot, amount in c[0])
+            if all(free[slot] >= amount or slot[0] in unbounded for slot, amount in c.allocations)
         ]
 
     def fitting(self, root_id: int) -> list[Candidate]:
@@ -421,7 +421,7 @@ class PassTreeFacts:
         order = {s: i for i, s in enumerate(suffixes)}
 
         def key(candidate: Candidate) -> tuple[int, ...]:
-            cells = sorted((order[s], ps[0]) for s, ps in candidate[1] if s in order)
+            cells = sorted((order[s], ps[0]) for s, ps in candidate.mappings if s in order)
             return tuple(rank.get(p, len(rank)) for _i, p in cells)
 
         return sorted(candidates, key=key)
@@ -436,7 +436,7 @@ class PassTreeFacts:
         the most used; otherwise the cells' own order. The first fitting permutation of that
         order is Nova's choice: the candidates are tried in the lexicographic order of their
         cells' ranks."""
-        cells = sorted({p for c in candidates for s, ps in c[1] if s in suffixes for p in ps})
+        cells = sorted({p for c in candidates for s, ps in c.mappings if s in suffixes for p in ps})
         host_cells = self.cells(root_id)
         if host_cells is None:  # no report: the cells the candidates name
             host_cells = len(cells)
@@ -509,7 +509,8 @@ class PassTreeFacts:
         unbounded = self.unbounded
         for candidate in found:
             if free is not None and not all(
-                free[slot] >= amount or slot[0] in unbounded for slot, amount in candidate[0]
+                free[slot] >= amount or slot[0] in unbounded
+                for slot, amount in candidate.allocations
             ):
                 continue
             if limited and self.limit_refusal(root_id, candidate) is not None:
@@ -528,7 +529,9 @@ class PassTreeFacts:
             return True
         cells = self.cells(root_id)
         if cells is None:  # no report: the cells the candidates name
-            cells = len({p for c in candidates for s, ps in c[1] if s in suffixes for p in ps})
+            cells = len(
+                {p for c in candidates for s, ps in c.mappings if s in suffixes for p in ps}
+            )
         return cells <= len(suffixes)
 
     def fill_alone(self, root_id: int) -> int | None:
@@ -574,7 +577,7 @@ class PassTreeFacts:
         free = self.free()
         unbounded = self.unbounded
         times = None
-        for slot, amount in candidate[0]:
+        for slot, amount in candidate.allocations:
             if slot[0] in unbounded:
                 continue
             have = free[slot]
@@ -599,7 +602,7 @@ class PassTreeFacts:
             self._free = dict(self.found.free)  # the engine's rows, read with the candidates
         if self._free is None:
             ids_of = {name: class_id for class_id, name in self.found.class_names.items()}
-            providers = {p for c in self.found.candidates for (p, _c), _a in c[0]}
+            providers = {p for c in self.found.candidates for (p, _c), _a in c.allocations}
             free: dict[Slot, int] = {}
             self._read_rows()
             assert self._rows is not None  # _read_rows read them
@@ -632,10 +635,10 @@ class PassTreeFacts:
         unbounded = self.unbounded
         limits = [
             free[slot] // amount
-            for slot, amount in candidate[0]
+            for slot, amount in candidate.allocations
             if amount > 0 and slot[0] not in unbounded
         ]
-        if candidate[0]:
+        if candidate.allocations:
             root_id = candidate_root(found=self.found, candidate=candidate)
             host = self.limits(root_id)
             if host:
@@ -658,7 +661,7 @@ class PassTreeFacts:
         weighers."""
         free = self.free()
         class_names, root_of = self.found.class_names, self.found.root_of
-        for (provider_id, class_id), each in candidate[0]:
+        for (provider_id, class_id), each in candidate.allocations:
             amount = each * times
             free[(provider_id, class_id)] -= amount
             name = class_names[class_id]
@@ -691,10 +694,10 @@ class PassTreeFacts:
     def render(self, candidate: Candidate) -> Rendered | None:
         """One candidate as a client sees it, or None when it names a provider deleted since
         the engine read it."""
-        self._know_uuids(p for (p, _c), _a in candidate[0])
+        self._know_uuids(p for (p, _c), _a in candidate.allocations)
         uuids = self.uuids
-        if not all(p in uuids for (p, _c), _a in candidate[0]) or not all(
-            p in uuids for _s, ps in candidate[1] for p in ps
+        if not all(p in uuids for (p, _c), _a in candidate.allocations) or not all(
+            p in uuids for _s, ps in candidate.mappings for p in ps
         ):
             return None
         return self.found.render(candidate, uuids)

@@ -50,7 +50,7 @@ def without_unavailable_pools(
     kept: list[Candidate] = []
     reasons: dict[int, set[str]] = {}
     for candidate in found.candidates:
-        bad = {p for (p, _c), _a in candidate[0]} & unavailable.keys()
+        bad = {p for (p, _c), _a in candidate.allocations} & unavailable.keys()
         if bad:
             root = candidate_root(found=found, candidate=candidate)
             reasons.setdefault(root, set()).update(unavailable[p] for p in bad)

@@ -521,7 +521,7 @@ def first_allocations(*, host: HostState) -> dict[str, dict[str, int]] | None:
     """The allocation request a claim on ``host`` uses: the engine's first for that host; None
     when every one of them is stale (the host's tree changed since the pass read it)."""
     candidates = host.candidates
-    return candidates[0][0] if candidates else None
+    return candidates[0].allocations if candidates else None
 
 
 def _group_funnel(spec: SchedulingSpec) -> list[dict[str, Any]]:
