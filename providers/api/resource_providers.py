@@ -48,8 +48,8 @@ def provider_url(provider):
     return f"/resource_providers/{provider.uuid}"
 
 
-def provider_repr(provider, version):
-    url = provider_url(provider)
+def provider_relations(version):
+    """The links a provider's body names besides ``self``, at a microversion."""
     relations = ["inventories", "usages"]
     if version >= (1, 1):
         relations.append("aggregates")
@@ -57,18 +57,36 @@ def provider_repr(provider, version):
         relations.append("traits")
     if version >= (1, 11):
         relations.append("allocations")
+    return relations
+
+
+def provider_body(uuid, name, generation, parent, root, *, relations, with_tree):
+    """A provider's JSON body; ``uuid``, ``parent`` and ``root`` as text (or None)."""
+    url = f"/resource_providers/{uuid}"
     data = {
-        "uuid": str(provider.uuid),
-        "name": provider.name,
-        "generation": provider.generation,
+        "uuid": uuid,
+        "name": name,
+        "generation": generation,
         "links": [{"rel": "self", "href": url}]
         + [{"rel": rel, "href": f"{url}/{rel}"} for rel in relations],
     }
-    if version >= (1, 14):
-        parent, root = provider.parent_provider_uuid, provider.root_provider_uuid
-        data["parent_provider_uuid"] = str(parent) if parent else None
-        data["root_provider_uuid"] = str(root) if root else None
+    if with_tree:
+        data["parent_provider_uuid"] = parent
+        data["root_provider_uuid"] = root
     return data
+
+
+def provider_repr(provider, version):
+    parent, root = provider.parent_provider_uuid, provider.root_provider_uuid
+    return provider_body(
+        str(provider.uuid),
+        provider.name,
+        provider.generation,
+        str(parent) if parent else None,
+        str(root) if root else None,
+        relations=provider_relations(version),
+        with_tree=version >= (1, 14),
+    )
 
 
 def uuid_in_url(uuid):
@@ -89,17 +107,28 @@ class ResourceProviderListView(PlacementView):
         group = request_groups.parse_group(query, version)
         uuid = uuids.parse(query["uuid"]) if "uuid" in query else None
         try:
-            providers = list(
-                selectors.providers_matching(group=group, name=query.get("name"), uuid=uuid)
-            )
+            rows = selectors.provider_listing(group=group, name=query.get("name"), uuid=uuid)
         except request_groups.UnknownResourceClass as exc:
             raise HTTPBadRequest(f"Invalid resource class in resources parameter: {exc}") from None
         except request_groups.UnknownTrait as exc:
             raise HTTPBadRequest(f'Invalid trait(s) in "required" parameter: {exc}') from None
-        return self.respond(
+        relations, with_tree = provider_relations(version), version >= (1, 14)
+        bodies = [
+            provider_body(
+                row.uuid,
+                row.name,
+                row.generation,
+                row.parent_provider_uuid,
+                row.root_provider_uuid,
+                relations=relations,
+                with_tree=with_tree,
+            )
+            for row in rows
+        ]
+        return self.respond_encoded(
             request,
-            {"resource_providers": [provider_repr(p, version) for p in providers]},
-            last_modified=latest(*(p.last_modified for p in providers)),
+            {"resource_providers": bodies},
+            last_modified=latest(*(row.last_modified for row in rows)),
         )
 
     def post(self, request):

@@ -2,8 +2,6 @@
 
 import time
 
-import orjson
-
 from placementsite.core.api.errors import HTTPBadRequest
 from placementsite.core.api.microversion import since
 from placementsite.core.api.views import PlacementView
@@ -84,17 +82,12 @@ class AllocationCandidatesView(PlacementView):
         except request_groups.UnknownTrait as exc:
             raise HTTPBadRequest(str(exc)) from None
         self.returned = len(found.allocation_requests)
-        body = orjson.dumps(
+        return self.respond_encoded(
+            request,
             {
                 "allocation_requests": allocation_requests_repr(found.allocation_requests, version),
                 "provider_summaries": provider_summaries_repr(
                     found.provider_summaries, version, found.requested_classes
                 ),
-            }
+            },
         )
-        # The body is rendered here (orjson, compact, UTF-8: the same JSON as the default
-        # renderer's) and put into the bodiless response of respond(), which adds the headers.
-        response = self.respond(request)
-        response["Content-Type"] = "application/json"
-        response.content = body
-        return response

@@ -3,6 +3,7 @@
 import datetime as dt
 import logging
 
+import orjson
 from django.http import HttpResponse
 from django.utils import timezone
 from django.utils.http import http_date
@@ -80,6 +81,14 @@ class PlacementView(APIView):
         if response.get("Location", "").startswith("/"):
             # Placement's Location is absolute (webob completes the path with the host).
             response["Location"] = request.build_absolute_uri(response["Location"])
+        return response
+
+    def respond_encoded(self, request, data, last_modified=None):
+        """:meth:`respond` for a large answer: ``data`` encoded by orjson (compact, UTF-8: the
+        same JSON as the default renderer's, several times faster) into the response."""
+        response = self.respond(request, last_modified=last_modified)
+        response["Content-Type"] = "application/json"
+        response.content = orjson.dumps(data)
         return response
 
 
