@@ -192,15 +192,10 @@ def _cpu_set_errors(attrs):
     dedicated, shared = attrs.get("cpu_dedicated_set"), attrs.get("cpu_shared_set")
     errors = {}
     cells = (attrs.get("numa_topology") or {}).get("cells") or []
-    known = {cpu for cell in cells for cpu in cell["cpus"]}
     for name, cpus in (("cpu_dedicated_set", dedicated), ("cpu_shared_set", shared)):
-        if cpus is None:
-            continue
-        if len(set(cpus)) != len(cpus):
-            errors[name] = ["A CPU is listed twice."]
-        elif cells and not set(cpus) <= known:
-            outside = sorted(set(cpus) - known)
-            errors[name] = [f"CPUs {outside} are in no NUMA cell's cpus."]
+        error = _cpu_set_error(cpus, cells)
+        if error:
+            errors[name] = [error]
     both = set(dedicated or ()) & set(shared or ())
     if both and "cpu_shared_set" not in errors:
         errors["cpu_shared_set"] = [f"CPUs {sorted(both)} are also in cpu_dedicated_set."]
@@ -209,6 +204,19 @@ def _cpu_set_errors(attrs):
             f"cpu_dedicated_set and cpu_shared_set name more CPUs than vcpus ({attrs['vcpus']})."
         )
     return errors
+
+
+def _cpu_set_error(cpus, cells):
+    """What is wrong with one CPU set on its own: a CPU listed twice, or CPUs in none of the
+    reported NUMA cells (when the host reports cells); None when nothing is (or no set)."""
+    if cpus is None:
+        return None
+    if len(set(cpus)) != len(cpus):
+        return "A CPU is listed twice."
+    known = {cpu for cell in cells for cpu in cell["cpus"]}
+    if cells and not set(cpus) <= known:
+        return f"CPUs {sorted(set(cpus) - known)} are in no NUMA cell's cpus."
+    return None
 
 
 def _numa_node_errors(attrs):
