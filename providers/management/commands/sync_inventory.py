@@ -40,18 +40,7 @@ class Command(BaseCommand):
     def handle(self, *args, hosts=None, pools=None, force=False, **options):
         if (hosts or pools) and options["all"]:
             raise CommandError("--host, --pool and --all exclude each other")
-        if hosts:
-            known = set(
-                ComputeNode.objects.filter(hostname__in=hosts).values_list("hostname", flat=True)
-            )
-            unknown = [h for h in hosts if h not in known]
-            if unknown:
-                raise CommandError(f"No compute host {', '.join(map(repr, unknown))} has reported")
-        if pools:
-            known = set(ResourcePool.objects.filter(name__in=pools).values_list("name", flat=True))
-            unknown = [p for p in pools if p not in known]
-            if unknown:
-                raise CommandError(f"No resource pool {', '.join(map(repr, unknown))} has reported")
+        _refuse_unreported(hosts=hosts or [], pools=pools or [])
         if hosts or not pools:
             outcomes = compute_nodes_sync(
                 hostnames=hosts, force=force or bool(hosts), due_only=False
@@ -71,3 +60,19 @@ class Command(BaseCommand):
             for error in outcome.errors:
                 line += f"\n  {error}"
             self.stdout.write(line)
+
+
+def _refuse_unreported(*, hosts, pools):
+    """A CommandError naming the ``--host`` or ``--pool`` names that have never reported."""
+    if hosts:
+        known = set(
+            ComputeNode.objects.filter(hostname__in=hosts).values_list("hostname", flat=True)
+        )
+        unknown = [h for h in hosts if h not in known]
+        if unknown:
+            raise CommandError(f"No compute host {', '.join(map(repr, unknown))} has reported")
+    if pools:
+        known = set(ResourcePool.objects.filter(name__in=pools).values_list("name", flat=True))
+        unknown = [p for p in pools if p not in known]
+        if unknown:
+            raise CommandError(f"No resource pool {', '.join(map(repr, unknown))} has reported")
