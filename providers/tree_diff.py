@@ -207,18 +207,12 @@ def _with_kept_contributions(desired, recorded, kept_plugins):
         provider = by_uuid.get(entry.get("uuid"))
         if provider is None:
             continue
-        kept = {
-            name: provider.inventories[name]
-            for name, last in (entry.get("classes") or {}).items()
-            if last.get("plugin") in kept_plugins and name in provider.inventories
-        }
+        kept = _kept_inventories(entry, provider, kept_plugins)
         if not kept:
             continue
         spec = by_key.get(key)
         if spec is None:
-            parent = recorded.members.get(provider.parent_id)
-            parent_key = key_of.get(parent.uuid, "") if parent else ""
-            spec = DesiredProvider(key, provider.name, parent_key, {}, frozenset(), {})
+            spec = _recorded_spec(key, provider, recorded, key_of)
             added.append(key)
         owners = {name: entry["classes"][name]["plugin"] for name in kept}
         by_key[key] = spec._replace(
@@ -226,6 +220,24 @@ def _with_kept_contributions(desired, recorded, kept_plugins):
         )
     ordered = [by_key[spec.key] for spec in desired] + [by_key[k] for k in added]
     return _parents_first(ordered)
+
+
+def _kept_inventories(entry, provider, kept_plugins):
+    """The inventories of ``provider`` (as on record now) of the classes that a plugin in
+    ``kept_plugins`` gave it last time (``entry``: its record in the last sync's state)."""
+    return {
+        name: provider.inventories[name]
+        for name, last in (entry.get("classes") or {}).items()
+        if last.get("plugin") in kept_plugins and name in provider.inventories
+    }
+
+
+def _recorded_spec(key, provider, recorded, key_of):
+    """A provider on record that nothing desires this time, as a DesiredProvider with nothing
+    of its own, under its recorded parent (``key_of``: recorded uuid -> key; "" the root)."""
+    parent = recorded.members.get(provider.parent_id)
+    parent_key = key_of.get(parent.uuid, "") if parent else ""
+    return DesiredProvider(key, provider.name, parent_key, {}, frozenset(), {})
 
 
 def _parents_first(specs):
