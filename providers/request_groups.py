@@ -202,26 +202,35 @@ def parse_resources(value):
 def _parse_one_required(value, allow_forbidden, allow_any):
     """One ``required`` value -> (list of any-of sets, set of forbidden names)."""
     if value.startswith("in:"):
-        if not allow_any:
-            raise InvalidRequest(
-                "Invalid query string parameters: The format "
-                "'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' only supported since microversion 1.39. "
-                f"Got: {value}"
-            )
-        any_of = {name.strip() for name in value[3:].split(",")}
-        if not all(any_of):
-            raise InvalidRequest(
-                "Invalid query string parameters: Expected 'required' parameter value of "
-                f"the form: in:HW_CPU_X86_VMX,CUSTOM_MAGIC. Got an empty trait in: {value}"
-            )
-        if any(name.startswith("!") for name in any_of):
-            raise InvalidRequest(
-                "Invalid query string parameters: The format "
-                "'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' does not support forbidden traits. "
-                f"Got: {value}"
-            )
-        return [frozenset(any_of)], set()
+        return _parse_any_of_required(value, allow_any)
+    return _parse_all_of_required(value, allow_forbidden)
 
+
+def _parse_any_of_required(value, allow_any):
+    """An ``in:A,B`` value (1.39): ``([{A, B}], set())``, one set of which any will do."""
+    if not allow_any:
+        raise InvalidRequest(
+            "Invalid query string parameters: The format "
+            "'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' only supported since microversion 1.39. "
+            f"Got: {value}"
+        )
+    any_of = {name.strip() for name in value[3:].split(",")}
+    if not all(any_of):
+        raise InvalidRequest(
+            "Invalid query string parameters: Expected 'required' parameter value of "
+            f"the form: in:HW_CPU_X86_VMX,CUSTOM_MAGIC. Got an empty trait in: {value}"
+        )
+    if any(name.startswith("!") for name in any_of):
+        raise InvalidRequest(
+            "Invalid query string parameters: The format "
+            "'in:HW_CPU_X86_VMX,CUSTOM_MAGIC' does not support forbidden traits. "
+            f"Got: {value}"
+        )
+    return [frozenset(any_of)], set()
+
+
+def _parse_all_of_required(value, allow_forbidden):
+    """An ``A,!B`` value: ``([{A}], {B})``, every name needed, ``!`` names forbidden (1.22)."""
     names = [name.strip() for name in value.split(",")]
     # Placement strips every leading "!": "!!FOO" forbids FOO.
     forbidden = {name.lstrip("!") for name in names if name.startswith("!")}
