@@ -1,13 +1,19 @@
 """What a filter or weigher sees, and the classes plugins derive from.
 
-A plugin implements one extension point (kube-scheduler's shape): a filter answers a typed
-:class:`Status` for a host (or, as before, None for "fits" and a string for "unschedulable,
-because..."), after an optional ``pre_filter`` that computes what the whole pass needs once
-(hint host lists, zone members) into the pass's :class:`CycleState`; a weigher gives a raw
-score, normalised as the weigher declares (``minval``/``maxval`` as Nova's weighers, or
-``normalised = True`` when already in 0..1) before the multiplier applies, so multipliers
-compare like with like. A plugin that raises, or a filter answering ``Status.error``, fails the
-request closed (:class:`PluginFailed`), never "every host kept".
+Filters borrow the shape of the kube-scheduler framework's PreFilter and Filter extension
+points: a filter answers a typed :class:`Status` for a host (fits, unschedulable, unresolvable
+or error, after the framework's status codes; or, as before, None for "fits" and a string for
+"unschedulable, because..."), after an optional ``pre_filter`` that computes what the whole
+pass needs once (hint host lists, zone members) into the pass's :class:`CycleState`.
+
+Weighers are Nova's, not the kube-scheduler's scoring: a weigher gives a raw score per host,
+which :func:`normalise` maps to 0..1 over the pass's hosts by min-max, as Nova's
+``nova.weights.normalize`` does (``minval``/``maxval`` fix either bound; all scores equal give
+0), or which is taken as it is with ``normalised = True`` (already 0..1); then the multiplier
+applies, so multipliers compare like with like.
+
+A plugin that raises, or a filter answering ``Status.error``, fails the request closed
+(:class:`PluginFailed`), never "every host kept".
 """
 
 from dataclasses import dataclass, field

@@ -42,25 +42,12 @@ class FlavorSerializer(serializers.ModelSerializer):
 
     def validate(self, attrs):
         if self.instance is not None:
-            # As Nova: a flavor's sizes never change (servers were placed for them); extra
-            # specs may, for new servers only (each server keeps a snapshot).
-            changed = size_changes(self.instance, attrs)
-            if changed:
-                raise serializers.ValidationError(
-                    {f: ["A flavor's sizes cannot change; create a new flavor."] for f in changed}
-                )
+            self._refuse_size_changes(attrs)
         merged = {f: getattr(self.instance, f) for f in FLAVOR_FIELDS} if self.instance else {}
         merged.update({f: attrs[f] for f in FLAVOR_FIELDS if f in attrs})
         extra_specs = attrs.get("extra_specs", self.instance.extra_specs if self.instance else {})
         if self.partial and self.instance is not None and "extra_specs" in attrs:
-            # PATCH merges extra specs: a key set to null is removed.
-            merged_specs = dict(self.instance.extra_specs)
-            for key, value in (attrs["extra_specs"] or {}).items():
-                if value is None:
-                    merged_specs.pop(key, None)
-                else:
-                    merged_specs[key] = value
-            extra_specs = attrs["extra_specs"] = merged_specs
+            extra_specs = attrs["extra_specs"] = self._patched_specs(attrs["extra_specs"])
         try:
             validate(
                 vcpus=merged.get("vcpus", 1),
@@ -73,6 +60,25 @@ class FlavorSerializer(serializers.ModelSerializer):
         except InvalidExtraSpec as exc:
             raise serializers.ValidationError({"extra_specs": {exc.key: [exc.detail]}}) from None
         return attrs
+
+    def _refuse_size_changes(self, attrs):
+        """As Nova: a flavor's sizes never change (servers were placed for them); extra specs
+        may, for new servers only (each server keeps a snapshot)."""
+        changed = size_changes(self.instance, attrs)
+        if changed:
+            raise serializers.ValidationError(
+                {f: ["A flavor's sizes cannot change; create a new flavor."] for f in changed}
+            )
+
+    def _patched_specs(self, patch):
+        """The flavor's extra specs with a PATCH's merged in: a key set to null is removed."""
+        merged_specs = dict(self.instance.extra_specs)
+        for key, value in (patch or {}).items():
+            if value is None:
+                merged_specs.pop(key, None)
+            else:
+                merged_specs[key] = value
+        return merged_specs
 
 
 class FlavorAccessSerializer(serializers.Serializer):

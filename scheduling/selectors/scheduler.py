@@ -296,8 +296,8 @@ def candidates_for(*, spec: SchedulingSpec) -> CandidatesById:
 
 
 class SchedulingPass:
-    """One scheduling pass (Nova's ``HostState.consume_from_request``, kube-scheduler's
-    ``CycleState``): the engine's candidates and the host states are read once, and every
+    """One scheduling pass (as Nova's ``HostState.consume_from_request`` between the instances
+    of one request): the engine's candidates and the host states are read once, and every
     placement made in the pass, real (a boot's instances) or simulated (capacity, explain),
     consumes from them in memory, so instance k sees instances 1..k-1 without a query.
 
