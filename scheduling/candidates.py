@@ -378,11 +378,19 @@ class _SubtreeIndex(NamedTuple):
     position: dict[int, dict[int, int]]  # slot -> option -> its place among the options
 
 
+class _SlotAmount(NamedTuple):
+    """What a slot takes of one class."""
+
+    slot: int  # the slot's index
+    class_id: int
+    amount: int
+
+
 class _ProductLayout(NamedTuple):
     """What :meth:`_Assembler._plain_product_candidates` builds each candidate from."""
 
-    entries: list[tuple[int, int, int]]  # per slot's class: (slot index, class id, amount)
-    by_class: list[tuple[int, int, int]]  # the same, in class order
+    entries: list[_SlotAmount]  # per slot, per class it takes
+    by_class: list[_SlotAmount]  # the same, in class order
     suffixes: list[tuple[str, list[int]]]  # (suffix, [its slot indexes]) in suffix order
     one_suffix: str | None  # the one suffix of every slot (a one-group request), else None
 
@@ -685,7 +693,7 @@ class _Assembler:
     def _product_layout(self):
         """The slots' classes and suffixes as :meth:`_plain_product_candidates` reads them."""
         entries = [
-            (index, class_id, amount)
+            _SlotAmount(index, class_id, amount)
             for index, amounts in enumerate(self.slot_amounts)
             for class_id, amount in amounts
         ]
@@ -693,14 +701,15 @@ class _Assembler:
         for index, suffix in enumerate(self.slot_suffixes):
             by_suffix[suffix].append(index)
         suffixes = sorted(by_suffix.items())
+        first_suffix, _slots = suffixes[0]
         return _ProductLayout(
             entries=entries,
             # Every slot on one provider (a flat host): the allocations in class order, as
             # sorting them would give (no class is asked twice here).
-            by_class=sorted(entries, key=lambda entry: entry[1]),
+            by_class=sorted(entries, key=lambda entry: entry.class_id),
             suffixes=suffixes,
             # One suffix for every slot (a one-group request): its providers are the picked.
-            one_suffix=suffixes[0][0] if len(suffixes) == 1 else None,
+            one_suffix=first_suffix if len(suffixes) == 1 else None,
         )
 
     def _plain_product_candidates(self, roots):

@@ -189,9 +189,19 @@ def _apply_group_spec(groups, key, value):
     return True
 
 
+class _ParsedSpecs(NamedTuple):
+    """A flavor's extra specs read, every key checked."""
+
+    groups: dict[str, _Group]  # suffix -> group
+    group_policy: str | None
+    aggregate_specs: dict[str, str]  # aggregate_instance_extra_specs: key -> value
+    affinity: list["DeviceAffinity"]  # the device affinities to try, in order
+    numa_nodes: int  # 0: none
+
+
 def _groups_from_specs(extra_specs, amounts):
-    """``({suffix: _Group}, group_policy, aggregate specs, same_subtree, NUMA nodes)`` with
-    every key checked."""
+    """The flavor's groups and request-wide options (:class:`_ParsedSpecs`) from its extra
+    specs and standard ``amounts``."""
     if not isinstance(extra_specs, dict):
         raise InvalidExtraSpec("extra_specs", "expected an object of key: value")
     groups = {"": _Group(resources={k: v for k, v in amounts.items() if v})}
@@ -217,7 +227,7 @@ def _groups_from_specs(extra_specs, amounts):
     if numa_nodes:
         group_policy = group_policy or "isolate"
     affinity = _affinity_variants(groups, numa_nodes, extra_specs.get(PCI_NUMA_AFFINITY))
-    return groups, group_policy, aggregate_specs, affinity, numa_nodes
+    return _ParsedSpecs(groups, group_policy, aggregate_specs, affinity, numa_nodes)
 
 
 class DeviceAffinity(NamedTuple):

@@ -261,21 +261,21 @@ def hosts_with_aggregates(
     sql = _HOSTS.format(metadata=AggregateMetadata._meta.db_table, id_in=condition)
     postgres = connection.vendor == "postgresql"
     rows = []
-    for pk, uuid, name, aggregate_id, aggregate_uuid, meta_id, *meta in fetch(sql, params):
+    for row in fetch(sql, params):
+        pk, uuid, name, aggregate_id, aggregate_uuid, meta_id, meta_name, zone, meta_data = row
         if not postgres:  # SQLite: uuids as 32 hex digits, JSON as text
             uuid = str(uuidlib.UUID(uuid))
             aggregate_uuid = aggregate_uuid and str(uuidlib.UUID(aggregate_uuid))
-        if isinstance(meta[2], str):  # Django leaves JSON columns as text to its fields
-            meta[2] = json.loads(meta[2])
+        if isinstance(meta_data, str):  # Django leaves JSON columns as text to its fields
+            meta_data = json.loads(meta_data)
         metadata = None
         if meta_id is not None:
-            metadata = dict(
-                zip(
-                    ("aggregate_id", "name", "availability_zone", "metadata"),
-                    (meta_id, *meta),
-                    strict=True,
-                )
-            )
+            metadata = {
+                "aggregate_id": meta_id,
+                "name": meta_name,
+                "availability_zone": zone,
+                "metadata": meta_data,
+            }
         rows.append((pk, uuid, name, aggregate_id, aggregate_uuid, metadata))
     return rows
 
