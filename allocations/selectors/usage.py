@@ -22,6 +22,7 @@ aggregate's members or the whole cloud, as the dashboard and ``/metrics`` show t
 """
 
 from collections import defaultdict
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from django.db.models import (
@@ -31,6 +32,7 @@ from django.db.models import (
     FilteredRelation,
     OuterRef,
     Q,
+    QuerySet,
     Subquery,
     Sum,
     Value,
@@ -43,7 +45,9 @@ from providers.models import Inventory, ResourceProviderAggregate
 from ..models import Allocation
 
 
-def usage_subquery(*, provider="resource_provider_id", resource_class="resource_class_id"):
+def usage_subquery(
+    *, provider: str = "resource_provider_id", resource_class: str = "resource_class_id"
+) -> Coalesce:
     """Units allocated of the outer row's class on its provider (0 if none).
 
     ``provider`` and ``resource_class`` name the outer row's columns.
@@ -60,7 +64,7 @@ def usage_subquery(*, provider="resource_provider_id", resource_class="resource_
     return Coalesce(Subquery(used, output_field=BigIntegerField()), Value(0))
 
 
-def usage_joined(*, inventories, group_by, name="used"):
+def usage_joined(*, inventories: QuerySet, group_by: Sequence[str], name: str = "used") -> QuerySet:
     """``inventories`` (an Inventory queryset) grouped by the columns ``group_by`` (which
     should include ``"id"``: one group per row) and annotated with ``name``: the row's
     usage, as a LEFT JOIN on its provider's allocations of its class, summed per group."""
@@ -84,7 +88,7 @@ def usage_joined(*, inventories, group_by, name="used"):
     )
 
 
-def usage_grouped(*, group_by, **filters):
+def usage_grouped(*, group_by: Sequence[str], **filters: object) -> QuerySet:
     """``(*keys, used)`` rows: usage summed per ``group_by`` (Allocation columns or paths,
     e.g. ``"resource_provider__root_id"``) over the allocations matching ``filters``."""
     return (
@@ -96,9 +100,11 @@ def usage_grouped(*, group_by, **filters):
     )
 
 
-def usage_rows(*, provider_ids=None, class_ids=None):
+def usage_rows(
+    *, provider_ids: Iterable[int] | None = None, class_ids: Iterable[int] | None = None
+) -> QuerySet:
     """``(provider id, class id, used)`` rows, one per pair with allocations (a queryset)."""
-    filters = {}
+    filters: dict[str, Iterable[int]] = {}
     if provider_ids is not None:
         filters["resource_provider_id__in"] = provider_ids
     if class_ids is not None:
@@ -106,7 +112,9 @@ def usage_rows(*, provider_ids=None, class_ids=None):
     return usage_grouped(group_by=("resource_provider_id", "resource_class_id"), **filters)
 
 
-def usage_by_provider_and_class(*, provider_ids=None, class_ids=None):
+def usage_by_provider_and_class(
+    *, provider_ids: Iterable[int] | None = None, class_ids: Iterable[int] | None = None
+) -> dict[tuple[int, int], int]:
     """``{(provider id, class id): used}`` for the pairs with allocations (others: 0)."""
     return {
         (provider_id, class_id): used
@@ -116,7 +124,9 @@ def usage_by_provider_and_class(*, provider_ids=None, class_ids=None):
     }
 
 
-def classes_in_use(*, provider_id=None, class_ids=None):
+def classes_in_use(
+    *, provider_id: int | None = None, class_ids: Iterable[int] | None = None
+) -> list[str]:
     """The names of the classes allocated (any amount) on ``provider_id`` (or any provider),
     among ``class_ids`` (or every class), in class id order."""
     allocated = Allocation.objects.all()
@@ -131,13 +141,13 @@ def classes_in_use(*, provider_id=None, class_ids=None):
     )
 
 
-def usage_by_class(**filters):
+def usage_by_class(**filters: object) -> dict[int, int]:
     """``{class id: used}`` summed over the providers of the allocations matching ``filters``
     (every provider by default)."""
     return dict(usage_grouped(group_by=("resource_class_id",), **filters))
 
 
-def usage_by_root_and_class(*, root_ids):
+def usage_by_root_and_class(*, root_ids: Iterable[int]) -> dict[tuple[int, int], int]:
     """``{(root id, class id): used}`` summed over each whole tree."""
     return {
         (root, class_id): used
@@ -148,7 +158,7 @@ def usage_by_root_and_class(*, root_ids):
     }
 
 
-def usage_by_class_of(*, group_column, ids):
+def usage_by_class_of(*, group_column: str, ids: Iterable[int]) -> dict[int, list[tuple[str, int]]]:
     """``{id: [(class name, used), ...]}`` summed per class, in class order, for each value
     ``ids`` holds of ``group_column`` (an Allocation column or path: ``"consumer__project_id"``)."""
     rows = (
@@ -158,7 +168,7 @@ def usage_by_class_of(*, group_column, ids):
         .order_by(group_column, "resource_class_id")
         .values_list(group_column, "resource_class__name", "used")
     )
-    found = defaultdict(list)
+    found: dict[int, list[tuple[str, int]]] = defaultdict(list)
     for key, rc_name, used in rows:
         found[key].append((rc_name, used))
     return found
@@ -181,15 +191,38 @@ class ClassUsage:
     used: int
 
     @property
-    def free(self):
+    def free(self) -> int:
         return self.capacity - self.used
 
     @property
-    def utilisation(self):
+    def utilisation(self) -> float:
         return utilisation(self.used, self.capacity)
 
 
-def class_usage_summary():
+@dataclass
+class _ClassSum:
+    """Inventories of one resource class being summed into a :class:`ClassUsage`."""
+
+    resource_class: str
+    inventories: int = 0
+    total: int = 0
+    reserved: int = 0
+    capacity: int = 0
+
+    def add(self, total: int, reserved: int, ratio: float, count: int = 1) -> None:
+        """``count`` inventories of this shape, each judged by the capacity model's rule."""
+        self.inventories += count
+        self.total += total * count
+        self.reserved += reserved * count
+        self.capacity += usable_units(total, reserved, ratio) * count
+
+    def with_used(self, used: int) -> ClassUsage:
+        return ClassUsage(
+            self.resource_class, self.inventories, self.total, self.reserved, self.capacity, used
+        )
+
+
+def class_usage_summary() -> list[ClassUsage]:
     """A :class:`ClassUsage` for every resource class that some provider has inventory of.
 
     Inventories are fetched grouped by their shape (class, total, reserved,
@@ -203,19 +236,11 @@ def class_usage_summary():
         .order_by()
     )
     used = usage_by_class()
-    sums = {}
+    sums: dict[int, _ClassSum] = {}
     for row in shapes:
-        rc = row["resource_class_id"]
-        usable = usable_units(row["total"], row["reserved"], row["allocation_ratio"])
-        acc = sums.setdefault(rc, [row["resource_class__name"], 0, 0, 0, 0])
-        acc[1] += row["n"]
-        acc[2] += row["total"] * row["n"]
-        acc[3] += row["reserved"] * row["n"]
-        acc[4] += usable * row["n"]
-    return [
-        ClassUsage(name, n, total, reserved, capacity, used.get(rc, 0))
-        for rc, (name, n, total, reserved, capacity) in sorted(sums.items())
-    ]
+        acc = sums.setdefault(row["resource_class_id"], _ClassSum(row["resource_class__name"]))
+        acc.add(row["total"], row["reserved"], row["allocation_ratio"], count=row["n"])
+    return [sums[rc].with_used(used.get(rc, 0)) for rc in sorted(sums)]
 
 
 @dataclass(frozen=True)
@@ -227,15 +252,17 @@ class InventoryUsage:
     used: int
 
     @property
-    def free(self):
+    def free(self) -> int:
         return self.capacity.free(self.used)
 
     @property
-    def utilisation(self):
+    def utilisation(self) -> float:
         return self.capacity.utilisation(self.used)
 
 
-def inventory_usages_by_provider(*, provider_ids):
+def inventory_usages_by_provider(
+    *, provider_ids: Collection[int]
+) -> dict[int, list[InventoryUsage]]:
     """{provider_id: [InventoryUsage, ...]} in resource class order; two queries."""
     used = usage_by_provider_and_class(provider_ids=provider_ids)
     rows = (
@@ -245,13 +272,15 @@ def inventory_usages_by_provider(*, provider_ids):
             "resource_provider_id", "resource_class_id", "resource_class__name", *CAPACITY_FIELDS
         )
     )
-    found = defaultdict(list)
+    found: dict[int, list[InventoryUsage]] = defaultdict(list)
     for rp, rc, rc_name, *fields in rows:
         found[rp].append(InventoryUsage(rc_name, Capacity(*fields), used.get((rp, rc), 0)))
     return found
 
 
-def _class_totals(key, ids, used):
+def _class_totals(
+    key: str, ids: Collection[int], used: Mapping[tuple[int, int], int]
+) -> dict[int, list[ClassUsage]]:
     """``{id: [ClassUsage, ...]}`` in class order: the inventories whose ``key`` (a path
     from Inventory to a provider id) is in ``ids``, summed per id and class, with ``used``
     (``{(id, class id): used}``) beside them."""
@@ -267,22 +296,16 @@ def _class_totals(key, ids, used):
             "allocation_ratio",
         )
     )
-    sums = {}
+    sums: dict[tuple[int, int], _ClassSum] = {}
     for owner, rc, rc_name, total, reserved, ratio in rows:
-        acc = sums.setdefault((owner, rc), [rc_name, 0, 0, 0, 0])
-        acc[1] += 1
-        acc[2] += total
-        acc[3] += reserved
-        acc[4] += usable_units(total, reserved, ratio)
-    found = defaultdict(list)
-    for (owner, rc), (rc_name, n, total, reserved, capacity) in sums.items():
-        found[owner].append(
-            ClassUsage(rc_name, n, total, reserved, capacity, used.get((owner, rc), 0))
-        )
+        sums.setdefault((owner, rc), _ClassSum(rc_name)).add(total, reserved, ratio)
+    found: dict[int, list[ClassUsage]] = defaultdict(list)
+    for (owner, rc), acc in sums.items():
+        found[owner].append(acc.with_used(used.get((owner, rc), 0)))
     return found
 
 
-def tree_usages_by_root(*, root_ids):
+def tree_usages_by_root(*, root_ids: Collection[int]) -> dict[int, list[ClassUsage]]:
     """{root id: [ClassUsage, ...]} in resource class order, for whole trees (two queries).
 
     Capacity is summed inventory by inventory (each by the capacity model's rule), so a
@@ -293,14 +316,14 @@ def tree_usages_by_root(*, root_ids):
     )
 
 
-def own_usages_by_provider(*, provider_ids):
+def own_usages_by_provider(*, provider_ids: Collection[int]) -> dict[int, list[ClassUsage]]:
     """{provider id: [ClassUsage, ...]}: each provider's own inventories, one per class, as
     :func:`tree_usages_by_root` gives a tree's (two queries)."""
     used = usage_by_provider_and_class(provider_ids=provider_ids)
     return _class_totals("resource_provider_id", provider_ids, used)
 
 
-def aggregate_usages(*, aggregate_id):
+def aggregate_usages(*, aggregate_id: int) -> list[ClassUsage]:
     """A :class:`ClassUsage` per class summed over an aggregate's members' own inventories
     (two queries)."""
     members = ResourceProviderAggregate.objects.filter(aggregate_id=aggregate_id).values(
@@ -314,14 +337,7 @@ def aggregate_usages(*, aggregate_id):
             "resource_class_id", "resource_class__name", "total", "reserved", "allocation_ratio"
         )
     )
-    sums = {}
+    sums: dict[int, _ClassSum] = {}
     for rc, rc_name, total, reserved, ratio in rows:
-        acc = sums.setdefault(rc, [rc_name, 0, 0, 0, 0])
-        acc[1] += 1
-        acc[2] += total
-        acc[3] += reserved
-        acc[4] += usable_units(total, reserved, ratio)
-    return [
-        ClassUsage(name, n, total, reserved, capacity, used.get(rc, 0))
-        for rc, (name, n, total, reserved, capacity) in sums.items()
-    ]
+        sums.setdefault(rc, _ClassSum(rc_name)).add(total, reserved, ratio)
+    return [acc.with_used(used.get(rc, 0)) for rc, acc in sums.items()]

@@ -531,14 +531,15 @@ class _AllocationWrite:
         provider_ids = [self.providers[rp].id for r in self.requests for rp in r.allocations]
         inventories, usage, classes = {}, {}, {}
         self.with_units = set()  # (provider id, class id) with device units
-        for provider_id, class_id, name, *fields, used, has_units in (
+        for row in (
             write_queries.inventories_with_usage(provider_ids=provider_ids, class_names=names)
             if names
             else ()
         ):
+            provider_id, class_id, name, *_fields, used, has_units = row
             key = (provider_id, class_id)
             classes[name] = class_id
-            inventories[key] = Capacity(*fields)
+            inventories[key] = Capacity(*row[3:9])  # the CAPACITY_FIELDS columns
             if used:
                 usage[key] = used
             if has_units:

@@ -3,6 +3,8 @@ round trips with one (a boot's claim sends a dozen statements fewer). They run a
 points of the write as the statements they replace, under the same row locks. On another
 database than PostgreSQL (SQLite, for development) the ORM does the same in more statements."""
 
+from collections.abc import Collection, Iterable, Sequence
+
 from django.db import connection
 from django.db.models import Exists, OuterRef, Sum
 from django.db.models.functions import Coalesce
@@ -22,10 +24,12 @@ _OWNERS = """
 """
 
 
-def owner_ids(*, projects, users, types):
+def owner_ids(
+    *, projects: Collection[str], users: Collection[str], types: Collection[str]
+) -> dict[tuple[str, str], int]:
     """``{("project" | "user" | "type", name): id}`` of the rows that exist, in one read."""
     if connection.vendor != "postgresql":
-        found = {}
+        found: dict[tuple[str, str], int] = {}
         for kind, model, column, names in (
             ("project", Project, "external_id", projects),
             ("user", User, "external_id", users),
@@ -51,7 +55,9 @@ _NEW_CONSUMERS = """
 """
 
 
-def consumers_insert(*, rows, generation):
+def consumers_insert(
+    *, rows: Sequence[tuple[str, int, int, int | None]], generation: int
+) -> dict[str, Consumer]:
     """Insert the consumers ``rows`` (``(uuid, project id, user id, type id or None)``, in
     uuid order) that do not exist yet, with ``generation``; returns the new ones as
     ``{uuid: Consumer}``. A uuid another transaction holds (committed, or inserting it now:
@@ -80,6 +86,10 @@ def consumers_insert(*, rows, generation):
     }
 
 
+#: One inventory as the write's capacity check reads it: (provider id, class id, class name,
+#: the Capacity fields in CAPACITY_FIELDS order, used, has device units).
+CapacityRow = tuple[int, int, str, int, int, int, int, int, float, int, bool]
+
 _CAPACITY = """
     SELECT i.resource_provider_id, c.id, c.name,
            i.total, i.reserved, i.min_unit, i.max_unit, i.step_size, i.allocation_ratio,
@@ -95,7 +105,9 @@ _CAPACITY = """
 """
 
 
-def inventories_with_usage(*, provider_ids, class_names):
+def inventories_with_usage(
+    *, provider_ids: Iterable[int], class_names: Iterable[str]
+) -> list[CapacityRow]:
     """One row per inventory of ``provider_ids`` in the classes named: ``(provider id, class
     id, class name, total, reserved, min_unit, max_unit, step_size, allocation_ratio, used,
     has device units)``. Read after the providers' row locks, so the usage is current."""
@@ -106,7 +118,9 @@ def inventories_with_usage(*, provider_ids, class_names):
         return cursor.fetchall()
 
 
-def _inventories_with_usage_orm(provider_ids, class_names):
+def _inventories_with_usage_orm(
+    provider_ids: Iterable[int], class_names: Iterable[str]
+) -> list[CapacityRow]:
     same = {
         "resource_provider_id": OuterRef("resource_provider_id"),
         "resource_class_id": OuterRef("resource_class_id"),
