@@ -86,11 +86,11 @@ _KIND_OF_RULE = {
     provider_filter.IN_TREE: OUTSIDE_TREE,
 }
 
-# One provider's answers, as read: ``(provider id, *has inventory of each class asked,
-# *meets each rule of each group)`` (booleans after the id). A *pattern* is the answers alone
-# (``row[1:]``): providers with the same pattern get the same verdict.
-VerdictRow = tuple[int, ...]
-Pattern = tuple[int, ...]
+# One provider's answers: whether it has an inventory of each class asked, then whether it
+# meets each rule of each group (booleans). Providers with the same pattern of answers get the
+# same verdict. Providers are known by their *position* in name order: ``ids[position]`` and
+# ``patterns[position]``.
+Pattern = tuple[bool, ...]
 
 
 class FitRequestError(ValueError):
@@ -266,13 +266,13 @@ def fit_report(*, groups: Mapping[str, RequestGroup], shown: int = 100) -> list[
     """
     resolved = resolve_request(groups={s: g for s, g in groups.items() if g.asks_something()})
     class_ids = sorted({class_id for r in resolved.values() for class_id in r.resources})
-    rules, rows = _verdict_rows(resolved, class_ids)
+    rules, ids, patterns = _verdict_rows(resolved, class_ids)
     tallies = [_Tally(r) for r in resolved.values()]
-    short, wanted = _tally_groups(tallies, rules, rows, class_ids)
+    short, wanted = _tally_groups(tallies, rules, ids, patterns, class_ids)
 
     judge = _CapacityJudge(wanted)
     for tally, shortfalls in zip(tallies, short, strict=True):
-        _count_shortfalls(tally, shortfalls, judge, rows)
+        _count_shortfalls(tally, shortfalls, judge, ids)
 
     # Hosts: which trees have a fitting provider; sharing providers apart (two queries).
     root_of = dict(ResourceProvider.objects.values_list("id", "root_id"))
@@ -282,17 +282,18 @@ def fit_report(*, groups: Mapping[str, RequestGroup], shown: int = 100) -> list[
         )
     )
     for tally in tallies:
-        _count_hosts(tally, rows, root_of, sharing_ids)
+        _count_hosts(tally, ids, root_of, sharing_ids)
     hosts = {root_of[pid] or pid for pid in root_of} - sharing_ids
-    picked = [_pick(tally, rows, shown, root_of, sharing_ids) for tally in tallies]
+    picked = [_pick(tally, ids, patterns, shown, root_of, sharing_ids) for tally in tallies]
     return _reports(resolved, tallies, picked, judge, root_of, len(hosts))
 
 
 def _verdict_rows(
     resolved: Mapping[str, ResolvedGroup], class_ids: Sequence[int]
-) -> tuple[list[list[Rule]], list[VerdictRow]]:
-    """Every provider's answers, in name order (one query): whether it has an inventory of
-    each class asked and whether it meets each rule of each group."""
+) -> tuple[list[list[Rule]], list[int], list[Pattern]]:
+    """``(rules of each group, provider ids, patterns)``: every provider's answers, in name
+    order (one query): whether it has an inventory of each class asked and whether it meets
+    each rule of each group."""
     has_inventory = {
         f"has_inventory_{class_id}": ExpressionWrapper(
             provider_filter.has_inventory(resource_class_id=class_id),
@@ -305,13 +306,15 @@ def _verdict_rows(
         providers=ResourceProvider.objects.order_by("name"),
         **has_inventory,
     )
-    return rules, list(rows)
+    rows = list(rows)
+    return rules, [row[0] for row in rows], [row[1:] for row in rows]
 
 
 def _tally_groups(
     tallies: Sequence[_Tally],
     rules: Sequence[list[Rule]],
-    rows: Sequence[VerdictRow],
+    ids: Sequence[int],
+    patterns: Sequence[Pattern],
     class_ids: Sequence[int],
 ) -> tuple[list[Shortfalls], dict[int, set[int]]]:
     """Count each group's verdict into its tally. Providers with the same answers (which
@@ -319,8 +322,8 @@ def _tally_groups(
     pattern is judged once. Returns each group's :data:`Shortfalls` and ``{class id:
     providers whose inventory of it the capacity model must read}``."""
     positions: defaultdict[Pattern, list[int]] = defaultdict(list)  # in name order
-    for position, row in enumerate(rows):
-        positions[row[1:]].append(position)
+    for position, pattern in enumerate(patterns):
+        positions[pattern].append(position)
     column_of = {class_id: index for index, class_id in enumerate(class_ids)}
     wanted: defaultdict[int, set[int]] = defaultdict(set)
     short = []  # per group
@@ -330,7 +333,7 @@ def _tally_groups(
         short.append(_tally_group(tally, rules_of_group, positions, (column, stop), column_of))
         for where, short_of in short[-1]:
             for class_id in short_of:
-                wanted[class_id].update(rows[p][0] for p in where)
+                wanted[class_id].update(ids[p] for p in where)
         column = stop
     return short, wanted
 
@@ -380,13 +383,13 @@ def _tally_group(
 
 
 def _count_shortfalls(
-    tally: _Tally, shortfalls: Shortfalls, judge: "_CapacityJudge", rows: Sequence[VerdictRow]
+    tally: _Tally, shortfalls: Shortfalls, judge: "_CapacityJudge", ids: Sequence[int]
 ) -> None:
     """Count which of the capacity model's rules refused, for providers with the inventory."""
     amounts = tally.resolved.resources
     for where, short_of in shortfalls:
         for position in where:
-            provider_id = rows[position][0]
+            provider_id = ids[position]
             kinds: frozenset[str] = frozenset()
             for class_id in short_of:
                 kinds |= judge.kinds(provider_id, class_id, amounts[class_id])
@@ -397,14 +400,14 @@ def _count_shortfalls(
 
 def _count_hosts(
     tally: _Tally,
-    rows: Sequence[VerdictRow],
+    ids: Sequence[int],
     root_of: Mapping[int, int | None],
     sharing_ids: set[int],
 ) -> None:
     """The hosts with a fitting provider, and per kind of reason how many other hosts'
     closest provider fails for it."""
     tally.fitting_roots = {
-        root_of[rows[p][0]] or rows[p][0] for where in tally.fitting for p in where
+        root_of[ids[p]] or ids[p] for where in tally.fitting for p in where
     } - sharing_ids
     closest: dict[int, tuple[int, frozenset[str]]] = {}  # left-out host -> its closest's score
     # (pattern's kinds, capacity model's kinds) -> (distance, all kinds)
@@ -413,7 +416,7 @@ def _count_hosts(
     for (where, _failed), (kinds, _short_of) in zip(tally.left_out, tally.left_kinds, strict=True):
         pattern_kinds = frozenset(kinds)
         for p in where:
-            pid = rows[p][0]
+            pid = ids[p]
             root = root_of[pid] or pid
             if root in tally.fitting_roots or pid in sharing_ids:
                 continue
@@ -438,7 +441,8 @@ def _most_common_first(counts: Mapping[str, int]) -> list[tuple[str, int]]:
 
 def _pick(
     tally: _Tally,
-    rows: Sequence[VerdictRow],
+    ids: Sequence[int],
+    patterns: Sequence[Pattern],
     shown: int,
     root_of: Mapping[int, int | None],
     sharing_ids: set[int],
@@ -454,16 +458,17 @@ def _pick(
     kept = (
         (p, failed)
         for p, failed in in_order
-        if (root_of[rows[p][0]] or rows[p][0]) not in tally.fitting_roots
-        and rows[p][0] not in sharing_ids
+        if (root_of[ids[p]] or ids[p]) not in tally.fitting_roots and ids[p] not in sharing_ids
     )
     left_out = list(islice(kept, shown))
     sharing = [
-        (row[0], tally.failed_by_pattern.get(row[1:], [])) for row in rows if row[0] in sharing_ids
+        (pid, tally.failed_by_pattern.get(pattern, []))
+        for pid, pattern in zip(ids, patterns, strict=True)
+        if pid in sharing_ids
     ][:shown]
     return _Picked(
-        fitting=[rows[p][0] for p in fitting],
-        left_out=[(rows[p][0], failed) for p, failed in left_out],
+        fitting=[ids[p] for p in fitting],
+        left_out=[(ids[p], failed) for p, failed in left_out],
         sharing=sharing,
     )
 
@@ -558,17 +563,18 @@ def _fitting_hosts(
 ) -> list[tuple[ProviderRef, bool, list[ProviderRef]]]:
     """Fitting providers grouped under their host, hosts in the order first met:
     ``[(host ref, whether the host itself fits, [fitting children])]``."""
-    hosts: dict[int, tuple[list[bool], list[ProviderRef]]] = {}
+    children: dict[int, list[ProviderRef]] = {}  # host id -> fitting children, hosts in order
+    host_fits: set[int] = set()
     for ref in fitting:
         root_id = ref.root_id or ref.id
-        itself, children = hosts.setdefault(root_id, ([False], []))
+        under = children.setdefault(root_id, [])
         if ref.id == root_id:
-            itself[0] = True
+            host_fits.add(root_id)
         else:
-            children.append(ref)
+            under.append(ref)
     return [
-        (refs[root_id], itself[0], children)
-        for root_id, (itself, children) in hosts.items()
+        (refs[root_id], root_id in host_fits, under)
+        for root_id, under in children.items()
         if root_id in refs
     ]
 
