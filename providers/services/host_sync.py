@@ -223,6 +223,7 @@ def record_sync(
                     outcome.changes += subject.after(record, applied[0])
         except Exception as exc:  # the savepoint rolled back: nothing of the tree applied
             outcome, applied = _failure(name, exc, subject.label), None
+            names.forget()  # nor the classes and traits it created: the next host checks again
         if applied is not None:
             record.provider_id, record.synced_state = applied
         outcome.plugin_errors = desired.plugin_errors
@@ -424,6 +425,11 @@ class KnownClassesAndTraits:
             self.metadata.update(plugin.class_metadata)
         self.class_ids: dict[str, int] = {}
         self.traits: set[str] = set()
+
+    def forget(self) -> None:
+        """Know nothing any more: what a rolled-back savepoint created is gone."""
+        self.class_ids.clear()
+        self.traits.clear()
 
     def class_id(self, name: str) -> int:
         if name not in self.class_ids:

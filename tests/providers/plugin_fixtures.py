@@ -69,3 +69,13 @@ class BrokenPoolPlugin(PoolPlugin):
         if report.stats.get("broken"):
             raise RuntimeError("backend unreachable")
         super().contribute(report, tree)
+
+
+class TraitedLongNamePlugin(LongNamePlugin):
+    """:class:`LongNamePlugin` whose hosts also carry a custom trait, created on first use."""
+
+    name = "traited_long_name"
+
+    def contribute(self, report, tree):
+        tree.root.traits.add("CUSTOM_SCRATCH_TRAIT")
+        super().contribute(report, tree)

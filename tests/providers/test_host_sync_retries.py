@@ -88,6 +88,8 @@ def test_beat_retries_a_blocked_host_once_its_allocations_leave(settings):
     assert Inventory.objects.get(resource_class__name="VCPU").total == 2
 
 
+# PostgreSQL refuses a name longer than its column; SQLite stores it, and nothing fails.
+@pytest.mark.postgresql
 def test_a_failed_host_is_retried_like_a_blocked_one(settings):
     settings.PLACEMENT_RESOURCE_PLUGINS = ["vcpu", "tests.providers.plugin_fixtures:LongNamePlugin"]
     ComputeNode.objects.create(
@@ -183,3 +185,26 @@ def test_the_per_host_task_syncs_only_a_host_that_needs_it():
     assert sync_compute_node.apply(args=["one"]).get() == "ok"
     assert sync_compute_node.apply(args=["one"]).get() is None
     assert sync_compute_node.apply(args=[str(uuid.uuid4())]).get() is None
+
+
+# PostgreSQL refuses a name longer than its column; SQLite stores it, and nothing fails.
+@pytest.mark.postgresql
+def test_a_failed_host_does_not_leave_the_run_believing_in_what_it_rolled_back(settings):
+    # The first host creates a custom trait, then fails: its savepoint takes the trait away.
+    # The next host of the same run names the trait too and must create it again, not assume.
+    settings.PLACEMENT_RESOURCE_PLUGINS = [
+        "vcpu",
+        "tests.providers.plugin_fixtures:TraitedLongNamePlugin",
+    ]
+    ComputeNode.objects.create(
+        hostname="a-first",
+        vcpus=4,
+        stats={"child": "x" * 250},
+        reported_at=timezone.now(),
+        report_hash="stored-before-names-were-checked",
+    )
+    compute_node_report(hostname="b-second", report=report())
+    outcomes = {o.hostname: o.status for o in compute_nodes_sync()}
+    assert outcomes == {"a-first": "failed", "b-second": "ok"}
+    second = ComputeNode.objects.get(hostname="b-second").provider
+    assert list(second.traits.values_list("name", flat=True)) == ["CUSTOM_SCRATCH_TRAIT"]
