@@ -7,26 +7,24 @@ selector the classes over capacity; the page puts the two together.
 from dataclasses import replace
 
 from allocations.selectors.provider_pages import over_capacity
-from providers.selectors.compute_nodes import stale_after
+from providers.filtersets import ComputeNodeFilter
+from providers.selectors.compute_nodes import HOST_STATES, host_rows, stale_after
 from providers.selectors.dashboard import host_list_page
 
-from .rendering import PROVIDERS, render_page, staff_required
+from .rendering import PROVIDERS, render_page, searched, staff_required
 
-STATES = [
-    ("", "all"),
-    ("stale", "stale"),
-    ("disabled", "disabled"),
-    ("errors", "sync errors"),
-    ("pending", "waiting for sync"),
-]
+STATES = [("", "all"), *HOST_STATES]
 
 
 @staff_required("providers.view_computenode", *PROVIDERS, "allocations.view_allocation")
 def host_list(request):
-    q = request.GET.get("q", "")[:200]
-    state = request.GET.get("state", "")
+    """The hosts /api/compute-nodes/ would list for the same query (``q``, ``state`` and the
+    API's other filters), a page at a time."""
+    query = searched(request.GET, max_length=200)
+    hosts = ComputeNodeFilter(query, queryset=host_rows())
+    state = query.get("state", "")
     state = state if state in dict(STATES) else ""
-    page = host_list_page(q=q, state=state, page_number=request.GET.get("page"))
+    page = host_list_page(hosts=hosts.qs, page_number=request.GET.get("page"))
     flagged = over_capacity(
         root_ids=[r.node.provider.root_id for r in page.object_list if r.node.provider_id]
     )
@@ -39,7 +37,7 @@ def host_list(request):
     context = {
         "page": page,
         "rows": rows,
-        "q": q,
+        "q": query["q"],
         "state": state,
         "states": STATES,
         "stale_minutes": int(stale_after().total_seconds() // 60),

@@ -16,12 +16,13 @@ from django.urls import reverse
 
 from allocations.selectors.usage import inventory_usages_by_provider
 from providers import policies as provider_policies
+from providers.filtersets import ResourcePoolFilter
 from providers.selectors.dashboard import PoolRow, pool_rows
 from providers.selectors.resource_pools import pool_stale_after
 from providers.services import resource_pools as pool_services
 
 from .actions import REASON_MAX, action, back, policy_allows, policy_required, run_service
-from .rendering import PROVIDERS, render_page, staff_required
+from .rendering import PROVIDERS, render_page, searched, staff_required
 
 POOL_CHANGE = ("providers.view_resourcepool", "providers.change_resourcepool")
 POOL_DELETE = ("providers.view_resourcepool", "providers.delete_resourcepool")
@@ -40,8 +41,8 @@ class PoolWithUsage(NamedTuple):
 
 @staff_required("providers.view_resourcepool", *PROVIDERS, "allocations.view_allocation")
 def pool_list(request):
-    q = request.GET.get("q", "")[:200]
-    rows = pool_rows(q=q)
+    query = searched(request.GET, max_length=200)
+    rows = pool_rows(pools=ResourcePoolFilter(query).qs)
     usages = inventory_usages_by_provider(
         provider_ids=[r.pool.provider_id for r in rows if r.pool.provider_id]
     )
@@ -52,7 +53,7 @@ def pool_list(request):
             for row in rows
             for used in [usages.get(row.pool.provider_id, [])]
         ],
-        "q": q,
+        "q": query["q"],
         "stale_minutes": int(pool_stale_after().total_seconds() // 60),
         "can_change_pools": user.has_perms(POOL_CHANGE) and policy_allows(user, UPDATE_RULE),
         "can_delete_pools": user.has_perms(POOL_DELETE) and policy_allows(user, DELETE_RULE),

@@ -1,7 +1,8 @@
 """The one way a dashboard page is answered: who may see it (``staff_required`` and the view
 permissions each kind of page asks for: ``PROVIDERS``, ``USAGE``, ``CONSUMERS``,
 ``PROJECT_SHARES``) and how it is rendered (``render_page``, with the context every page's
-navigation, footer and units need; ``page_number``, the page a list asks for).
+navigation, footer and units need; ``page_number``, the page a list asks for; ``searched``,
+the query a list's filter set takes).
 
 Every dashboard answer (page, export, redirect, action result) carries
 ``Cache-Control: no-store``: it shows or changes a cloud's state, which neither a browser's
@@ -71,6 +72,14 @@ def refresh_period(request):
 def page_number(request):
     """The page of a paginated list the query string asks for (the first by default)."""
     return request.GET.get("page") or 1
+
+
+def searched(query, *, max_length):
+    """A copy of ``query`` (a QueryDict) for a list's filter set, its search box ``q`` (always
+    there, ``""`` when empty) cut to ``max_length`` characters, as the pages always took it."""
+    query = query.copy()
+    query["q"] = query.get("q", "")[:max_length]
+    return query
 
 
 def render_page(request, template, section, context, status=None):

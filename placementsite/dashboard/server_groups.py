@@ -12,12 +12,13 @@ from django.urls import reverse
 
 from placementsite.core.exceptions import DomainError
 from scheduling import policies as scheduling_policies
+from scheduling.filtersets import ServerGroupFilter
 from scheduling.selectors.server_groups import server_group_by_uuid, server_groups_page
 from scheduling.services.server_groups import server_group_create, server_group_delete
 
 from .actions import PolicyChecker, action, back, done, policy_required
 from .forms import ServerGroupForm
-from .rendering import render_page, staff_required
+from .rendering import render_page, searched, staff_required
 
 VIEW = ("scheduling.view_servergroup", "scheduling.view_server")
 ADD = (*VIEW, "scheduling.add_servergroup")
@@ -36,9 +37,10 @@ def group_list(request):
 
 
 def _page(request, form=None, status=None):
-    q = request.GET.get("q", "")[:200]
+    query = searched(request.GET, max_length=200)
     user = request.user
-    page = server_groups_page(q=q, page_number=request.GET.get("page") or 1)
+    groups = ServerGroupFilter(query).qs
+    page = server_groups_page(groups=groups, page_number=request.GET.get("page") or 1)
     can_delete = user.has_perms(DELETE)
     checker = PolicyChecker(user)
     for group in page.object_list:
@@ -47,7 +49,7 @@ def _page(request, form=None, status=None):
         )
     context = {
         "page": page,
-        "q": q,
+        "q": query["q"],
         "can_create": user.has_perms(ADD),
         "form": form or ServerGroupForm(),
     }

@@ -9,6 +9,7 @@ from placementsite.core.api.errors import HTTPBadRequest
 from placementsite.core.rest.views import ApiModelViewSet
 
 from .. import policies
+from ..filtersets import ComputeNodeFilter, ResourceClassFilter, ResourcePoolFilter
 from ..host_reports import HOSTNAME_RULE, hostname_valid
 from ..models import ComputeNode, ResourceClass, ResourcePool
 from ..selectors.device_units import host_device_units
@@ -25,7 +26,6 @@ from ..services.resource_pools import (
     resource_pool_report,
     resource_pool_set_enabled,
 )
-from .filters import ComputeNodeFilter, ResourceClassFilter, ResourcePoolFilter
 from .serializers import (
     ComputeNodeSerializer,
     HostReportSerializer,

@@ -161,32 +161,45 @@ def hosts_needing_sync(
     )
 
 
-def host_rows(*, q: str = "", state: str = "", signature: str | None = None) -> QuerySet:
-    """Hosts for the dashboard's list, with their provider and whether their providers show
-    their last report (``in_sync``); ``state`` narrows them to ``stale``, ``disabled``,
-    ``errors`` (a plugin raised, a sync blocked or failed) or ``pending`` (waiting for a
-    sync). ``signature``: the plugins' (:func:`providers.plugins.plugins_signature`), the
-    operator's by default.
+# The states the Hosts page (and ``/api/compute-nodes/?state=``) narrows the hosts to.
+HOST_STATES = [
+    ("stale", "stale"),
+    ("disabled", "disabled"),
+    ("errors", "sync errors"),
+    ("pending", "waiting for sync"),
+]
+
+
+def host_state_q(*, state: str, signature: str | None = None) -> Q:
+    """Condition on a ComputeNode: it is in ``state`` (of :data:`HOST_STATES`): ``stale``,
+    ``disabled``, ``errors`` (a plugin raised, a sync blocked or failed) or ``pending``
+    (waiting for a sync). ``signature``: the plugins' (as :func:`host_rows`)."""
+    if state == "stale":
+        return stale_q()
+    if state == "disabled":
+        return Q(enabled=False)
+    if state == "errors":
+        return Q(sync_status__in=RETRIED)
+    if state == "pending":
+        signature = plugins_signature() if signature is None else signature
+        return needs_sync_q(signature=signature, due_only=False)
+    raise ValueError(f"no host state {state!r}")
+
+
+def host_rows(*, signature: str | None = None) -> QuerySet:
+    """Hosts for the dashboard's list, by name, with their provider and whether their
+    providers show their last report (``in_sync``); narrowed by the Hosts page with
+    :class:`providers.filtersets.ComputeNodeFilter`. ``signature``: the plugins'
+    (:func:`providers.plugins.plugins_signature`), the operator's by default.
     """
     signature = plugins_signature() if signature is None else signature
-    hosts = (
+    return (
         ComputeNode.objects.select_related("provider")
         .annotate(
             in_sync=ExpressionWrapper(synced_q(signature=signature), output_field=BooleanField())
         )
         .order_by("hostname")
     )
-    if q:
-        hosts = hosts.filter(hostname__icontains=q)
-    if state == "stale":
-        hosts = hosts.filter(stale_q())
-    elif state == "disabled":
-        hosts = hosts.filter(enabled=False)
-    elif state == "errors":
-        hosts = hosts.filter(sync_status__in=RETRIED)
-    elif state == "pending":
-        hosts = hosts.filter(needs_sync_q(signature=signature, due_only=False))
-    return hosts
 
 
 def tree_capacities(*, root_ids: Iterable[int]) -> list[tuple[int, int, str, int]]:

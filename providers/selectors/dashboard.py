@@ -41,7 +41,7 @@ from ..models import (
     ResourceProviderTrait,
     Trait,
 )
-from .compute_nodes import host_rows, is_stale
+from .compute_nodes import is_stale
 from .resource_pools import pool_is_stale, pool_members_by_host
 
 HOSTS_PER_PAGE = 50
@@ -348,14 +348,11 @@ class HostRow:
 
 
 def host_list_page(
-    *,
-    q: str = "",
-    state: str = "",
-    page_number: int | str | None = 1,
-    per_page: int = HOSTS_PER_PAGE,
+    *, hosts: QuerySet, page_number: int | str | None = 1, per_page: int = HOSTS_PER_PAGE
 ) -> Page:
-    """A page of :class:`HostRow`: the hosts :func:`host_rows` gives for ``q`` and ``state``."""
-    page = Paginator(host_rows(q=q, state=state), per_page).get_page(page_number)
+    """A page of :class:`HostRow` of ``hosts``: :func:`host_rows` (annotated ``in_sync``),
+    filtered."""
+    page = Paginator(hosts, per_page).get_page(page_number)
     now = timezone.now()
     pools = pool_members_by_host(
         root_ids=[host.provider_id for host in page.object_list if host.provider_id]
@@ -388,11 +385,11 @@ class PoolRow:
     changes: list[InventoryChange]  # newest first
 
 
-def pool_rows(*, q: str = "") -> list[PoolRow]:
-    """Every pool (a cloud has few) with its members and recent changes: four queries."""
-    pools = list(ResourcePool.objects.select_related("provider").order_by("name"))
-    if q:
-        pools = [p for p in pools if q.lower() in p.name.lower()]
+def pool_rows(*, pools: QuerySet | None = None) -> list[PoolRow]:
+    """The pools of ``pools`` (a queryset of ResourcePool; every pool by default: a cloud has
+    few), by name, with their members and recent changes: four queries."""
+    chosen = ResourcePool.objects.all() if pools is None else pools
+    pools = list(chosen.select_related("provider").order_by("name"))
     by_aggregate = {p.aggregate_uuid: p for p in pools}
     members: dict[int, list[tuple[str, uuidlib.UUID]]] = {p.pk: [] for p in pools}
     links = (

@@ -1,9 +1,8 @@
 """Moves under /api/: ``POST /api/servers/{id}/migrate|resize|live-migrate|evacuate/`` and
-``/api/migrations/`` (list, show, confirm, revert, finish, fail). Serializers, filters and
-viewsets of moves together, apart from the servers' own module."""
+``/api/migrations/`` (list, show, confirm, revert, finish, fail). Serializers and viewsets
+of moves together, apart from the servers' own module (the filter set of
+``/api/migrations/`` is with the app's others, in ``scheduling/filtersets.py``)."""
 
-import django_filters
-from django.db.models import Q
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_field
@@ -16,6 +15,7 @@ from placementsite.core.rest.serializers import StrictSerializer
 from placementsite.core.rest.views import ApiViewMixin, ApiViewSet, ProjectScopedMixin
 
 from .. import policies
+from ..filtersets import MigrationFilter
 from ..models import Migration, Server
 from ..services import migrations as moves
 from ..services.servers import NoValidHost
@@ -84,34 +84,6 @@ class SettleSerializer(_StrictSerializer):
 
 class FailSerializer(_StrictSerializer):
     reason = serializers.CharField(max_length=2000, required=False, allow_blank=True)
-
-
-# --- filters -----------------------------------------------------------------------------------
-
-
-class MigrationFilter(django_filters.FilterSet):
-    status = django_filters.MultipleChoiceFilter(choices=Migration.Status.choices)
-    kind = django_filters.ChoiceFilter(choices=Migration.Kind.choices)
-    server = django_filters.UUIDFilter(field_name="server_uuid")
-    host = django_filters.CharFilter(method="filter_host", label="source or destination host")
-    older_than = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lt")
-    in_flight = django_filters.BooleanFilter(method="filter_in_flight")
-
-    class Meta:
-        model = Migration
-        fields = ["status", "kind", "server", "host", "older_than", "in_flight"]
-
-    def filter_host(self, queryset, name, value):
-        match = Q(source__name=value) | Q(dest__name=value)
-        named = uuids.parse(value)
-        if named is not None:
-            match |= Q(source__uuid=named) | Q(dest__uuid=named)
-        return queryset.filter(match)
-
-    def filter_in_flight(self, queryset, name, value):
-        if value:
-            return queryset.filter(status__in=Migration.IN_FLIGHT)
-        return queryset.exclude(status__in=Migration.IN_FLIGHT)
 
 
 # --- views -------------------------------------------------------------------------------------

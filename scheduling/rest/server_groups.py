@@ -8,6 +8,7 @@ from placementsite.core.rest.serializers import StrictFieldsMixin
 from placementsite.core.rest.views import ApiViewMixin, ProjectScopedMixin
 
 from .. import policies
+from ..filtersets import ServerGroupFilter
 from ..models import ServerGroup
 from ..services.server_groups import server_group_create, server_group_delete
 
@@ -51,6 +52,7 @@ class ServerGroupViewSet(
 
     queryset = ServerGroup.objects.prefetch_related("members__server")
     serializer_class = ServerGroupSerializer
+    filterset_class = ServerGroupFilter
     lookup_field = "uuid"
     lookup_url_kwarg = "pk"
     lookup_value_regex = "[0-9a-fA-F-]{32,36}"

@@ -21,6 +21,7 @@ from placementsite.core.rest.views import (
 )
 
 from .. import policies
+from ..filtersets import FlavorFilter, ServerFilter
 from ..models import AggregateMetadata, Flavor, Server
 from ..selectors.capacity import flavor_capacity
 from ..selectors.flavors import FlavorViewer, flavor_lookup, flavor_projects, flavors_visible
@@ -39,7 +40,6 @@ from ..services.servers import (
     server_delete,
     servers_create,
 )
-from .filters import FlavorFilter, ServerFilter
 from .serializers import (
     AggregateSerializer,
     CapacityQuerySerializer,

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from uuid import UUID
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Prefetch, Q
+from django.db.models import Prefetch, QuerySet
 
 from placementsite.core import uuids
 
@@ -65,15 +65,17 @@ def server_group_of(*, server: Server) -> ServerGroup | None:
     return membership.group if membership else None
 
 
-def server_groups_page(*, q: str = "", page_number: int | str = 1, per_page: int = 50) -> Page:
-    """A page of the dashboard's groups (those whose name or project contains ``q``), newest
-    first, each with its members' servers, flavors and hosts: three queries."""
+def server_groups_page(
+    *, groups: QuerySet | None = None, page_number: int | str = 1, per_page: int = 50
+) -> Page:
+    """A page of the dashboard's groups (``groups``, a queryset of ServerGroup; every group by
+    default), newest first, each with its members' servers, flavors and hosts: three
+    queries."""
     members = ServerGroupMember.objects.select_related("server__flavor", "server__host").order_by(
         "created_at", "id"
     )
-    groups = ServerGroup.objects.prefetch_related(Prefetch("members", queryset=members))
-    if q:
-        groups = groups.filter(Q(name__icontains=q) | Q(project_id__icontains=q))
+    groups = ServerGroup.objects.all() if groups is None else groups
+    groups = groups.prefetch_related(Prefetch("members", queryset=members))
     return Paginator(groups.order_by("-created_at", "-id"), per_page).get_page(page_number)
 
 
