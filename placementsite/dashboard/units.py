@@ -31,13 +31,13 @@ def human(amount, unit=""):
     scale = SCALES.get(unit)
     if scale is None:
         return _plain(amount)
-    factor, label, larger = scale
-    value, sign = abs(amount), "-" if amount < 0 else ""
+    factor, own_label, larger = scale
+    value, sign, label = abs(amount), "-" if amount < 0 else "", own_label
     for bigger in larger:
         if value < factor:
             break
         value, label = value / factor, bigger
-    if label == scale[1] or value >= 100:
+    if label == own_label or value >= 100:
         shown = number_format(round(value), decimal_pos=0, force_grouping=True)
     else:
         # Three significant digits: 6.06 TiB, 12.5 GiB.

@@ -15,12 +15,12 @@ register = template.Library()
 WIDTH, HEIGHT = 560, 120
 
 
-def _points(samples, index, top, start, span):
+def _points(times, values, top, start, span):
     points = []
-    for sample in samples:
+    for when, value in zip(times, values, strict=True):
         # One sample (no span): in the middle, drawn as a dot since a line needs two.
-        x = (sample[0] - start).total_seconds() / span * WIDTH if span else WIDTH / 2
-        y = HEIGHT - (sample[index] / top * HEIGHT if top else 0)
+        x = (when - start).total_seconds() / span * WIDTH if span else WIDTH / 2
+        y = HEIGHT - (value / top * HEIGHT if top else 0)
         points.append((round(x, 1), round(y, 1)))
     return points
 
@@ -30,27 +30,30 @@ def _as_svg(points):
 
 
 def charts(series, units):
-    """One chart per class: SVG polylines (dots for a single sample) and the latest figures
-    in the class's unit, with the usage's own peak."""
+    """One chart per class (``series``: ``{class: [(sampled_at, capacity, used)]}``): SVG
+    polylines (dots for a single sample) and the latest figures in the class's unit, with the
+    usage's own peak."""
     drawn = []
     for name, samples in sorted(series.items()):
-        start, end = samples[0][0], samples[-1][0]
+        times = [sampled_at for sampled_at, _capacity, _used in samples]
+        capacity_values = [capacity for _sampled_at, capacity, _used in samples]
+        used_values = [used for _sampled_at, _capacity, used in samples]
+        start, end = times[0], times[-1]
         span = (end - start).total_seconds()
-        top = max(max(s[1], s[2]) for s in samples) or 1
-        last = samples[-1]
+        top = max(max(capacity_values), max(used_values)) or 1
         unit = units.get(name, "")
-        capacity = _points(samples, 1, top, start, span)
-        used = _points(samples, 2, top, start, span)
+        capacity_points = _points(times, capacity_values, top, start, span)
+        used_points = _points(times, used_values, top, start, span)
         drawn.append(
             {
                 "resource_class": name,
-                "capacity_points": _as_svg(capacity),
-                "used_points": _as_svg(used),
-                # A line needs two samples: one is shown as dots.
-                "single": capacity[0] + used[0] if len(samples) == 1 else None,
-                "capacity": human(last[1], unit),
-                "used": human(last[2], unit),
-                "peak_used": human(max(s[2] for s in samples), unit),
+                "capacity_points": _as_svg(capacity_points),
+                "used_points": _as_svg(used_points),
+                # A line needs two samples: one is shown as dots (x, y of each).
+                "single": capacity_points[0] + used_points[0] if len(samples) == 1 else None,
+                "capacity": human(capacity_values[-1], unit),
+                "used": human(used_values[-1], unit),
+                "peak_used": human(max(used_values), unit),
                 "start": start,
                 "end": end,
                 "samples": len(samples),
