@@ -22,6 +22,7 @@ views; this module parses values already schema-checked.
 """
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from placementsite.core import uuids
@@ -86,14 +87,20 @@ class ResolvedGroup:
 # --- names to ids -----------------------------------------------------------
 
 
-class UnknownResourceClass(LookupError):
-    def __init__(self, names):
+class UnknownResourceClass(InvalidRequest):
+    """A request names resource classes that do not exist: a 400 with these words wherever
+    the caller does not put them in its own (Placement's messages differ by endpoint)."""
+
+    def __init__(self, names: Iterable[str]) -> None:
         self.names = sorted(names)
-        super().__init__(f"No such resource class {', '.join(self.names)}.")
+        self.name = ", ".join(self.names)
+        super().__init__(f"No such resource class {self.name}.")
 
 
-class UnknownTrait(LookupError):
-    def __init__(self, names):
+class UnknownTrait(InvalidRequest):
+    """A request names traits that do not exist (a 400, as :class:`UnknownResourceClass`)."""
+
+    def __init__(self, names: Iterable[str]) -> None:
         self.names = sorted(names)
         super().__init__(f"No such trait(s): {', '.join(self.names)}.")
 

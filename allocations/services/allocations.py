@@ -52,6 +52,7 @@ from placementsite.core.exceptions import (
 )
 from providers.capacity import CAPACITY_FIELDS, Capacity, CapacityExceeded
 from providers.models import Inventory, ResourceClass, ResourceProvider
+from providers.request_groups import UnknownResourceClass
 from providers.services.generations import (
     bump_generation,
     bump_generations,
@@ -123,14 +124,6 @@ class AllocationRefused(Conflict):
     def __init__(self, detail: str, provider_uuid: str) -> None:
         super().__init__(detail)
         self.provider_uuid = provider_uuid
-
-
-class UnknownResourceClass(InvalidRequest):
-    """An allocation names a resource class that does not exist."""
-
-    def __init__(self, name: str) -> None:
-        super().__init__(f"No such resource class {name}.")
-        self.name = name
 
 
 # --- public services ----------------------------------------------------------
@@ -554,7 +547,7 @@ class _AllocationWrite:
             for resources in request.allocations.values():
                 for name in resources:
                     if name not in classes:
-                        raise UnknownResourceClass(name)
+                        raise UnknownResourceClass([name])
         return classes, inventories, usage
 
     # 6. device assignments

@@ -79,8 +79,7 @@ class AllocationCandidatesView(PlacementView):
             found = engine.candidates_for_request(candidate_request)
         except request_groups.UnknownResourceClass as exc:
             raise HTTPBadRequest(f"Invalid resource class in resources parameter: {exc}") from None
-        except request_groups.UnknownTrait as exc:
-            raise HTTPBadRequest(str(exc)) from None
+        # An unknown trait is answered in its own words (UnknownTrait, a domain error).
         self.returned = len(found.allocation_requests)
         return self.respond_encoded(
             request,
