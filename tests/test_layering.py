@@ -429,3 +429,116 @@ def test_no_app_writes_another_apps_models(app):
 )
 def test_the_write_check_recognises_a_write_through_another_apps_manager(source, found):
     assert foreign_writes(source, "scheduling") == found
+
+
+# Services and selectors are the apps' public seams: what they take is named at every call
+# (keyword-only), and typed as the domain speaks, never as the wire does: no microversion
+# parameter and no import of the microversion plumbing or of the query-string schemas (the
+# edges turn a microversion into a domain flag, as ``allow_reparenting`` is one).
+
+SEAM_PACKAGES = {"services", "selectors"}
+VERSION_MODULES = {"placementsite.core.versions", "providers.query_params"}
+VERSION_PARAMETERS = {"microversion", "version", "want_version"}
+
+
+def seam_modules():
+    for path in rule_modules():
+        if SEAM_PACKAGES & set(path.parts[1:-1]):
+            yield path
+
+
+def positional_parameters(source):
+    """``(line, function, parameters)`` of each public module-level function that takes
+    positional parameters."""
+    return [
+        (node.lineno, node.name, [arg.arg for arg in node.args.posonlyargs + node.args.args])
+        for node in ast.parse(source).body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and not node.name.startswith("_")
+        and (node.args.posonlyargs or node.args.args or node.args.vararg)
+    ]
+
+
+def wire_versions(source, package=""):
+    """``(line, what)`` of each microversion parameter and each import of the version
+    plumbing."""
+    tree = ast.parse(source)
+    found = [
+        (node.lineno, name)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for module in imported_modules(ast.unparse(node), package)
+        for name in sorted(VERSION_MODULES)
+        if module == name or module.startswith(name + ".")
+    ]
+    found += [
+        (node.lineno, arg.arg)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        for arg in node.args.posonlyargs + node.args.args + node.args.kwonlyargs
+        if arg.arg in VERSION_PARAMETERS
+    ]
+    return found
+
+
+def test_the_seam_walk_covers_every_app_s_services_and_selectors():
+    walked = {str(path) for path in seam_modules()}
+    for app in APPS:
+        assert any(path.startswith(f"{app}/services/") for path in walked), app
+        assert any(path.startswith(f"{app}/selectors/") for path in walked), app
+    assert not any("/api/" in path or "/rest/" in path for path in walked)
+
+
+def test_public_services_and_selectors_take_keyword_arguments_only():
+    offenders = [
+        (str(path), *found)
+        for path in seam_modules()
+        for found in positional_parameters((BASE / path).read_text())
+    ]
+    assert offenders == []
+
+
+@pytest.mark.parametrize(
+    "source, found",
+    [
+        ("def provider_for_update(uuid):\n    pass", [(1, "provider_for_update", ["uuid"])]),
+        ("def f(a, /, *, b):\n    pass", [(1, "f", ["a"])]),
+        ("def f(*args):\n    pass", [(1, "f", [])]),
+        ("def f(*, uuid, lock=True):\n    pass", []),
+        ("def _private(uuid):\n    pass", []),
+        ("class A:\n    def m(self, x):\n        pass", []),
+    ],
+)
+def test_the_keyword_only_check_recognises_positional_parameters(source, found):
+    assert positional_parameters(source) == found
+
+
+def test_microversions_stay_at_the_edge():
+    offenders = [
+        (str(path), *found)
+        for path in seam_modules()
+        for found in wire_versions((BASE / path).read_text(), package_of(path))
+    ]
+    assert offenders == []
+
+
+@pytest.mark.parametrize(
+    "source, package, found",
+    [
+        (
+            "from placementsite.core.versions import MAX_VERSION",
+            "",
+            [(1, "placementsite.core.versions")],
+        ),
+        ("from placementsite.core import versions", "", [(1, "placementsite.core.versions")]),
+        (
+            "from ..query_params import schema",
+            "providers.services",
+            [(1, "providers.query_params")],
+        ),
+        ("def f(*, microversion):\n    pass", "", [(1, "microversion")]),
+        ("def f(*, allow_reparenting):\n    pass", "", []),
+    ],
+)
+def test_the_microversion_check_recognises_versions_and_their_plumbing(source, package, found):
+    assert wire_versions(source, package) == found
