@@ -71,6 +71,39 @@ class Allocation(models.Model):
         return f"{self.used} {self.resource_class} on {self.resource_provider} for {self.consumer}"
 
 
+class ProviderUsage(models.Model):
+    """``used``: the units of one resource class allocated on one provider, the sum of its
+    :class:`Allocation` rows, kept so that reads (candidates, capacity, the scheduler, usages,
+    the dashboard) look usage up instead of summing the allocations on every request.
+
+    Written only by the allocation service (:mod:`allocations.services.usage`), in the
+    transaction that writes the allocations and under their providers' row locks, as one
+    bulk delta per write. The invariant, for every provider and class: ``used`` equals the
+    sum of the allocations, where a pair without a row sums to 0 and a row may stay at 0
+    after its allocations are gone (readers take 0 and no row alike). ``placement_audit``
+    reports drift and repairs it. Deleting a provider or class deletes its rows: neither can
+    be deleted while it holds allocations, so only rows at 0 go."""
+
+    resource_provider = models.ForeignKey(
+        ResourceProvider, on_delete=models.CASCADE, related_name="usage_rows"
+    )
+    resource_class = models.ForeignKey(
+        ResourceClass, on_delete=models.CASCADE, related_name="usage_rows"
+    )
+    used = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            # Also the index that joins from an inventory row (provider, class) to its usage.
+            models.UniqueConstraint(
+                fields=["resource_provider", "resource_class"], name="uniq_provider_usage"
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.used} {self.resource_class} on {self.resource_provider}"
+
+
 class DeviceAssignment(models.Model):
     """Which consumer holds a device unit. Written only by the allocation service, in the
     transaction that writes the consumer's allocations (the unit's provider row locked), so

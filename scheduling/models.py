@@ -274,6 +274,8 @@ class LifecycleRecord(models.Model):
         DEVICES_HEALED = "devices_healed", "device units brought in step"
         DRAINED = "drained", "host drained"
         DRAIN_REFUSED = "drain_refused", "server not moved by a drain"
+        USAGE_DRIFT = "usage_drift", "usage row not the sum of the allocations"
+        USAGE_REPAIRED = "usage_repaired", "usage row set to the sum of the allocations"
 
     run = models.UUIDField(db_index=True)
     origin = models.CharField(max_length=20, default="task")  # task, command, api

@@ -17,7 +17,7 @@ from typing import Any
 
 from django.db import connection
 
-from allocations.models import Allocation
+from allocations.models import ProviderUsage
 from placementsite.core.db import reading_connection
 from providers.models import (
     SHARING_TRAIT,
@@ -36,7 +36,7 @@ from .models import AggregateMetadata
 _PROVIDERS = ResourceProvider._meta.db_table
 _INVENTORIES = Inventory._meta.db_table
 _CLASSES = ResourceClass._meta.db_table
-_ALLOCATIONS = Allocation._meta.db_table
+_USAGE = ProviderUsage._meta.db_table
 _PROVIDER_TRAITS = ResourceProviderTrait._meta.db_table
 _TRAITS = Trait._meta.db_table
 _PROVIDER_AGGREGATES = ResourceProviderAggregate._meta.db_table
@@ -64,19 +64,14 @@ _TREE_MEMBERS = f"""
 TreeMember = tuple[int, str, int | None, int]  # (id, uuid, parent id, root id)
 MEMBER_ID, MEMBER_UUID, MEMBER_PARENT_ID, MEMBER_ROOT_ID = range(4)
 
-# Usage summed per provider and class in a derived table, joined to the inventory rows: one
-# aggregate over the allocations of these providers, not a subquery per inventory row.
+# Usage per inventory row: its provider's maintained usage row of its class (allocations'
+# ProviderUsage, one at most), joined in; no allocation is summed.
 _INVENTORIES_WITH_USAGE = f"""
     SELECT i.resource_provider_id, c.name, i.total, i.reserved, i.allocation_ratio,
            COALESCE(u.used, 0)
     FROM {_INVENTORIES} i
     JOIN {_CLASSES} c ON c.id = i.resource_class_id
-    LEFT JOIN (
-        SELECT a.resource_provider_id, a.resource_class_id, SUM(a.used) AS used
-        FROM {_ALLOCATIONS} a
-        WHERE {{allocation_provider_in}}
-        GROUP BY a.resource_provider_id, a.resource_class_id
-    ) u ON u.resource_provider_id = i.resource_provider_id
+    LEFT JOIN {_USAGE} u ON u.resource_provider_id = i.resource_provider_id
        AND u.resource_class_id = i.resource_class_id
     WHERE {{inventory_provider_in}}
     ORDER BY i.resource_provider_id, i.resource_class_id
@@ -90,12 +85,7 @@ _TREE_INVENTORIES_WITH_USAGE = f"""
     FROM {_INVENTORIES} i
     JOIN {_PROVIDERS} p ON p.id = i.resource_provider_id
     JOIN {_CLASSES} c ON c.id = i.resource_class_id
-    LEFT JOIN (
-        SELECT a.resource_provider_id, a.resource_class_id, SUM(a.used) AS used
-        FROM {_ALLOCATIONS} a JOIN {_PROVIDERS} ap ON ap.id = a.resource_provider_id
-        WHERE {{allocation_root_in}}
-        GROUP BY a.resource_provider_id, a.resource_class_id
-    ) u ON u.resource_provider_id = i.resource_provider_id
+    LEFT JOIN {_USAGE} u ON u.resource_provider_id = i.resource_provider_id
        AND u.resource_class_id = i.resource_class_id
     WHERE {{inventory_root_in}}
     ORDER BY i.resource_provider_id, i.resource_class_id
@@ -181,13 +171,10 @@ def inventories_with_usage(
 ) -> list[tuple[int, str, int, int, float, int]]:
     """``[(provider id, class name, total, reserved, allocation_ratio, used), ...]`` of the
     providers, in provider and class id order."""
-    provider_ids = list(provider_ids)
-    allocation_in, allocation_params = _id_in("a.resource_provider_id", provider_ids)
-    inventory_in, inventory_params = _id_in("i.resource_provider_id", provider_ids)
-    sql = _INVENTORIES_WITH_USAGE.format(
-        allocation_provider_in=allocation_in, inventory_provider_in=inventory_in
+    inventory_in, inventory_params = _id_in("i.resource_provider_id", list(provider_ids))
+    return fetch(
+        _INVENTORIES_WITH_USAGE.format(inventory_provider_in=inventory_in), inventory_params
     )
-    return fetch(sql, allocation_params + inventory_params)
 
 
 def tree_inventories_with_usage(
@@ -195,13 +182,10 @@ def tree_inventories_with_usage(
 ) -> list[tuple[int, int, str, int, int, float, int]]:
     """``[(root id, provider id, class name, total, reserved, allocation_ratio, used), ...]``
     of every provider of the trees ``root_ids``, in provider and class id order."""
-    root_ids = list(root_ids)
-    allocation_in, allocation_params = _id_in("ap.root_id", root_ids)
-    inventory_in, inventory_params = _id_in("p.root_id", root_ids)
-    sql = _TREE_INVENTORIES_WITH_USAGE.format(
-        allocation_root_in=allocation_in, inventory_root_in=inventory_in
+    inventory_in, inventory_params = _id_in("p.root_id", list(root_ids))
+    return fetch(
+        _TREE_INVENTORIES_WITH_USAGE.format(inventory_root_in=inventory_in), inventory_params
     )
-    return fetch(sql, allocation_params + inventory_params)
 
 
 def tree_inventory_counts(root_ids: Collection[int]) -> dict[int, int]:

@@ -54,6 +54,7 @@ def load(count, numa_every=0):
     from django.db import transaction
 
     from allocations.models import Allocation, Consumer, Project, User
+    from allocations.services.usage import usage_rebuild
     from providers.models import (
         Aggregate,
         Inventory,
@@ -160,6 +161,7 @@ def load(count, numa_every=0):
                 ),
             ]
         Allocation.objects.bulk_create(allocations, batch_size=5000)
+        usage_rebuild()  # written past the allocation service: its usage rows follow
         Flavor.objects.create(name="bench.small", vcpus=2, ram=4096, disk=20)
         Flavor.objects.create(name="bench.large", vcpus=8, ram=32768, disk=100)
         Flavor.objects.create(

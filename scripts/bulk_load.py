@@ -129,7 +129,7 @@ class Cloud:
     instances holding allocations."""
 
     def __init__(self, cursor, ids):
-        from allocations.models import Allocation, Consumer
+        from allocations.models import Allocation, Consumer, ProviderUsage
         from providers.models import (
             Inventory,
             ResourceProvider,
@@ -144,6 +144,10 @@ class Cloud:
         self.aggregates = Table(ResourceProviderAggregate, cursor)
         self.consumers = Table(Consumer, cursor)
         self.allocations = Table(Allocation, cursor)
+        # The usage rows the allocation service would keep: the allocations summed per
+        # provider and class (the providers are new, so are their rows).
+        self.usages = Table(ProviderUsage, cursor)
+        self.used = {}
 
     def provider(self, name, spec, *, parent=None, root=None, traits=(), aggregates=()):
         pk = self.providers.next_id
@@ -176,8 +180,12 @@ class Cloud:
                     resource_class_id=self.ids[class_name],
                     used=used,
                 )
+                key = (pk, self.ids[class_name])
+                self.used[key] = self.used.get(key, 0) + used
 
     def copy(self, cursor):
+        for (provider_id, class_id), used in sorted(self.used.items()):
+            self.usages.add(resource_provider_id=provider_id, resource_class_id=class_id, used=used)
         for table in (
             self.providers,
             self.inventories,
@@ -185,6 +193,7 @@ class Cloud:
             self.aggregates,
             self.consumers,
             self.allocations,
+            self.usages,
         ):
             table.copy(cursor)
 

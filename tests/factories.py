@@ -3,6 +3,7 @@
 import uuid as uuidlib
 
 from allocations.models import Allocation, Consumer, ConsumerType, Project, User
+from allocations.services.usage import usage_apply, usage_deltas
 from providers.models import Aggregate, Inventory, ResourceClass, ResourceProvider, Trait
 
 _counter = iter(range(1, 10**9))
@@ -54,8 +55,9 @@ def make_consumer(
 
 
 def make_allocation(provider, consumer, resources):
-    """``resources`` maps class names to amounts."""
-    return [
+    """``resources`` maps class names to amounts; the usage rows follow, as the allocation
+    service keeps them."""
+    made = [
         Allocation.objects.create(
             resource_provider=provider,
             consumer=consumer,
@@ -64,3 +66,15 @@ def make_allocation(provider, consumer, resources):
         )
         for rc_name, used in resources.items()
     ]
+    usage_apply(
+        deltas=usage_deltas((a.resource_provider_id, a.resource_class_id, a.used) for a in made)
+    )
+    return made
+
+
+def delete_allocations(allocations):
+    """Delete ``allocations`` (a queryset) straight in the database, the usage rows brought
+    down by what they held, as the allocation service keeps them."""
+    held = list(allocations.values_list("resource_provider_id", "resource_class_id", "used"))
+    allocations.delete()
+    usage_apply(deltas=usage_deltas(held, sign=-1))

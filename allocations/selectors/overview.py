@@ -17,7 +17,7 @@ from placementsite.core.db import reading_connection
 from providers.capacity import usable_expression
 from providers.models import Inventory, ResourceClass, ResourceProvider
 
-from ..models import Allocation, Consumer, Project, User
+from ..models import Allocation, Consumer, Project, ProviderUsage, User
 from .usage import InventoryUsage, inventory_usages_by_provider
 
 
@@ -62,9 +62,8 @@ def _fullest_ids(limit: int) -> list[int]:
         .query.sql_with_params()
     )
     used_sql, used_params = (
-        Allocation.objects.order_by()
-        .values("resource_provider_id", "resource_class_id")
-        .annotate(used=Sum("used"))
+        ProviderUsage.objects.filter(used__gt=0)
+        .order_by()
         .values("resource_provider_id", "resource_class_id", "used")
         .query.sql_with_params()
     )

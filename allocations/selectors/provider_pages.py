@@ -44,7 +44,7 @@ from providers.selectors.dashboard import (
 )
 from providers.selectors.device_units import host_device_units
 
-from ..models import Allocation
+from ..models import Allocation, ProviderUsage
 from .usage import (
     ClassUsage,
     InventoryUsage,
@@ -155,7 +155,7 @@ def _sorted(qs: QuerySet, sort: str | None) -> QuerySet:
             return qs.order_by("name")
         qs = qs.annotate(
             _usable=_tree_or_own(Inventory, rc_id, usable_expression()),
-            _used=Coalesce(_tree_or_own(Allocation, rc_id, "used"), 0),
+            _used=Coalesce(_tree_or_own(ProviderUsage, rc_id, "used"), 0),
         )
         column = {
             "capacity": F("_usable"),

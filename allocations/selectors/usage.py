@@ -21,10 +21,12 @@ inventory (:class:`InventoryUsage`), and summed per class (:class:`ClassUsage`) 
 aggregate's members or the whole cloud, as the dashboard and ``/metrics`` show them.
 """
 
+import uuid as uuidlib
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from django.db import connection
 from django.db.models import (
     BigIntegerField,
     Count,
@@ -40,59 +42,58 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 
 from providers.capacity import CAPACITY_FIELDS, Capacity, usable_units, utilisation
-from providers.models import Inventory, ResourceProviderAggregate
+from providers.models import Inventory, ResourceClass, ResourceProvider, ResourceProviderAggregate
 
-from ..models import Allocation
+from ..models import Allocation, ProviderUsage
+
+
+def _in_use() -> QuerySet:
+    """The maintained usage rows that count: a row left at 0 by freed allocations is as no
+    row (see :class:`~allocations.models.ProviderUsage`)."""
+    return ProviderUsage.objects.filter(used__gt=0)
 
 
 def usage_subquery(
     *, provider: str = "resource_provider_id", resource_class: str = "resource_class_id"
 ) -> Coalesce:
-    """Units allocated of the outer row's class on its provider (0 if none).
+    """Units allocated of the outer row's class on its provider (0 if none): its usage row.
 
     ``provider`` and ``resource_class`` name the outer row's columns.
     """
-    used = (
-        Allocation.objects.filter(
-            resource_provider_id=OuterRef(provider), resource_class_id=OuterRef(resource_class)
-        )
-        .order_by()
-        .values("resource_provider_id")
-        .annotate(total=Sum("used"))
-        .values("total")
-    )
+    used = ProviderUsage.objects.filter(
+        resource_provider_id=OuterRef(provider), resource_class_id=OuterRef(resource_class)
+    ).values("used")[:1]
     return Coalesce(Subquery(used, output_field=BigIntegerField()), Value(0))
 
 
 def usage_joined(*, inventories: QuerySet, group_by: Sequence[str], name: str = "used") -> QuerySet:
-    """``inventories`` (an Inventory queryset) grouped by the columns ``group_by`` (which
-    should include ``"id"``: one group per row) and annotated with ``name``: the row's
-    usage, as a LEFT JOIN on its provider's allocations of its class, summed per group."""
+    """``inventories`` (an Inventory queryset) as rows of the columns ``group_by`` (which
+    should include ``"id"``: one row per inventory) annotated with ``name``: the row's usage,
+    LEFT JOINed from its provider's usage row of its class (one at most, so no grouping: a
+    condition on ``name`` is a plain WHERE on the joined column)."""
     return (
         inventories.annotate(
-            _class_allocations=FilteredRelation(
-                "resource_provider__allocations",
+            _class_usage=FilteredRelation(
+                "resource_provider__usage_rows",
                 condition=Q(
-                    resource_provider__allocations__resource_class_id=F("resource_class_id")
+                    resource_provider__usage_rows__resource_class_id=F("resource_class_id")
                 ),
             )
         )
         .values(*group_by)
         .annotate(
-            **{
-                name: Coalesce(
-                    Sum("_class_allocations__used"), Value(0), output_field=BigIntegerField()
-                )
-            }
+            **{name: Coalesce(F("_class_usage__used"), Value(0), output_field=BigIntegerField())}
         )
     )
 
 
 def usage_grouped(*, group_by: Sequence[str], **filters: object) -> QuerySet:
-    """``(*keys, used)`` rows: usage summed per ``group_by`` (Allocation columns or paths,
-    e.g. ``"resource_provider__root_id"``) over the allocations matching ``filters``."""
+    """``(*keys, used)`` rows: usage summed per ``group_by`` (ProviderUsage columns or paths,
+    e.g. ``"resource_provider__root_id"``) over the usage rows matching ``filters`` (on the
+    provider and class, named as on an Allocation), pairs in use only."""
     return (
-        Allocation.objects.filter(**filters)
+        _in_use()
+        .filter(**filters)
         .order_by()
         .values(*group_by)
         .annotate(used=Sum("used"))
@@ -104,12 +105,12 @@ def usage_rows(
     *, provider_ids: Iterable[int] | None = None, class_ids: Iterable[int] | None = None
 ) -> QuerySet:
     """``(provider id, class id, used)`` rows, one per pair with allocations (a queryset)."""
-    filters: dict[str, Iterable[int]] = {}
+    rows = _in_use()
     if provider_ids is not None:
-        filters["resource_provider_id__in"] = provider_ids
+        rows = rows.filter(resource_provider_id__in=provider_ids)
     if class_ids is not None:
-        filters["resource_class_id__in"] = class_ids
-    return usage_grouped(group_by=("resource_provider_id", "resource_class_id"), **filters)
+        rows = rows.filter(resource_class_id__in=class_ids)
+    return rows.order_by().values_list("resource_provider_id", "resource_class_id", "used")
 
 
 def usage_by_provider_and_class(
@@ -129,7 +130,7 @@ def classes_in_use(
 ) -> list[str]:
     """The names of the classes allocated (any amount) on ``provider_id`` (or any provider),
     among ``class_ids`` (or every class), in class id order."""
-    allocated = Allocation.objects.all()
+    allocated = _in_use()
     if provider_id is not None:
         allocated = allocated.filter(resource_provider_id=provider_id)
     if class_ids is not None:
@@ -139,6 +140,68 @@ def classes_in_use(
         .values_list("resource_class__name", flat=True)
         .distinct()
     )
+
+
+@dataclass(frozen=True)
+class UsageDrift:
+    """A provider and class whose maintained usage row (``used``, 0 when there is none) is
+    not the sum of its allocations (``summed``)."""
+
+    provider_id: int
+    provider_uuid: str
+    class_id: int
+    class_name: str
+    used: int
+    summed: int
+
+
+_DRIFT = """
+    SELECT d.provider_id, p.uuid, d.class_id, c.name, d.used, d.summed
+    FROM (
+        SELECT provider_id, class_id, SUM(used) AS used, SUM(summed) AS summed
+        FROM (
+            SELECT resource_provider_id AS provider_id, resource_class_id AS class_id,
+                   used, 0 AS summed
+            FROM {usage} {usage_where}
+            UNION ALL
+            SELECT resource_provider_id, resource_class_id, 0, used
+            FROM {allocations} {allocation_where}
+        ) both_sides
+        GROUP BY provider_id, class_id
+        HAVING SUM(used) <> SUM(summed)
+    ) d
+    JOIN {providers} p ON p.id = d.provider_id
+    JOIN {classes} c ON c.id = d.class_id
+    ORDER BY d.provider_id, d.class_id
+"""
+
+
+def usage_drift(*, provider_ids: Iterable[int] | None = None) -> list[UsageDrift]:
+    """Every provider (of ``provider_ids``, or any) and class whose usage row is not the sum
+    of its allocations, in provider and class id order: one query, comparing both sides
+    grouped together (a row at 0 and no row are the same)."""
+    ids = None if provider_ids is None else sorted(set(provider_ids))
+    if ids is not None and not ids:
+        return []
+    where, params = "", []
+    if ids is not None:
+        where = f"WHERE resource_provider_id IN ({', '.join(['%s'] * len(ids))})"
+        params = [*ids, *ids]
+    sql = _DRIFT.format(
+        usage=ProviderUsage._meta.db_table,
+        allocations=Allocation._meta.db_table,
+        providers=ResourceProvider._meta.db_table,
+        classes=ResourceClass._meta.db_table,
+        usage_where=where,
+        allocation_where=where,
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    return [
+        UsageDrift(provider_id, str(uuidlib.UUID(str(uuid))), class_id, name, used, summed)
+        for provider_id, uuid, class_id, name, used, summed in rows
+    ]
 
 
 def usage_by_class(**filters: object) -> dict[int, int]:

@@ -68,6 +68,7 @@ from ..models import Allocation, Consumer, ConsumerType, Project, User
 from ..selectors.allocations import allocations_of_consumers
 from . import write_queries
 from .device_assignments import DeviceUnitsExhausted, device_units_assign
+from .usage import usage_apply, usage_deltas
 
 Owner = TypeVar("Owner", Project, User, ConsumerType)
 
@@ -162,11 +163,13 @@ def allocation_delete(*, consumer_uuid: str) -> None:
     canonical = uuids.parse(consumer_uuid)
     with _database_conflicts_reported(), transaction.atomic():
         consumer = None
+        locked: dict[int, ResourceProvider] = {}
         if canonical is not None:
+            locked = _lock_providers_held([canonical])
             consumer = Consumer.objects.select_for_update().filter(uuid=canonical).first()
         if consumer is None or not consumer.allocations.exists():
             raise NotFound(f"No allocations for consumer '{consumer_uuid}'")
-        _consumers_delete([consumer.id])
+        _consumers_delete([consumer.id], locked)
 
 
 def consumers_free(
@@ -174,11 +177,12 @@ def consumers_free(
 ) -> dict[uuidlib.UUID, dict[str, dict[str, int]]]:
     """Delete these consumers (those that exist) with every allocation they hold, as
     :func:`allocation_delete` does one, in the caller's transaction when there is one: the
-    consumers locked in uuid order, as every allocation write locks them, then their
-    allocations read and deleted. Returns ``{consumer uuid: {provider uuid: {class: used}}}``
+    providers they hold locked in id order, then the consumers in uuid order, as every
+    allocation write locks them, then their allocations read and deleted. Returns ``{consumer uuid: {provider uuid: {class: used}}}``
     for those that held anything. Provider generations are left alone, as Placement's delete
     leaves them."""
     with _database_conflicts_reported(), transaction.atomic():
+        locked = _lock_providers_held(list(consumer_uuids))
         consumers = dict(
             Consumer.objects.select_for_update()
             .filter(uuid__in=list(consumer_uuids))
@@ -186,14 +190,43 @@ def consumers_free(
             .values_list("uuid", "id")
         )
         held = allocations_of_consumers(consumer_uuids=list(consumers))
-        _consumers_delete(list(consumers.values()))
+        _consumers_delete(list(consumers.values()), locked)
     return held
 
 
-def _consumers_delete(consumer_ids: list[int]) -> None:
-    if consumer_ids:
-        Allocation.objects.filter(consumer_id__in=consumer_ids).delete()
-        Consumer.objects.filter(id__in=consumer_ids).delete()
+def _lock_providers_held(consumer_uuids: list) -> dict[int, ResourceProvider]:
+    """Lock (in id order) the providers these consumers hold, before the consumers are
+    locked, as every allocation write orders its locks: the usage rows of those providers
+    change with the delete. Returns ``{provider id: provider}``."""
+    held = (
+        Allocation.objects.filter(consumer__uuid__in=consumer_uuids)
+        .values_list("resource_provider__uuid", flat=True)
+        .distinct()
+    )
+    return {p.id: p for p in providers_for_update(uuids={str(u) for u in held}).values()}
+
+
+def _consumers_delete(consumer_ids: list[int], locked: Mapping[int, ResourceProvider]) -> None:
+    """Delete the consumers (locked) with their allocations, the usage rows of their
+    providers brought down by what they held. ``locked``: the providers locked before the
+    consumers; one a consumer moved to since is locked now (a rare race)."""
+    if not consumer_ids:
+        return
+    allocations = Allocation.objects.filter(consumer_id__in=consumer_ids)
+    held = list(
+        allocations.values_list("resource_provider_id", "resource_class_id", "used").order_by()
+    )
+    missed = {provider_id for provider_id, _class, _used in held} - set(locked)
+    if missed:
+        list(
+            ResourceProvider.objects.select_for_update()
+            .filter(id__in=missed)
+            .order_by("id")
+            .values_list("id", flat=True)
+        )
+    usage_apply(deltas=usage_deltas(held, sign=-1))
+    allocations.delete()
+    Consumer.objects.filter(id__in=consumer_ids).delete()
 
 
 def allocations_reshape(
@@ -512,8 +545,18 @@ class _AllocationWrite:
                             used=amount,
                         )
                     )
-        Allocation.objects.bulk_create(rows)
+        self._write(rows)
         self.written = rows
+
+    def _write(self, rows: list[Allocation]) -> None:
+        """The new rows, and the usage rows brought in step (what was placed, less what
+        _clear took off), together: one statement on PostgreSQL."""
+        deltas = usage_deltas(
+            (row.resource_provider_id, row.resource_class_id, row.used) for row in rows
+        )
+        for key, freed in self.freed.items():
+            deltas[key] = deltas.get(key, 0) - freed
+        write_queries.allocations_insert(rows, deltas=deltas)
 
     def _read_capacity(
         self, names: set[str]
@@ -533,6 +576,9 @@ class _AllocationWrite:
             key = (provider_id, class_id)
             classes[name] = class_id
             inventories[key] = Capacity(*row[3:9])  # the CAPACITY_FIELDS columns
+            # The usage rows are brought in step with the write (_write): what _clear took
+            # off is still counted there.
+            used -= self.freed.get(key, 0)
             if used:
                 usage[key] = used
             if has_units:

@@ -3,17 +3,18 @@ round trips with one (a boot's claim sends a dozen statements fewer). They run a
 points of the write as the statements they replace, under the same row locks. On another
 database than PostgreSQL (SQLite, for development) the ORM does the same in more statements."""
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from django.db import connection
-from django.db.models import Exists, OuterRef, Sum
+from django.db.models import Exists, OuterRef
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from providers.capacity import CAPACITY_FIELDS
 from providers.models import DeviceUnit, Inventory
 
-from ..models import Allocation, Consumer, ConsumerType, Project, User
+from ..models import Allocation, Consumer, ConsumerType, Project, ProviderUsage, User
+from .usage import usage_apply
 
 _OWNERS = """
     SELECT 'project', external_id, id FROM allocations_project WHERE external_id = ANY(%s)
@@ -93,9 +94,9 @@ CapacityRow = tuple[int, int, str, int, int, int, int, int, float, int, bool]
 _CAPACITY = """
     SELECT i.resource_provider_id, c.id, c.name,
            i.total, i.reserved, i.min_unit, i.max_unit, i.step_size, i.allocation_ratio,
-           COALESCE((SELECT SUM(a.used) FROM allocations_allocation a
-                     WHERE a.resource_provider_id = i.resource_provider_id
-                       AND a.resource_class_id = i.resource_class_id), 0),
+           COALESCE((SELECT u.used FROM allocations_providerusage u
+                     WHERE u.resource_provider_id = i.resource_provider_id
+                       AND u.resource_class_id = i.resource_class_id), 0),
            EXISTS (SELECT 1 FROM providers_deviceunit d
                    WHERE d.provider_id = i.resource_provider_id
                      AND d.resource_class_id = i.resource_class_id)
@@ -109,8 +110,9 @@ def inventories_with_usage(
     *, provider_ids: Iterable[int], class_names: Iterable[str]
 ) -> list[CapacityRow]:
     """One row per inventory of ``provider_ids`` in the classes named: ``(provider id, class
-    id, class name, total, reserved, min_unit, max_unit, step_size, allocation_ratio, used,
-    has device units)``. Read after the providers' row locks, so the usage is current."""
+        id, class name, total, reserved, min_unit, max_unit, step_size, allocation_ratio, used,
+        has device units)``, ``used`` as the usage rows hold it. Read after the providers' row locks,
+    so the usage is current."""
     if connection.vendor != "postgresql":
         return _inventories_with_usage_orm(provider_ids, class_names)
     with connection.cursor() as cursor:
@@ -125,12 +127,7 @@ def _inventories_with_usage_orm(
         "resource_provider_id": OuterRef("resource_provider_id"),
         "resource_class_id": OuterRef("resource_class_id"),
     }
-    used = (
-        Allocation.objects.filter(**same)
-        .values("resource_provider_id")
-        .annotate(total=Sum("used"))
-        .values("total")
-    )
+    used = ProviderUsage.objects.filter(**same).values("used")[:1]
     units = DeviceUnit.objects.filter(
         provider_id=OuterRef("resource_provider_id"),
         resource_class_id=OuterRef("resource_class_id"),
@@ -149,3 +146,48 @@ def _inventories_with_usage_orm(
             "has_units",
         )
     )
+
+
+_ALLOCATIONS_COUNTED = """
+    WITH written AS (
+        INSERT INTO allocations_allocation
+            (created_at, updated_at, resource_provider_id, consumer_id, resource_class_id, used)
+        SELECT %s, %s, v.provider_id, v.consumer_id, v.class_id, v.used
+        FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::integer[])
+            AS v(provider_id, consumer_id, class_id, used)
+    )
+    INSERT INTO allocations_providerusage (resource_provider_id, resource_class_id, used)
+    SELECT d.provider_id, d.class_id, d.used
+    FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[]) AS d(provider_id, class_id, used)
+    ORDER BY d.provider_id, d.class_id
+    ON CONFLICT (resource_provider_id, resource_class_id)
+    DO UPDATE SET used = allocations_providerusage.used + EXCLUDED.used
+"""
+
+
+def allocations_insert(rows: list[Allocation], *, deltas: Mapping[tuple[int, int], int]) -> None:
+    """Insert the Allocation ``rows`` and add ``deltas`` (``{(provider id, class id): units}``,
+    the rows' units less what the write took off) to the usage rows, under the providers'
+    locks: one statement on PostgreSQL (the usage upsert fed by a CTE that inserts the rows),
+    the ORM's insert then :func:`~.usage.usage_apply` elsewhere."""
+    changed = sorted((key, delta) for key, delta in deltas.items() if delta)
+    if connection.vendor != "postgresql" or not rows or not changed:
+        Allocation.objects.bulk_create(rows)
+        usage_apply(deltas=dict(changed))
+        return
+    now = timezone.now()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _ALLOCATIONS_COUNTED,
+            [
+                now,
+                now,
+                [row.resource_provider_id for row in rows],
+                [row.consumer_id for row in rows],
+                [row.resource_class_id for row in rows],
+                [row.used for row in rows],
+                [provider_id for (provider_id, _class), _delta in changed],
+                [class_id for (_provider, class_id), _delta in changed],
+                [delta for _key, delta in changed],
+            ],
+        )

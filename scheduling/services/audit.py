@@ -4,11 +4,13 @@ Findings: allocations whose consumer is neither a known server nor a known migra
 (orphans); servers on a host with no allocations; servers whose allocations do not add up to
 their flavor; device assignments out of step with the allocations (a consumer assigned more
 units of a provider's class than it is allocated there, or a server or migration assigned
-fewer than it is allocated of a class that has units). ``delete`` removes orphans untouched
-for the grace period, through an allocation write that checks the consumer generation seen by
-the audit (an orphan written to meanwhile is kept); ``heal`` claims a server's recorded
-allocations again and brings device assignments in step. Every finding and action is a
-LifecycleRecord of the run.
+fewer than it is allocated of a class that has units); maintained usage rows that are not the
+sum of their allocations (allocations' ProviderUsage: drift). ``delete`` removes orphans
+untouched for the grace period, through an allocation write that checks the consumer
+generation seen by the audit (an orphan written to meanwhile is kept); ``heal`` claims a
+server's recorded allocations again, brings device assignments in step and sets drifted usage
+rows to the sum of their allocations. Every finding and action is a LifecycleRecord of the
+run.
 
 The audit reads allocations, servers and migrations in one repeatable-read snapshot: a boot,
 move or delete committing between two of its reads would otherwise look like an orphan or a
@@ -27,11 +29,13 @@ from django.utils import timezone
 
 from allocations.models import Allocation
 from allocations.selectors.devices import device_assignment_counts, device_unit_keys
+from allocations.selectors.usage import usage_drift
 from allocations.services.allocations import ConsumerAllocationWrite, allocations_replace
 from allocations.services.device_assignments import (
     DeviceUnitsExhausted,
     device_assignments_heal,
 )
+from allocations.services.usage import usage_rebuild
 from placementsite.core.db import read_snapshot
 from placementsite.core.exceptions import Conflict
 
@@ -44,7 +48,13 @@ from .migrations import INSTANCE_CONSUMER_TYPE
 Allocations = dict[str, dict[str, int]]  # {provider uuid: {class: amount}}
 
 Action = LifecycleRecord.Action
-FINDINGS = (Action.ORPHAN, Action.MISSING, Action.MISMATCH, Action.DEVICE_MISMATCH)
+FINDINGS = (
+    Action.ORPHAN,
+    Action.MISSING,
+    Action.MISMATCH,
+    Action.DEVICE_MISMATCH,
+    Action.USAGE_DRIFT,
+)
 
 
 @dataclass
@@ -52,7 +62,7 @@ class Finding:
     # A LifecycleRecord.Action (a str; a TextChoices member is a tuple to mypy without
     # django-stubs, hence Any).
     action: Any
-    consumer_uuid: str
+    consumer_uuid: str | None  # None: a finding of no consumer (usage drift)
     allocations: Allocations
     detail: str = ""
 
@@ -229,8 +239,42 @@ def _check_devices(run: _AuditRun) -> None:
             run.result.actions.append(_heal_devices(uuid, entry, assign=uuid in run.known))
 
 
+def _check_usage(run: _AuditRun) -> None:
+    """Usage rows (allocations' ProviderUsage) that are not the sum of their allocations, one
+    finding each (read in one statement: a write commits its allocations and rows together);
+    ``heal`` sets those providers' rows to their sums, under their locks."""
+    drift = usage_drift()
+    for d in drift:
+        run.result.findings.append(
+            Finding(
+                Action.USAGE_DRIFT,
+                None,
+                {d.provider_uuid: {d.class_name: d.summed}},
+                f"{d.class_name} on provider {d.provider_uuid}: usage row {d.used}, "
+                f"allocations sum {d.summed}",
+            )
+        )
+    if run.heal and drift:
+        usage_rebuild(provider_ids=[d.provider_id for d in drift])
+        for d in drift:
+            run.result.actions.append(
+                Finding(
+                    Action.USAGE_REPAIRED,
+                    None,
+                    {d.provider_uuid: {d.class_name: d.summed}},
+                    f"{d.class_name} on provider {d.provider_uuid}: usage row set to "
+                    f"{d.summed} (was {d.used})",
+                )
+            )
+
+
 # What an audit run checks, in order: each adds its findings (and delete/heal actions).
-CHECKS: tuple[Callable[[_AuditRun], None], ...] = (_check_orphans, _check_servers, _check_devices)
+CHECKS: tuple[Callable[[_AuditRun], None], ...] = (
+    _check_orphans,
+    _check_servers,
+    _check_devices,
+    _check_usage,
+)
 
 
 def _device_mismatches(
@@ -335,6 +379,7 @@ def _record(result: AuditResult, origin: str) -> None:
                     Action.ORPHAN_DELETED,
                     Action.HEALED,
                     Action.DEVICES_HEALED,
+                    Action.USAGE_REPAIRED,
                     Action.HEAL_FAILED,
                 )
                 if result.count(a)

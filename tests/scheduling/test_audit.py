@@ -106,3 +106,32 @@ def test_allocations_not_matching_the_flavor_are_reported(api):
     record = LifecycleRecord.objects.get(action="mismatch")
     assert record.allocations == {server["host_uuid"]: {"VCPU": 1}}
     assert LifecycleRecord.objects.get(action="audit_run").detail == "1 mismatch"
+
+
+def test_a_usage_row_out_of_step_is_reported_and_repaired_by_heal(api):
+    from allocations.models import ProviderUsage
+
+    setup_hosts(api)
+    server = boot_one(api)
+    assert _audit().startswith("0 findings")
+    row = ProviderUsage.objects.filter(resource_class__name="VCPU", used__gt=0).get()
+    host, held = str(row.resource_provider.uuid), row.used
+    ProviderUsage.objects.filter(pk=row.pk).update(used=held + 7)  # drift
+    assert used(api, host) == held + 7  # readers take the row
+
+    out = _audit()
+    assert (
+        f"usage_drift: - VCPU on provider {host}: usage row {held + 7}, allocations sum {held}"
+        in out
+    )
+    assert "usage_repaired" not in out
+    out = _audit("--heal")
+    assert (
+        f"usage_repaired: - VCPU on provider {host}: usage row set to {held} (was {held + 7})"
+        in out
+    )
+    assert used(api, host) == held
+    (found, *_) = LifecycleRecord.objects.filter(action="usage_drift")
+    assert found.consumer_uuid is None and found.allocations == {host: {"VCPU": held}}
+    assert _audit().startswith("0 findings")
+    assert server["id"]

@@ -29,6 +29,7 @@ from django.db.models import F
 from django.test import Client
 
 from allocations.models import Allocation, Consumer, ConsumerType, Project, User
+from allocations.services.usage import usage_rebuild
 from providers.models import (
     Aggregate,
     Inventory,
@@ -339,6 +340,7 @@ def build_cloud(count, seed=42):
         rng, kids, consumers, classes
     )
     Allocation.objects.bulk_create(allocations, batch_size=5000)
+    usage_rebuild()  # written past the allocation service: its usage rows follow
     _scheduling(count)
 
 

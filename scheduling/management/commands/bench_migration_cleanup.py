@@ -17,6 +17,7 @@ from django.db import connection, reset_queries, transaction
 from django.test.utils import CaptureQueriesContext
 
 from allocations.models import Allocation, Consumer, ConsumerType, Project, User
+from allocations.services.usage import usage_rebuild
 from providers.models import Inventory, ResourceClass, ResourceProvider
 from scheduling.models import Flavor, Migration
 from scheduling.services.cleanup import migrations_cleanup
@@ -102,6 +103,7 @@ def seed_finished_migrations(count, *, hosts=50):
         ],
         batch_size=5000,
     )
+    usage_rebuild()  # written past the allocation service: its usage rows follow
     return providers
 
 
@@ -121,6 +123,7 @@ class Command(BaseCommand):
         try:
             Migration.objects.all().delete()
             Allocation.objects.filter(consumer__consumer_type__name="MIGRATION").delete()
+            usage_rebuild()
             started = time.perf_counter()
             seed_finished_migrations(count)
             self.stdout.write(

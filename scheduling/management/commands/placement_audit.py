@@ -1,6 +1,6 @@
 """``manage.py placement_audit [--delete] [--heal]``: orphaned allocations and servers whose
 allocations are missing or do not match their flavor, and device units assigned out of step
-with the allocations."""
+with the allocations, and usage rows that are not the sum of their allocations."""
 
 from django.core.management.base import BaseCommand
 
@@ -10,9 +10,10 @@ from scheduling.services.audit import placement_audit
 class Command(BaseCommand):
     help = (
         "Report allocations of unknown consumers, servers with missing or mismatched "
-        "allocations and device units assigned out of step with the allocations; --delete "
+        "allocations, device units assigned out of step with the allocations and usage rows "
+        "that are not the sum of their allocations; --delete "
         "removes orphans older than PLACEMENT_AUDIT_ORPHAN_GRACE_SECONDS, --heal re-creates "
-        "servers' missing allocations and brings device assignments in step."
+        "servers' missing allocations, brings device assignments in step and repairs usage rows."
     )
 
     def add_arguments(self, parser):
@@ -22,7 +23,8 @@ class Command(BaseCommand):
     def handle(self, *args, delete=False, heal=False, **options):
         result = placement_audit(delete=delete, heal=heal, origin="command")
         for finding in [*result.findings, *result.actions]:
-            self.stdout.write(f"{finding.action}: {finding.consumer_uuid} {finding.detail}")
+            about = finding.consumer_uuid or "-"  # no consumer: a usage row
+            self.stdout.write(f"{finding.action}: {about} {finding.detail}")
         self.stdout.write(
             f"{len(result.findings)} findings, {len(result.actions)} actions (run {result.run})."
         )
