@@ -67,7 +67,9 @@ def make_allocation(provider, consumer, resources):
         for rc_name, used in resources.items()
     ]
     usage_apply(
-        deltas=usage_deltas((a.resource_provider_id, a.resource_class_id, a.used) for a in made)
+        deltas=usage_deltas(
+            rows=[(a.resource_provider_id, a.resource_class_id, a.used) for a in made]
+        )
     )
     return made
 
@@ -77,4 +79,4 @@ def delete_allocations(allocations):
     down by what they held, as the allocation service keeps them."""
     held = list(allocations.values_list("resource_provider_id", "resource_class_id", "used"))
     allocations.delete()
-    usage_apply(deltas=usage_deltas(held, sign=-1))
+    usage_apply(deltas=usage_deltas(rows=held, sign=-1))

@@ -224,7 +224,7 @@ def _consumers_delete(consumer_ids: list[int], locked: Mapping[int, ResourceProv
             .order_by("id")
             .values_list("id", flat=True)
         )
-    usage_apply(deltas=usage_deltas(held, sign=-1))
+    usage_apply(deltas=usage_deltas(rows=held, sign=-1))
     allocations.delete()
     Consumer.objects.filter(id__in=consumer_ids).delete()
 
@@ -552,11 +552,11 @@ class _AllocationWrite:
         """The new rows, and the usage rows brought in step (what was placed, less what
         _clear took off), together: one statement on PostgreSQL."""
         deltas = usage_deltas(
-            (row.resource_provider_id, row.resource_class_id, row.used) for row in rows
+            rows=((row.resource_provider_id, row.resource_class_id, row.used) for row in rows)
         )
         for key, freed in self.freed.items():
             deltas[key] = deltas.get(key, 0) - freed
-        write_queries.allocations_insert(rows, deltas=deltas)
+        write_queries.allocations_insert(rows=rows, deltas=deltas)
 
     def _read_capacity(
         self, names: set[str]

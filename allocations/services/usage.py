@@ -53,7 +53,7 @@ def usage_apply(*, deltas: Mapping[tuple[int, int], int]) -> None:
 
 
 def usage_deltas(
-    rows: Iterable[tuple[int, int, int]], *, sign: int = 1
+    *, rows: Iterable[tuple[int, int, int]], sign: int = 1
 ) -> dict[tuple[int, int], int]:
     """``{(provider id, class id): sign * sum of used}`` of ``(provider id, class id, used)``
     rows (allocations written, or freed with ``sign=-1``)."""

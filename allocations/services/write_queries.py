@@ -165,7 +165,7 @@ _ALLOCATIONS_COUNTED = """
 """
 
 
-def allocations_insert(rows: list[Allocation], *, deltas: Mapping[tuple[int, int], int]) -> None:
+def allocations_insert(*, rows: list[Allocation], deltas: Mapping[tuple[int, int], int]) -> None:
     """Insert the Allocation ``rows`` and add ``deltas`` (``{(provider id, class id): units}``,
     the rows' units less what the write took off) to the usage rows, under the providers'
     locks: one statement on PostgreSQL (the usage upsert fed by a CTE that inserts the rows),
