@@ -67,10 +67,13 @@ def usage_subquery(
 
 
 def usage_joined(*, inventories: QuerySet, group_by: Sequence[str], name: str = "used") -> QuerySet:
-    """``inventories`` (an Inventory queryset) as rows of the columns ``group_by`` (which
-    should include ``"id"``: one row per inventory) annotated with ``name``: the row's usage,
-    LEFT JOINed from its provider's usage row of its class (one at most, so no grouping: a
-    condition on ``name`` is a plain WHERE on the joined column)."""
+    """``inventories`` (an Inventory queryset) grouped by the columns ``group_by`` (which
+    should include ``"id"``: one group per row) and annotated with ``name``: the row's usage,
+    LEFT JOINed from its provider's usage row of its class (one at most). The grouping sums
+    that one row: it keeps a condition on ``name`` a HAVING, applied after the inventory
+    rows are chosen; as a WHERE, PostgreSQL misjudged how many rows pass and ran a filter on
+    providers (traits, aggregates) once per inventory row, twice as slow at 10,000 and
+    100,000 providers (docs/performance.md, issue 28)."""
     return (
         inventories.annotate(
             _class_usage=FilteredRelation(
@@ -82,7 +85,7 @@ def usage_joined(*, inventories: QuerySet, group_by: Sequence[str], name: str = 
         )
         .values(*group_by)
         .annotate(
-            **{name: Coalesce(F("_class_usage__used"), Value(0), output_field=BigIntegerField())}
+            **{name: Coalesce(Sum("_class_usage__used"), Value(0), output_field=BigIntegerField())}
         )
     )
 

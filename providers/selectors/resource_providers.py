@@ -327,8 +327,8 @@ def fitting_inventories(*, resolved: ResolvedGroup, providers: QuerySet) -> Quer
 
     One query; the capacity rule is :func:`~providers.capacity.can_provide_q`, given the
     usage of the row's provider and class (the allocations' maintained usage row) LEFT
-    JOINed to each inventory row: read once, where a correlated subquery would be evaluated
-    twice, once for the column and once for the condition.
+    JOINed and grouped per inventory row: read once, where a correlated subquery would be
+    evaluated twice, once for the column and once for the condition.
     """
     fits = Q()
     for class_id, amount in resolved.resources.items():
@@ -337,7 +337,7 @@ def fitting_inventories(*, resolved: ResolvedGroup, providers: QuerySet) -> Quer
     if providers.query.where:  # no condition on providers: no semi-join
         inventories = inventories.filter(resource_provider_id__in=providers.values("id"))
     columns = ("resource_provider_id", "root_id", "resource_class_id", *CAPACITY_FIELDS)
-    joined = usage.usage_joined(  # one row per inventory row
+    grouped = usage.usage_joined(  # GROUP BY the inventory row
         inventories.annotate(root_id=F("resource_provider__root_id")), "id", *columns
     )
-    return joined.filter(fits).values(*columns, "used")
+    return grouped.filter(fits).values(*columns, "used")  # HAVING: after the rows are chosen
