@@ -461,8 +461,16 @@ class _AllocationWrite:
                 self.created.add(request.consumer_uuid)
                 return consumer
             except IntegrityError:
-                # Created by a concurrent request that has committed since.
-                consumer = Consumer.objects.select_for_update().get(uuid=request.consumer_uuid)
+                # Created by a concurrent request that has committed since (and perhaps
+                # deleted by a third since: a conflict, as any consumer changed meanwhile).
+                consumer = (
+                    Consumer.objects.select_for_update().filter(uuid=request.consumer_uuid).first()
+                )
+                if consumer is None:
+                    raise ConcurrentUpdate(
+                        "Inventory and/or allocations changed while attempting to allocate: "
+                        + CONCURRENTLY_UPDATED
+                    ) from None
         if checked and consumer.generation != request.generation:
             raise _generation_conflict(consumer.generation, request.generation)
         changed = []

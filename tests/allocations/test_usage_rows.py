@@ -10,6 +10,7 @@ on PostgreSQL (each thread its own connection, so its own transactions and row l
 
 import random
 import threading
+import traceback
 import uuid as uuidlib
 from datetime import timedelta
 
@@ -197,8 +198,8 @@ def test_the_rows_equal_the_sums_after_random_concurrent_writes():
             barrier.wait()
             for _ in range(40):
                 cloud.random_write(rng)
-        except Exception as exc:  # surfaced below
-            errors.append(exc)
+        except Exception:  # surfaced below, with where it was raised
+            errors.append(traceback.format_exc())
         finally:
             connections.close_all()
 
@@ -234,3 +235,24 @@ def test_drift_is_found_and_a_rebuild_repairs_it():
     ProviderUsage.objects.all().delete()
     assert usage_rebuild() > 0
     assert_rows_equal_the_sums()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_backfills_the_rows_from_the_allocations():
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    cloud = Cloud()
+    rng = random.Random(3)
+    for _ in range(15):
+        cloud.random_write(rng)
+    assert Allocation.objects.exists()
+    before = ("allocations", "0002_device_assignments")
+    executor = MigrationExecutor(connection)
+    latest = executor.loader.graph.leaf_nodes("allocations")
+    executor.migrate([before])  # the table goes
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(latest)  # made again, from the allocations
+    assert_rows_equal_the_sums()
+    assert not ProviderUsage.objects.filter(used=0).exists()  # the backfill writes sums only
