@@ -32,6 +32,7 @@ from django.db.models import (
     Count,
     F,
     FilteredRelation,
+    Max,
     OuterRef,
     Q,
     QuerySet,
@@ -39,7 +40,7 @@ from django.db.models import (
     Sum,
     Value,
 )
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Cast, Coalesce
 
 from providers.capacity import CAPACITY_FIELDS, Capacity, usable_units, utilisation
 from providers.models import Inventory, ResourceClass, ResourceProvider, ResourceProviderAggregate
@@ -85,7 +86,9 @@ def usage_joined(*, inventories: QuerySet, group_by: Sequence[str], name: str = 
         )
         .values(*group_by)
         .annotate(
-            **{name: Coalesce(Sum("_class_usage__used"), Value(0), output_field=BigIntegerField())}
+            # MAX of the one row: SUM would do as well, but PostgreSQL sums a bigint into a
+            # numeric, which reaches Python as a Decimal (and clients as 32.0).
+            **{name: Coalesce(Max("_class_usage__used"), Value(0), output_field=BigIntegerField())}
         )
     )
 
@@ -99,7 +102,8 @@ def usage_grouped(*, group_by: Sequence[str], **filters: object) -> QuerySet:
         .filter(**filters)
         .order_by()
         .values(*group_by)
-        .annotate(used=Sum("used"))
+        # PostgreSQL sums a bigint into a numeric (a Decimal in Python): back to a bigint.
+        .annotate(used=Cast(Sum("used"), output_field=BigIntegerField()))
         .values_list(*group_by, "used")
     )
 

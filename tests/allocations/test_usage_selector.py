@@ -103,3 +103,15 @@ def test_raw_sql_form_of_the_candidates_engine_agrees_with_bulk_form(cloud):
     rows = queries.inventories_with_usage(provider_ids)
     from_sql = {(rp, names[name]): used for rp, name, *_fields, used in rows}
     assert from_sql == expected(cloud)
+
+
+def test_every_form_answers_integers(cloud):
+    # The usage rows are bigints, which PostgreSQL sums into numerics (Decimals in Python).
+    busy = cloud["busy"]
+    vcpu = class_id("VCPU")
+    assert type(usage_by_class()[vcpu]) is int
+    assert type(usage_by_provider_and_class()[(busy.id, vcpu)]) is int
+    joined = usage_joined(
+        inventories=Inventory.objects.filter(resource_provider=busy), group_by=("id",)
+    )
+    assert {type(row["used"]) for row in joined} == {int}
