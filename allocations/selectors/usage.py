@@ -165,7 +165,9 @@ class UsageDrift:
 _DRIFT = """
     SELECT d.provider_id, p.uuid, d.class_id, c.name, d.used, d.summed
     FROM (
-        SELECT provider_id, class_id, SUM(used) AS used, SUM(summed) AS summed
+        -- PostgreSQL sums a bigint into a numeric (a Decimal in Python): back to bigints.
+        SELECT provider_id, class_id,
+               CAST(SUM(used) AS BIGINT) AS used, CAST(SUM(summed) AS BIGINT) AS summed
         FROM (
             SELECT resource_provider_id AS provider_id, resource_class_id AS class_id,
                    used, 0 AS summed

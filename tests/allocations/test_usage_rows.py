@@ -223,6 +223,7 @@ def test_drift_is_found_and_a_rebuild_repairs_it():
     ProviderUsage.objects.filter(pk=rows[0].pk).update(used=rows[0].used + 5)
     rows[1].delete()
     drift = usage_drift()
+    assert {(type(d.used), type(d.summed)) for d in drift} == {(int, int)}
     assert [(d.provider_id, d.class_id, d.used - d.summed) for d in drift] == sorted(
         [
             (rows[0].resource_provider_id, rows[0].resource_class_id, 5),
