@@ -70,8 +70,8 @@ def usage_subquery(
 def usage_joined(*, inventories: QuerySet, group_by: Sequence[str], name: str = "used") -> QuerySet:
     """``inventories`` (an Inventory queryset) grouped by the columns ``group_by`` (which
     should include ``"id"``: one group per row) and annotated with ``name``: the row's usage,
-    LEFT JOINed from its provider's usage row of its class (one at most). The grouping sums
-    that one row: it keeps a condition on ``name`` a HAVING, applied after the inventory
+    LEFT JOINed from its provider's usage row of its class (one at most). Grouping (the
+    one row's MAX) keeps a condition on ``name`` a HAVING, applied after the inventory
     rows are chosen; as a WHERE, PostgreSQL misjudged how many rows pass and ran a filter on
     providers (traits, aggregates) once per inventory row, twice as slow at 10,000 and
     100,000 providers (docs/performance.md, issue 28)."""
