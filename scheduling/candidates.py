@@ -41,9 +41,15 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from django.conf import settings
+from django.db.models import Exists, OuterRef, Q
 
 from providers.capacity import CAPACITY_FIELDS, Capacity, usable_units
-from providers.models import CUSTOM_PREFIX, ResourceProvider
+from providers.models import (
+    CUSTOM_PREFIX,
+    SHARING_TRAIT,
+    ResourceProvider,
+    ResourceProviderTrait,
+)
 from providers.request_groups import CandidateRequest, Names, resolve_names
 from providers.selectors import resource_providers as rp_selectors
 from providers.selectors.resource_providers import has_any_trait
@@ -176,10 +182,12 @@ class _Selection:
     required_traits_of: dict[int, set[int]] = field(default_factory=dict)
 
 
-def _select(resolved, full=False, read=None):
+def _select(resolved, full=False, read=None, window=None):
     """One query per group: the providers (and their inventory) that fit it; ``full`` reads
     every row's capacity fields and usage (the scheduler's passes keep them). ``read``: what
-    runs a group's query (``queries.fetch``, or a memo of it shared by several requests)."""
+    runs a group's query (``queries.fetch``, or a memo of it shared by several requests).
+    ``window`` (a :class:`_Window`): only the rows of the trees whose root it holds, and of
+    the sharing providers (groups asking resources only)."""
     read = read or queries.fetch
     selection = _Selection()
     # Capacity fields are only read when two slots may land on the same inventory (a class
@@ -192,7 +200,7 @@ def _select(resolved, full=False, read=None):
         if not rg.resources:
             _select_resourceless(fit, rg, unsuffixed, selection.root_of)
             continue
-        rows = read(*_selection_sql(rg, unsuffixed, columns))
+        rows = _group_rows(rg, unsuffixed, columns, read, window)
         # In provider and class order (each row is one provider's class: the first three
         # columns order them): sorted here, as the database would sort thousands of rows
         # on disk.
@@ -207,6 +215,24 @@ def _select(resolved, full=False, read=None):
             for provider_id, trait_id in queries.provider_traits(by_provider, asked_traits):
                 selection.required_traits_of.setdefault(provider_id, set()).add(trait_id)
     return selection
+
+
+def _group_rows(rg, unsuffixed, columns, read, window):
+    """A group's selection rows: all of them, or those of a window of trees and of the
+    sharing providers (whatever their tree: each serves the trees it is shared with), those
+    read once for every window."""
+    if window is None:
+        return read(*_selection_sql(rg, unsuffixed, columns))
+    rows = list(read(*window.bind(_selection_sql(rg, unsuffixed, columns, _IN_WINDOW))))
+    sharing = window.sharing
+    if sharing.anchors:
+        shared = sharing.read(*_selection_sql(rg, unsuffixed, columns, _SHARING))
+        rows += [
+            row
+            for row in shared
+            if row[SELECTED_PROVIDER] in sharing.anchors and not window.holds(row[SELECTED_ROOT])
+        ]
+    return rows
 
 
 def _select_resourceless(fit, rg, unsuffixed, root_of):
@@ -269,9 +295,34 @@ def _providers_meeting(rg, unsuffixed):
     )
 
 
-def _selection_sql(rg, unsuffixed, columns):
+# What a window's selection is among (see _selection_sql): the providers of the trees in a
+# window of roots, or the sharing providers.
+_IN_WINDOW = "in window"
+_SHARING = "sharing"
+# Placeholders for a window's bounds in the SQL built once per shape (valid bigints no
+# provider id takes), replaced by the bounds in the parameters (_Window.bind).
+_FIRST_ROOT_PLACEHOLDER = -(2**62) - 11
+_LAST_ROOT_PLACEHOLDER = -(2**62) - 13
+
+
+def _among(kind):
+    """The providers condition of a windowed selection (see _selection_sql)."""
+    if kind == _IN_WINDOW:
+        return Q(root_id__gte=_FIRST_ROOT_PLACEHOLDER, root_id__lte=_LAST_ROOT_PLACEHOLDER)
+    return Q(
+        Exists(
+            ResourceProviderTrait.objects.filter(
+                resource_provider_id=OuterRef("pk"), trait__name=SHARING_TRAIT
+            )
+        )
+    )
+
+
+def _selection_sql(rg, unsuffixed, columns, among=None):
     """``(sql, params)`` selecting the inventory rows that fit ``rg`` (in no order: the
-    caller sorts them).
+    caller sorts them); ``among``: only those of the providers in a window of roots
+    (``_IN_WINDOW``: its bounds are the placeholders ``_Window.bind`` fills) or of the
+    sharing providers (``_SHARING``).
 
     The text depends only on the request (class and trait ids, amounts, aggregate and tree
     uuids), never on the data, and building it through the ORM took about as long as running
@@ -288,13 +339,15 @@ def _selection_sql(rg, unsuffixed, columns):
         group.in_tree,
         unsuffixed,
         columns,
+        among,
     )
     found = _SELECTION_SQL.get(key)
     if found is None:
+        providers = _providers_meeting(rg, unsuffixed)
+        if among is not None:
+            providers = providers.filter(_among(among))
         found = (
-            rp_selectors.fitting_inventories(
-                resolved=rg, providers=_providers_meeting(rg, unsuffixed)
-            )
+            rp_selectors.fitting_inventories(resolved=rg, providers=providers)
             .values_list(*columns)
             .order_by()
             .query.sql_with_params()
@@ -404,6 +457,16 @@ def _slots_of(resolved):
         slots += [_Slot("", class_id) for class_id in unsuffixed.resources]
     slots += [_Slot(suffix, None) for suffix in resolved if suffix != ""]
     return slots
+
+
+@dataclass
+class _Seen:
+    """The candidates an assembler yielded (see :meth:`_Assembler._repeats`): ``every`` one
+    (when they may repeat), ``shared`` those of sharing providers alone. Carried from one
+    window of roots to the next, as one assembler over every root would carry them."""
+
+    every: set = field(default_factory=set)
+    shared: set = field(default_factory=set)
 
 
 class _Assembler:
@@ -635,13 +698,15 @@ class _Assembler:
             usage[inventory] = total
         return added
 
-    def candidates(self, roots):
-        """Distinct :class:`Candidate` over ``roots``, lazily."""
+    def candidates(self, roots, seen=None):
+        """Distinct :class:`Candidate` over ``roots``, lazily. ``seen``: the candidates
+        yielded already over earlier roots (by other assemblers: see :class:`_Seen`)."""
+        seen = seen or _Seen()
         if self.simple and not self.unsuffixed_required:
-            yield from self._plain_product_candidates(roots)
+            yield from self._plain_product_candidates(roots, seen.shared)
             return
-        seen = None if self.simple else set()
-        seen_shared = set()
+        seen_shared = seen.shared
+        seen = None if self.simple else seen.every
         anchors = self.anchors
         # The general path (_fill) has checked the traits while combining.
         check_traits = self.simple
@@ -712,7 +777,7 @@ class _Assembler:
             one_suffix=first_suffix if len(suffixes) == 1 else None,
         )
 
-    def _plain_product_candidates(self, roots):
+    def _plain_product_candidates(self, roots, seen_shared):
         """:meth:`candidates` when the combinations are a plain product (``simple``) and no
         trait is left to check: no slot shares an inventory with another, so each
         allocation is one slot's, and the mappings follow from the slots' suffixes."""
@@ -720,7 +785,6 @@ class _Assembler:
         spend = self.budget.spend
         entries, by_class, suffixes, one_suffix = self._product_layout()
         slots = len(self.slot_suffixes)
-        seen_shared = set()
         for root_id in roots:
             for picked in self.for_root(root_id):
                 spend()
@@ -912,6 +976,108 @@ class _Shared:
         return self.rows[key]
 
 
+# --- a limit pushed down: windows of roots ---------------------------------
+
+# Candidates come out tree by tree in root id order (candidate_roots), so the first ``limit``
+# of them are found among the first trees: a request with a limit (and no randomised order)
+# selects the rows of a window of roots at a time, the sharing providers' rows always, and
+# stops at the window where the limit is reached. The first window holds this many roots,
+# or this many per candidate asked when more; each next window twice as many as the last.
+LIMIT_IN_WINDOWS = True
+FIRST_WINDOW_ROOTS = 64
+WINDOW_ROOTS_PER_CANDIDATE = 8
+_LOWEST_ID = -(2**63)  # bigint's bounds: the first window starts at one, the last ends at one
+_HIGHEST_ID = 2**63 - 1
+
+
+@dataclass
+class _SharingRows:
+    """The sharing providers (``anchors``, see :func:`_sharing_anchors`) and each group's
+    selection rows of them, read once for all the windows of a request."""
+
+    anchors: dict
+    rows: dict = field(default_factory=dict)
+
+    def read(self, sql, params):
+        key = (sql, repr(params))
+        if key not in self.rows:
+            self.rows[key] = queries.fetch(sql, params)
+        return self.rows[key]
+
+
+@dataclass(frozen=True)
+class _Window:
+    """The roots with ids from ``first`` to ``last`` (both included)."""
+
+    first: int
+    last: int
+    sharing: _SharingRows
+
+    def holds(self, root_id):
+        return self.first <= root_id <= self.last
+
+    def bind(self, sql_with_params):
+        """A windowed selection's ``(sql, params)`` with this window's bounds."""
+        sql, params = sql_with_params
+        bounds = {_FIRST_ROOT_PLACEHOLDER: self.first, _LAST_ROOT_PLACEHOLDER: self.last}
+        return sql, [bounds.get(p, p) if type(p) is int else p for p in params]
+
+
+def _in_windows(request, resolved, capped, shared):
+    """Whether the request is answered window by window: a limit on the candidates of the
+    API (capped), answered in order, each group asking resources (a resourceless group's
+    providers are not selected by inventory) and no same_subtree (it reads the candidate
+    trees' members once, for all of them)."""
+    return (
+        LIMIT_IN_WINDOWS
+        and capped
+        and shared is None
+        and bool(request.limit)
+        and not settings.PLACEMENT_RANDOMIZE_ALLOCATION_CANDIDATES
+        and not request.same_subtree
+        and all(rg.resources for rg in resolved.values())
+    )
+
+
+def _root_windows(size, sharing):
+    """Windows of ``size`` roots, then twice as many each, until the last root (one query
+    each, on the primary key's index)."""
+    first = _LOWEST_ID
+    while True:
+        last = queries.root_at_offset(first=first, offset=size - 1)
+        yield _Window(first, _HIGHEST_ID if last is None else last, sharing)
+        if last is None:
+            return
+        first, size = last + 1, size * 2
+
+
+def _candidates_in_windows(request, resolved, allowed_roots, budget, answer):
+    """The candidates of ``request`` as :meth:`_Assembler.candidates` over every root gives
+    them, selecting a window of roots at a time as they are consumed; the providers' roots
+    and the sharing providers used go into ``answer`` as each window is read."""
+    anchors = _sharing_anchors()
+    size = max(1, FIRST_WINDOW_ROOTS, WINDOW_ROOTS_PER_CANDIDATE * request.limit)
+    seen = _Seen()
+    for window in _root_windows(size, _SharingRows(anchors)):
+        selection = _select(resolved, window=window)
+        answer.root_of.update(selection.root_of)
+        assembler = _Assembler(request, resolved, selection, anchors, budget)
+        answer.sharing |= frozenset(assembler.anchors)
+        roots = [r for r in assembler.candidate_roots(allowed_roots) if window.holds(r)]
+        yield from assembler.candidates(roots, seen)
+
+
+def _find_in_windows(request, resolved, allowed_roots, budget, answer):
+    """:func:`find_candidates` for a request answered window by window (see
+    :func:`_in_windows`)."""
+    generated = _candidates_in_windows(request, resolved, allowed_roots, budget, answer)
+    generated = _for_tree_blind(request, generated, answer)
+    answer.candidates = _answered(request, generated, True, budget)
+    for rg in resolved.values():
+        answer.class_names.update(rg.class_names)
+    return answer
+
+
 def find_candidates(
     request: CandidateRequest, *, capped: bool = True, shared: _Shared | None = None
 ) -> CandidatesById:
@@ -931,6 +1097,11 @@ def find_candidates(
         _bound(settings.PLACEMENT_ALLOCATION_CANDIDATES_MAX_EXAMINED),
         _bound(settings.PLACEMENT_ALLOCATION_CANDIDATES_TIME_BUDGET),
     )
+    if _in_windows(request, resolved, capped, shared):
+        allowed = _allowed_roots(root_required, root_forbidden, None)
+        return _find_in_windows(
+            request, resolved, allowed, budget, CandidatesById(requested_classes=requested)
+        )
     selection = _select(resolved, full=not capped, read=shared.read if shared else None)
     anchors = shared.anchors if shared else _sharing_anchors()
     assembler = _Assembler(request, resolved, selection, anchors, budget)
@@ -943,11 +1114,7 @@ def find_candidates(
         # and, later, their uuids for the summaries.
         answer.members = queries.tree_members(roots)
         assembler.parent_of = {pk: parent_id for pk, _uuid, parent_id, _root in answer.members}
-    generated = assembler.candidates(roots)
-    answer.tree_blind = not request.nested_aware and _any_tree()
-    if answer.tree_blind:
-        root_of = selection.root_of
-        generated = (c for c in generated if _one_provider_per_tree(c.allocations, root_of))
+    generated = _for_tree_blind(request, assembler.candidates(roots), answer)
     answer.candidates = _answered(request, generated, capped, budget)
     answer.sharing = frozenset(assembler.anchors)
     if not capped:
@@ -957,6 +1124,17 @@ def find_candidates(
     for rg in resolved.values():
         answer.class_names.update(rg.class_names)
     return answer
+
+
+def _for_tree_blind(request, generated, answer):
+    """The candidates ``generated`` a client may see: all of them, or for a client before
+    1.29 when any provider has a parent (``answer.tree_blind``, set here) those with one
+    provider per tree (the trees from ``answer.root_of``, read as they are generated)."""
+    answer.tree_blind = not request.nested_aware and _any_tree()
+    if not answer.tree_blind:
+        return generated
+    root_of = answer.root_of
+    return (c for c in generated if _one_provider_per_tree(c.allocations, root_of))
 
 
 def _allowed_roots(root_required, root_forbidden, shared):

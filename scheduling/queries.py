@@ -155,6 +155,20 @@ def sharing_anchors() -> list[tuple[int, int]]:
     return fetch(_SHARING_ANCHORS, [SHARING_TRAIT])
 
 
+_ROOT_AT_OFFSET = f"""
+    SELECT id FROM {_PROVIDERS}
+    WHERE parent_id IS NULL AND id >= %s
+    ORDER BY id LIMIT 1 OFFSET %s
+"""
+
+
+def root_at_offset(*, first: int, offset: int) -> int | None:
+    """The id of the root provider ``offset`` places after the first root whose id is at
+    least ``first`` (None: fewer roots than that), walking the primary key's index."""
+    rows = fetch(_ROOT_AT_OFFSET, [first, offset])
+    return rows[0][0] if rows else None
+
+
 def tree_members(root_ids: Iterable[int]) -> list[TreeMember]:
     """``[(id, uuid, parent id, root id), ...]`` of every provider of the trees ``root_ids``,
     in id order."""
