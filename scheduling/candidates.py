@@ -982,10 +982,14 @@ class _Shared:
 # of them are found among the first trees: a request with a limit (and no randomised order)
 # selects the rows of a window of roots at a time, the sharing providers' rows always, and
 # stops at the window where the limit is reached. The first window holds this many roots,
-# or this many per candidate asked when more; each next window twice as many as the last.
+# or this many per candidate asked when more; each next one at least twice as many as the
+# last, as many as the candidates found so far say the rest needs (half as many again), or
+# when none was found yet EMPTY_WINDOW_GROWTH times as many (a window can cost about as
+# much as reading every root: a request few trees answer must not read many of them).
 LIMIT_IN_WINDOWS = True
 FIRST_WINDOW_ROOTS = 64
 WINDOW_ROOTS_PER_CANDIDATE = 8
+EMPTY_WINDOW_GROWTH = 16
 _LOWEST_ID = -(2**63)  # bigint's bounds: the first window starts at one, the last ends at one
 _HIGHEST_ID = 2**63 - 1
 
@@ -1039,16 +1043,34 @@ def _in_windows(request, resolved, capped, shared):
     )
 
 
-def _root_windows(size, sharing):
-    """Windows of ``size`` roots, then twice as many each, until the last root (one query
-    each, on the primary key's index)."""
+@dataclass
+class _WindowsRead:
+    """How far the windows of a request went: ``roots`` they held (but the last), candidates
+    ``found`` in them, out of ``wanted``."""
+
+    wanted: int
+    roots: int = 0
+    found: int = 0
+
+    def next_size(self, size):
+        """The roots of the window after one of ``size`` roots (see LIMIT_IN_WINDOWS)."""
+        if not self.found:
+            return size * EMPTY_WINDOW_GROWTH
+        needed = (self.wanted - self.found) * self.roots / self.found
+        return max(size * 2, int(needed * 1.5) + 1)
+
+
+def _root_windows(size, sharing, progress):
+    """Windows of ``size`` roots, then as many as ``progress`` (a :class:`_WindowsRead`, kept
+    by the caller) says, until the last root (one query each, on the primary key's index)."""
     first = _LOWEST_ID
     while True:
         last = queries.root_at_offset(first=first, offset=size - 1)
         yield _Window(first, _HIGHEST_ID if last is None else last, sharing)
         if last is None:
             return
-        first, size = last + 1, size * 2
+        progress.roots += size
+        first, size = last + 1, progress.next_size(size)
 
 
 def _candidates_in_windows(request, resolved, allowed_roots, budget, answer):
@@ -1058,13 +1080,16 @@ def _candidates_in_windows(request, resolved, allowed_roots, budget, answer):
     anchors = _sharing_anchors()
     size = max(1, FIRST_WINDOW_ROOTS, WINDOW_ROOTS_PER_CANDIDATE * request.limit)
     seen = _Seen()
-    for window in _root_windows(size, _SharingRows(anchors)):
+    progress = _WindowsRead(wanted=request.limit)
+    for window in _root_windows(size, _SharingRows(anchors), progress):
         selection = _select(resolved, window=window)
         answer.root_of.update(selection.root_of)
         assembler = _Assembler(request, resolved, selection, anchors, budget)
         answer.sharing |= frozenset(assembler.anchors)
         roots = [r for r in assembler.candidate_roots(allowed_roots) if window.holds(r)]
-        yield from assembler.candidates(roots, seen)
+        for candidate in assembler.candidates(roots, seen):
+            progress.found += 1
+            yield candidate
 
 
 def _find_in_windows(request, resolved, allowed_roots, budget, answer):

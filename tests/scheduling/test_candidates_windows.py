@@ -187,8 +187,8 @@ def _windows_read(monkeypatch):
     read = []
     windows = engine._root_windows
 
-    def recording(size, sharing):
-        for window in windows(size, sharing):
+    def recording(size, sharing, progress):
+        for window in windows(size, sharing, progress):
             read.append((window.first, window.last))
             yield window
 
