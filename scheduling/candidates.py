@@ -7,7 +7,10 @@ keyed by suffix (``""`` is the unsuffixed group) plus request-wide options
 1. **Select** (set-based SQL, one query per group): the inventory rows that
    can take each group's amounts, on providers meeting the group's other rules
    (the provider filter engine of providers.selectors.resource_providers),
-   plus one query for sharing providers and the trees they are shared with.
+   plus one query for sharing providers and the trees they are shared with. With a
+   ``limit`` (and order not randomised), only the rows of the first trees by root id and of
+   the sharing providers, a window of roots at a time, until the limit is met (see
+   LIMIT_IN_WINDOWS): the candidates come out in root order, so they are the same.
 2. **Assemble** per tree (anchor root) in Python, lazily: the unsuffixed
    group's resources may be spread over the tree and the sharing providers
    anchored to it (one provider per class), each granular group lands on one
@@ -22,10 +25,11 @@ keyed by suffix (``""`` is the unsuffixed group) plus request-wide options
 3. **Summarise** the trees of the chosen candidates in three queries
    (scheduling.queries: fixed-shape SQL, like the sharing providers' query).
 
-The number of queries does not depend on the number of providers. The hot
-loops work on plain ids and tuples (named below: InventoryKey, Allocation, the SELECTED_*
-positions of a selection row): a Capacity is only built when two slots
-land on the same inventory (SQL has already checked each amount alone), and
+The number of queries does not depend on the number of providers (but for the windows of
+a request with a limit: one for its bounds and one per group each, and the windows grow
+geometrically). The hot loops work on plain ids and tuples (named below: InventoryKey,
+Allocation, the SELECTED_* positions of a selection row): a Capacity is only built when two
+slots land on the same inventory (SQL has already checked each amount alone), and
 when no two slots ask for the same class and ``group_policy`` is not
 ``isolate``, the combinations of a tree are a plain product of the options
 (distinct by construction, no capacity bookkeeping).
