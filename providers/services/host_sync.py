@@ -206,7 +206,6 @@ def record_sync(
     desired = subject.desired_of(record)
     read_hash = record.report_hash
     with transaction.atomic():
-        _commit_without_waiting_for_disk()
         record = subject.model.objects.select_for_update(skip_locked=True).filter(pk=pk).first()
         if record is None:
             return None
@@ -232,16 +231,6 @@ def record_sync(
     for message in outcome.errors:
         logger.warning("sync of %s %s: %s %s", subject.label, name, outcome.status, message)
     return outcome
-
-
-def _commit_without_waiting_for_disk() -> None:
-    """On PostgreSQL, the record's transaction commits without waiting for its WAL to reach
-    the disk (``synchronous_commit`` off for it alone): a crash may lose the last syncs'
-    commits, each whole, never half of one, and a lost sync is simply due again (its record
-    still asks for it). Waiting was a third of a new host's sync (1.8 ms of an fsync each)."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL synchronous_commit TO OFF")
 
 
 def _failure(hostname: str, exc: Exception, label: str = "host") -> SyncOutcome:

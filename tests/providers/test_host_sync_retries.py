@@ -208,16 +208,3 @@ def test_a_failed_host_does_not_leave_the_run_believing_in_what_it_rolled_back(s
     assert outcomes == {"a-first": "failed", "b-second": "ok"}
     second = ComputeNode.objects.get(hostname="b-second").provider
     assert list(second.traits.values_list("name", flat=True)) == ["CUSTOM_SCRATCH_TRAIT"]
-
-
-@pytest.mark.postgresql
-def test_a_sync_commits_without_waiting_for_the_disk():
-    # A lost sync commit (a crash) is whole and due again: its record still asks for it.
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
-    compute_node_report(hostname="a", report=report())
-    with CaptureQueriesContext(connection) as captured:
-        assert [o.status for o in compute_nodes_sync()] == ["ok"]
-    statements = [q["sql"] for q in captured.captured_queries]
-    assert "SET LOCAL synchronous_commit TO OFF" in statements
