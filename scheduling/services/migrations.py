@@ -418,20 +418,13 @@ def _move_to(
         migration.dest_allocations = dest_allocations
         migration.lease_started_at = now
         migration.save()
-        server.host_id = host.id
-        server.allocations = dest_allocations
-        server.flavor_id = migration.new_flavor_id
-        server.flavor_snapshot = migration.new_flavor_snapshot
-        server.availability_zone = host.availability_zone or server.availability_zone
-        server.save(
-            update_fields=[
-                "host",
-                "allocations",
-                "flavor",
-                "flavor_snapshot",
-                "availability_zone",
-                "updated_at",
-            ]
+        _server_placed(
+            server,
+            host_id=host.id,
+            allocations=dest_allocations,
+            flavor_id=migration.new_flavor_id,
+            flavor_snapshot=migration.new_flavor_snapshot,
+            availability_zone=host.availability_zone,
         )
 
 
@@ -659,13 +652,33 @@ def _server_consumer(server: Server, allocations: Allocations) -> ConsumerAlloca
 
 def _back_to_source(server: Server, migration: Migration, restored: Allocations) -> None:
     """The reverted server's record: on its source, with its old flavor."""
-    server.host_id = migration.source_id
-    server.allocations = restored
-    server.flavor_id = migration.old_flavor_id
-    server.flavor_snapshot = migration.old_flavor_snapshot
-    server.availability_zone = (
-        availability_zone_of(provider_id=migration.source_id) or server.availability_zone
+    _server_placed(
+        server,
+        host_id=migration.source_id,
+        allocations=restored,
+        flavor_id=migration.old_flavor_id,
+        flavor_snapshot=migration.old_flavor_snapshot,
+        availability_zone=availability_zone_of(provider_id=migration.source_id),
     )
+
+
+def _server_placed(
+    server: Server,
+    *,
+    host_id: int,
+    allocations: Allocations,
+    flavor_id: int | None,
+    flavor_snapshot: dict,
+    availability_zone: str | None,
+) -> None:
+    """The server's record on ``host_id`` with that flavor and those allocations (a move
+    finished on its destination, or reverted to its source); its zone is the host's, when
+    the host is in one."""
+    server.host_id = host_id
+    server.allocations = allocations
+    server.flavor_id = flavor_id
+    server.flavor_snapshot = flavor_snapshot
+    server.availability_zone = availability_zone or server.availability_zone
     server.save(
         update_fields=[
             "host",
