@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from selenium import webdriver
-from selenium.common.exceptions import StaleElementReferenceException
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
@@ -66,12 +66,26 @@ def wait_for(browser, css):
     return wait_until(browser, ec.presence_of_element_located((By.CSS_SELECTOR, css)))
 
 
+# How Chromium says an element belonged to the page being replaced, when it does not say
+# StaleElementReferenceException: an unhandled inspector error.
+_GONE_WITH_ITS_PAGE = "does not belong to the document"
+
+
 def wait_until(browser, condition, seconds=30):
     """Poll ``condition(browser)`` until it holds, across page loads: an element read just as
     its page is replaced is stale, which means "not yet", not a failure."""
+
+    def settled(driver):
+        try:
+            return condition(driver)
+        except WebDriverException as exc:
+            if _GONE_WITH_ITS_PAGE in (exc.msg or ""):
+                return False
+            raise
+
     return WebDriverWait(
         browser, seconds, ignored_exceptions=(StaleElementReferenceException,)
-    ).until(condition)
+    ).until(settled)
 
 
 @pytest.fixture

@@ -5,14 +5,12 @@ resource pool out of scheduling, puts it back and deletes an unused one. Saves
 PLACEMENT_UPDATE_SCREENSHOTS=1)."""
 
 import pytest
-from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
 from providers.models import ComputeNode, ResourcePool
 from scheduling.models import Migration, ServerGroup
 from scheduling.services.servers import servers_create
-from tests.dashboard.test_browser import browser, doc_shot, wait_for  # noqa: F401
+from tests.dashboard.test_browser import browser, doc_shot, wait_for, wait_until  # noqa: F401
 from tests.dashboard.test_browser_actions import flavor, hosts, root_in  # noqa: F401
 from tests.dashboard.test_operator_actions import eager_tasks  # noqa: F401
 from tests.dashboard.test_pools_browser import pools  # noqa: F401
@@ -26,10 +24,11 @@ def _text(driver, css):
 
 def _wait_text(driver, css, text):
     """Until the element ``css`` exists and shows ``text`` (a page load after a POST)."""
-    WebDriverWait(driver, 30, ignored_exceptions=(StaleElementReferenceException,)).until(
+    wait_until(
+        driver,
         lambda b: any(
             text in " ".join(e.text.split()) for e in b.find_elements(By.CSS_SELECTOR, css)
-        )
+        ),
     )
 
 

@@ -30,8 +30,9 @@ BUDGET = {
     "aggregate": 15,  # as providers, + the members' totals (2) and sharing count (1)
     "try": 13,  # the fit report, hosts: trees, sharing (+ the largest free when no host fits)
     # The try page's candidates (loaded by its script, so no navigation): the names checked (2),
-    # the candidates engine, the hosts of the candidates shown (1), the units (1)
-    "try_candidates": 15,
+    # the candidates engine (with a limit: + the bound of its window of roots, one window
+    # here), the hosts of the candidates shown (1), the units (1)
+    "try_candidates": 16,
 }
 
 
