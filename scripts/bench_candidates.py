@@ -8,7 +8,8 @@ One command prints the table (see docs/performance.md)::
 For every topology the script starts each server under gunicorn on a fresh PostgreSQL database
 (``bench_project``: migrated, noauth2; ``bench_reference``: openstack-placement from PyPI served
 by scripts/reference-placement), with the same worker count, loads the same topology into both
-over the HTTP API, analyzes both databases (``VACUUM ANALYZE``, as autovacuum would), then
+over the HTTP API, analyzes both databases (``VACUUM ANALYZE``, as autovacuum would; not with
+``--no-analyze``, which measures freshly loaded databases without planner statistics), then
 times the same requests against both: median and p95 latency over
 sequential requests, throughput at concurrency 10, and the peak resident memory of the gunicorn
 master and workers (read from /proc). ``--project-url``/``--reference-url`` reuse running servers
@@ -904,6 +905,12 @@ def parse_args(argv=None):
         help="with --*-url: a server that already holds exactly this topology's providers "
         "is measured as it is, without wiping and reloading it",
     )
+    parser.add_argument(
+        "--no-analyze",
+        action="store_true",
+        help="leave both databases without planner statistics, as freshly loaded ones are "
+        "until autovacuum has run (off on this machine)",
+    )
     parser.add_argument("--skip-project", action="store_true")
     parser.add_argument("--skip-reference", action="store_true")
     parser.add_argument("--json", type=Path, help="also write the raw figures to this file")
@@ -943,7 +950,8 @@ def measure_topology(servers, topology, args):
             if not server.start(topology):
                 seconds = load(server, topology, args.load_threads)
                 log(f"{server.name}: {topology.key}: loaded in {seconds:.1f} s")
-            server.analyze()
+            if not args.no_analyze:
+                server.analyze()
             for query in topology.queries:
                 results[(server.name, query.label)] = measure(server, query, args)
         except (
