@@ -112,11 +112,16 @@ class ProviderSummary(NamedTuple):
 
 @dataclass
 class AllocationCandidates:
-    """The answer as ``GET /allocation_candidates`` gives it, by uuid and name (plain
-    containers, no model objects): one :class:`RenderedCandidate` per candidate and one
-    :class:`ProviderSummary` per provider of their trees."""
+    """The answer of ``GET /allocation_candidates`` in plain containers (no model objects):
+    the :class:`Candidate` found, by id, with the names a client reads them by (``uuids`` of
+    every provider they name, ``class_names`` of every class), and one
+    :class:`ProviderSummary` per provider of their trees. The edge renders the candidates
+    straight from ids into its microversion's shape: building an intermediate
+    :class:`RenderedCandidate` for each of thousands took a fifth of a large answer's time."""
 
-    allocation_requests: list[RenderedCandidate] = field(default_factory=list)
+    candidates: list[Candidate] = field(default_factory=list)
+    uuids: dict[int, str] = field(default_factory=dict)
+    class_names: dict[int, str] = field(default_factory=dict)
     provider_summaries: list[ProviderSummary] = field(default_factory=list)
     requested_classes: frozenset[str] = frozenset()
 
@@ -926,9 +931,9 @@ class CandidatesById:
     def roots(self) -> set[int]:
         """Ids of the trees the candidates use, sharing providers' trees included."""
         root_of = self.root_of
-        found = {root_of[p] for allocations, _m in self.candidates for (p, _c), _a in allocations}
-        found |= {root_of[p] for _a, mappings in self.candidates for _s, ps in mappings for p in ps}
-        return found
+        # The mappings name every provider of a candidate: those its allocations take from
+        # (each allocation is a group's) and those of resourceless groups.
+        return {root_of[p] for _a, mappings in self.candidates for _s, ps in mappings for p in ps}
 
     def render(self, candidate: Candidate, uuids: dict[int, str]) -> RenderedCandidate:
         """One candidate as a client sees it, with ``uuids`` mapping provider ids to uuids."""
@@ -1250,7 +1255,9 @@ def candidates_for_request(request: CandidateRequest) -> AllocationCandidates:
         used = {uuids[p] for c in found.candidates for (p, _c), _a in c.allocations}
         summaries = [summary for summary in summaries if summary.uuid in used]
     return AllocationCandidates(
-        allocation_requests=[found.render(candidate, uuids) for candidate in found.candidates],
+        candidates=found.candidates,
+        uuids=uuids,
+        class_names=found.class_names,
         provider_summaries=summaries,
         requested_classes=found.requested_classes,
     )

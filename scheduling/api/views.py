@@ -14,30 +14,45 @@ from .. import candidates as engine
 from .. import metrics, policies
 
 
-def allocation_requests_repr(candidates, version):
-    """The ``allocation_requests`` list: one dict per candidate, built once."""
+def allocation_requests_repr(found, version):
+    """The ``allocation_requests`` list: one dict per candidate, built once from its ids."""
+    uuids, names = found.uuids, found.class_names
     if version < (1, 12):
         return [
             {
                 "allocations": [
-                    {"resource_provider": {"uuid": uuid}, "resources": resources}
-                    for uuid, resources in allocations.items()
+                    {"resource_provider": {"uuid": uuid}, "resources": entry["resources"]}
+                    for uuid, entry in _allocations_repr(allocations, uuids, names).items()
                 ]
             }
-            for allocations, _mappings in candidates
+            for allocations, _mappings in found.candidates
         ]
     if version < (1, 34):
         return [
-            {"allocations": {uuid: {"resources": r} for uuid, r in allocations.items()}}
-            for allocations, _mappings in candidates
+            {"allocations": _allocations_repr(allocations, uuids, names)}
+            for allocations, _mappings in found.candidates
         ]
     return [
         {
-            "allocations": {uuid: {"resources": r} for uuid, r in allocations.items()},
-            "mappings": mappings,
+            "allocations": _allocations_repr(allocations, uuids, names),
+            "mappings": {suffix: [uuids[p] for p in ps] for suffix, ps in mappings},
         }
-        for allocations, mappings in candidates
+        for allocations, mappings in found.candidates
     ]
+
+
+def _allocations_repr(allocations, uuids, names):
+    """``{provider uuid: {"resources": {class name: amount}}}`` of one candidate's
+    allocations (in provider order: a provider's classes follow each other)."""
+    by_provider = {}
+    last = None
+    for (provider_id, class_id), amount in allocations:
+        if provider_id != last:
+            last = provider_id
+            resources = {}
+            by_provider[uuids[provider_id]] = {"resources": resources}
+        resources[names[class_id]] = amount
+    return by_provider
 
 
 def provider_summaries_repr(summaries, version, requested):
@@ -80,11 +95,11 @@ class AllocationCandidatesView(PlacementView):
         except request_groups.UnknownResourceClass as exc:
             raise HTTPBadRequest(f"Invalid resource class in resources parameter: {exc}") from None
         # An unknown trait is answered in its own words (UnknownTrait, a domain error).
-        self.returned = len(found.allocation_requests)
+        self.returned = len(found.candidates)
         return self.respond_encoded(
             request,
             {
-                "allocation_requests": allocation_requests_repr(found.allocation_requests, version),
+                "allocation_requests": allocation_requests_repr(found, version),
                 "provider_summaries": provider_summaries_repr(
                     found.provider_summaries, version, found.requested_classes
                 ),
