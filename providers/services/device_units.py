@@ -43,15 +43,11 @@ def device_units_plan(
     (``uuids`` maps their keys to provider uuids). ``keep_unlisted``: a provider's class no
     spec lists units for keeps its units (its plugin failed: its resources stay as they
     were), unless the provider itself goes."""
-    wanted: dict[tuple[str, str], tuple[str, UnitSpec]] = {}
-    listed: set[tuple[str, str]] = set()
-    for spec in specs:
-        uuid = uuids[spec.key]
-        for name, units in spec.units.items():
-            listed.add((uuid, name))
-            for unit in units:
-                wanted[(uuid, unit.address)] = (name, unit)
+    wanted, listed = _wanted_units(specs, uuids)
     plan = UnitsPlan()
+    if not provider_ids:  # a new tree has no units on record: nothing to read or keep
+        plan.creates = [(uuid, name, unit) for (uuid, _a), (name, unit) in wanted.items()]
+        return plan
     recorded = list(
         DeviceUnit.objects.filter(provider_id__in=provider_ids)
         .order_by("id")
@@ -89,6 +85,22 @@ def device_units_plan(
         if (uuid, address) not in seen:
             plan.creates.append((uuid, name, unit))
     return plan
+
+
+def _wanted_units(
+    specs: Iterable[ProviderSpec], uuids: Mapping[str, str]
+) -> tuple[dict[tuple[str, str], tuple[str, UnitSpec]], set[tuple[str, str]]]:
+    """``{(provider uuid, address): (class name, unit)}`` the specs list, and the ``(provider
+    uuid, class name)`` pairs they list units for."""
+    wanted: dict[tuple[str, str], tuple[str, UnitSpec]] = {}
+    listed: set[tuple[str, str]] = set()
+    for spec in specs:
+        uuid = uuids[spec.key]
+        for name, units in spec.units.items():
+            listed.add((uuid, name))
+            for unit in units:
+                wanted[(uuid, unit.address)] = (name, unit)
+    return wanted, listed
 
 
 def device_units_delete(*, plan: UnitsPlan) -> None:

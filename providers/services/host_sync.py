@@ -39,7 +39,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from placementsite.core.exceptions import DomainError, InvalidRequest
+from placementsite.core.exceptions import DomainError, DuplicateName, InvalidRequest
 
 from ..host_reports import DesiredTree, desired_tree, inventories_of
 from ..models import (
@@ -54,7 +54,7 @@ from ..models import (
 from ..plugins import HostReport, ResourcePlugin, configured_plugins, plugins_signature
 from ..plugins.pools import PoolPlugin
 from ..selectors.compute_nodes import hosts_needing_sync, needs_sync
-from ..tree_diff import DesiredProvider, TreePlan, tree_diff
+from ..tree_diff import DesiredProvider, RecordedTree, TreePlan, tree_diff
 from .device_units import device_units_delete, device_units_plan, device_units_write
 from .resource_classes import resource_class_describe, resource_class_ensure
 from .traits import trait_ensure
@@ -110,6 +110,9 @@ class SyncSubject(Generic[R]):
     history_field: str
     prepare: Callable[[R], None] | None = None
     after: Callable[[R, int], int] | None = None  # (record, root provider id) -> changes made
+    # Raises when the record's name is held by a provider no sync made; asked only once a
+    # new tree's write collided on a name (a read spared for every new record).
+    name_taken: Callable[[R], None] | None = None
 
 
 def compute_nodes_sync(
@@ -138,10 +141,11 @@ def compute_nodes_sync(
         )
     names = KnownClassesAndTraits(plugins)
     outcomes: list[SyncOutcome] = []
-    for node_id in hosts.order_by("id").values_list("id", flat=True):
+    for node_id, node in _read_in_batches(list(hosts.order_by("id").values_list("id", flat=True))):
         try:
             outcome = compute_node_sync(
                 node_id=node_id,
+                node=node,
                 plugins=plugins,
                 signature=signature,
                 force=force,
@@ -156,9 +160,23 @@ def compute_nodes_sync(
     return outcomes
 
 
+# Hosts read at once before their syncs (a read per batch rather than per host).
+READ_BATCH = 200
+
+
+def _read_in_batches(ids: list[int]) -> Iterable[tuple[int, ComputeNode | None]]:
+    """Each id with its host as read with its batch (None: gone meanwhile)."""
+    for start in range(0, len(ids), READ_BATCH):
+        batch = ids[start : start + READ_BATCH]
+        nodes = ComputeNode.objects.in_bulk(batch)
+        for node_id in batch:
+            yield node_id, nodes.get(node_id)
+
+
 def compute_node_sync(
     *,
     node_id: int,
+    node: ComputeNode | None = None,
     plugins: Sequence[ResourcePlugin],
     signature: str,
     force: bool = False,
@@ -166,7 +184,8 @@ def compute_node_sync(
     names: "KnownClassesAndTraits | None" = None,
     now: datetime | None = None,
 ) -> SyncOutcome | None:
-    """Sync one host in one transaction; None when another worker holds it (or did it)."""
+    """Sync one host in one transaction; None when another worker holds it (or did it).
+    ``node``: the host as read before, unlocked (None: read here)."""
     now = now or timezone.now()
     subject = SyncSubject(
         model=ComputeNode,
@@ -176,10 +195,12 @@ def compute_node_sync(
         root_of=_root_of,
         needs=lambda node: needs_sync(node=node, signature=signature, now=now, due_only=due_only),
         history_field="compute_node",
+        name_taken=_name_taken,
     )
     return record_sync(
         subject=subject,
         pk=node_id,
+        record=node,
         signature=signature,
         force=force,
         names=names or KnownClassesAndTraits(plugins),
@@ -195,12 +216,16 @@ def record_sync(
     force: bool,
     names: "KnownClassesAndTraits",
     now: datetime,
+    record: R | None = None,
 ) -> SyncOutcome | None:
     """Sync one record (a host, a pool) in one transaction holding its row (``FOR UPDATE SKIP
     LOCKED``); None when another worker holds it (or did it meanwhile). Everything after the
     row lock up to the outcome (``prepare``, the tree, ``after``) runs in a savepoint, so that
-    a failure is rolled back and still recorded on the row."""
-    record = subject.model.objects.filter(pk=pk).first()
+    a failure is rolled back and still recorded on the row. ``record``: the row as read
+    before, unlocked (None: read here); its report gives the plugins' tree outside the
+    transaction, made again inside when the locked row's report differs."""
+    if record is None:
+        record = subject.model.objects.filter(pk=pk).first()
     if record is None:
         return None
     desired = subject.desired_of(record)
@@ -286,7 +311,7 @@ def _converge(
     names.ensure_traits({name for traits in plan.traits.values() for name in traits})
     device_units_delete(plan=units)
     ids = {p.uuid: p.id for p in recorded.members.values()}
-    ids.update(provider_tree_apply(plan=plan))
+    ids.update(_apply(subject, record, plan, recorded, names))
     device_units_write(plan=units, provider_ids=ids, class_id=names.class_id)
     _record_history({subject.history_field: record}, plan, ids, names, now)
     status = PARTIAL if desired.plugin_errors else OK
@@ -294,21 +319,40 @@ def _converge(
     return outcome, (ids[plan.uuids[""]], plan.state)
 
 
+def _apply(
+    subject: SyncSubject[R],
+    record: R,
+    plan: TreePlan,
+    recorded: RecordedTree,
+    names: "KnownClassesAndTraits",
+) -> dict[str, int]:
+    """The plan applied (the classes and traits known passed on, not read again); a new
+    tree colliding on a name says who holds the record's name when it is the root's."""
+    try:
+        return provider_tree_apply(plan=plan, class_ids=names.class_ids, trait_ids=names.trait_ids)
+    except DuplicateName:
+        if recorded.root is None and subject.name_taken is not None:
+            subject.name_taken(record)
+        raise
+
+
 def _root_of(node: ComputeNode) -> ResourceProvider | None:
     """The host's root provider: the one synced before (or adopted by an admin at the report);
     None when there is none yet. A provider of the host's name the sync does not hold (made
-    through the Placement API after the report was accepted) is never taken over."""
-    if node.provider_id is not None:
-        root = ResourceProvider.objects.filter(pk=node.provider_id, parent__isnull=True).first()
-        if root is not None:
-            return root
+    through the Placement API after the report was accepted) is never taken over: the new
+    tree's write collides on its name (``_name_taken`` then says who holds it)."""
+    if node.provider_id is None:
+        return None
+    return ResourceProvider.objects.filter(pk=node.provider_id, parent__isnull=True).first()
+
+
+def _name_taken(node: ComputeNode) -> None:
     taken = ResourceProvider.objects.filter(name=node.hostname).first()
     if taken is not None:
         raise InvalidRequest(
             f"The name {node.hostname} is taken by provider {taken.uuid}, which the host sync "
             "did not create; an admin may adopt it (PUT the report with ?adopt=true)."
         )
-    return None
 
 
 def _record(node: SyncedReport, outcome: SyncOutcome, signature: str, now: datetime) -> None:
@@ -424,12 +468,12 @@ class KnownClassesAndTraits:
         for plugin in plugins:
             self.metadata.update(plugin.class_metadata)
         self.class_ids: dict[str, int] = {}
-        self.traits: set[str] = set()
+        self.trait_ids: dict[str, int] = {}
 
     def forget(self) -> None:
         """Know nothing any more: what a rolled-back savepoint created is gone."""
         self.class_ids.clear()
-        self.traits.clear()
+        self.trait_ids.clear()
 
     def class_id(self, name: str) -> int:
         if name not in self.class_ids:
@@ -454,12 +498,12 @@ class KnownClassesAndTraits:
         self.class_ids.update(found)
 
     def ensure_traits(self, names: Iterable[str]) -> None:
-        missing = set(names) - self.traits
+        missing = set(names) - set(self.trait_ids)
         if not missing:
             return
-        found = set(Trait.objects.filter(name__in=missing).values_list("name", flat=True))
-        for name in sorted(missing - found):
+        found = dict(Trait.objects.filter(name__in=missing).values_list("name", "id"))
+        for name in sorted(missing - set(found)):
             if not name.startswith(CUSTOM_PREFIX):
                 raise InvalidRequest(f"No such trait {name}")
-            trait_ensure(name=name)
-        self.traits |= missing
+            found[name] = trait_ensure(name=name)[0].id
+        self.trait_ids.update(found)

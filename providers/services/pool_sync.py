@@ -77,18 +77,20 @@ def _signature(pool: ResourcePool) -> str:
 
 def _root_of(pool: ResourcePool) -> ResourceProvider | None:
     """The pool's provider, or None before its first sync; a provider of its name that no
-    sync made (through the Placement API, or a host's) is never taken over."""
-    if pool.provider_id is not None:
-        root = ResourceProvider.objects.filter(pk=pool.provider_id, parent__isnull=True).first()
-        if root is not None:
-            return root
+    sync made (through the Placement API, or a host's) is never taken over: the new tree's
+    write collides on its name (``_name_taken`` then says who holds it)."""
+    if pool.provider_id is None:
+        return None
+    return ResourceProvider.objects.filter(pk=pool.provider_id, parent__isnull=True).first()
+
+
+def _name_taken(pool: ResourcePool) -> None:
     taken = ResourceProvider.objects.filter(name=pool.name).first()
     if taken is not None:
         raise InvalidRequest(
             f"The name {pool.name} is taken by provider {taken.uuid}, which the pool sync "
             "did not create."
         )
-    return None
 
 
 def _members_differ(pool: ResourcePool) -> bool:
@@ -202,6 +204,7 @@ def resource_pool_sync(
         history_field="resource_pool",
         prepare=_lock_members,
         after=lambda record, root_id: pool_members_converge(pool=record, provider_id=root_id),
+        name_taken=_name_taken,
     )
     if not force and not needs(pool):
         return None

@@ -14,7 +14,7 @@ import uuid as uuidlib
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 
 from placementsite.core.exceptions import DuplicateName, InvalidRequest
 
@@ -42,6 +42,8 @@ def provider_tree_create(
     root: NewProvider,
     children: Sequence[NewProvider] = (),
     allow_reserved_equal_total: bool,
+    class_ids: Mapping[str, int] | None = None,
+    trait_ids: Mapping[str, int] | None = None,
 ) -> list[ResourceProvider]:
     """Create ``root`` and ``children`` under it (each under the root or under the child its
     ``parent`` names, listed before it), with their inventories and traits, in one
@@ -49,7 +51,9 @@ def provider_tree_create(
 
     Returns the saved providers, in the order given, root first. A provider that was written
     to has generation 1 (inventory and traits are its first write), one that was not 0, as if
-    created alone. A name or uuid in use is a 409 ``placement.duplicate_name``, an invalid
+    created alone. ``class_ids``, ``trait_ids``: the ids of classes and traits the caller
+    knows exist (the host sync checked them), not read again (a trait's row is then held by
+    the insert's foreign-key check, as ``trait_ids_held`` would). A name or uuid in use is a 409 ``placement.duplicate_name``, an invalid
     inventory, an unknown parent or an unknown class or trait a 400; nothing is written then.
     """
     specs = [root, *children]
@@ -77,8 +81,8 @@ def provider_tree_create(
     try:
         with transaction.atomic():
             _insert_tree(levels)
-            _insert_inventories(rows, records)
-            _insert_traits(rows, specs)
+            _insert_inventories(rows, records, class_ids or {})
+            _insert_traits(rows, specs, trait_ids or {})
     except IntegrityError:
         # Only the providers' unique name and uuid can collide: every other row is new.
         raise _first_duplicate(rows) from None
@@ -111,6 +115,9 @@ def _levels(
 
 
 def _insert_tree(levels: Sequence[Sequence[ResourceProvider]]) -> None:
+    if connection.vendor == "postgresql":
+        _insert_tree_at_once(levels)
+        return
     root = levels[0][0]
     ResourceProvider.objects.bulk_create([root])
     ResourceProvider.objects.filter(pk=root.pk).update(root=root.pk)
@@ -122,20 +129,48 @@ def _insert_tree(levels: Sequence[Sequence[ResourceProvider]]) -> None:
         ResourceProvider.objects.bulk_create(level)
 
 
+def _insert_tree_at_once(levels: Sequence[Sequence[ResourceProvider]]) -> None:
+    """The whole tree in one insert, its ids taken from the sequence first (level by level:
+    a parent's id below its children's, as when written level by level); the root names
+    itself as root in the same row (the foreign keys are checked at commit)."""
+    rows = [row for level in levels for row in level]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+            [ResourceProvider._meta.db_table, len(rows)],
+        )
+        for row, (pk,) in zip(rows, cursor.fetchall(), strict=True):
+            row.pk = pk
+    root = rows[0]
+    root.root = root
+    for row in rows[1:]:
+        row.parent_id = row.parent.pk
+        row.root_id = root.pk
+    ResourceProvider.objects.bulk_create(rows)
+
+
 def _insert_inventories(
-    rows: Sequence[ResourceProvider], records: Sequence[Mapping[str, Capacity]]
+    rows: Sequence[ResourceProvider],
+    records: Sequence[Mapping[str, Capacity]],
+    known: Mapping[str, int],
 ) -> None:
-    classes = classes_named(provider=rows[0], names={name for fields in records for name in fields})
+    ids = dict(known)
+    unknown = {name for fields in records for name in fields} - set(ids)
+    if unknown:
+        ids.update((n, rc.id) for n, rc in classes_named(provider=rows[0], names=unknown).items())
     Inventory.objects.bulk_create(
-        Inventory(resource_provider=row, resource_class=classes[name], **asdict(values))
+        Inventory(resource_provider=row, resource_class_id=ids[name], **asdict(values))
         for row, fields in zip(rows, records, strict=True)
         for name, values in fields.items()
     )
 
 
-def _insert_traits(rows: Sequence[ResourceProvider], specs: Sequence[NewProvider]) -> None:
+def _insert_traits(
+    rows: Sequence[ResourceProvider], specs: Sequence[NewProvider], known: Mapping[str, int]
+) -> None:
     names = sorted({name for spec in specs for name in spec.traits})
-    found = trait_ids_held(names=names)
+    found = dict(known)
+    found.update(trait_ids_held(names=[name for name in names if name not in found]))
     missing = [name for name in names if name not in found]
     if missing:
         raise InvalidRequest(f"No such trait {', '.join(missing)}")

@@ -1,0 +1,66 @@
+"""What a new host's first sync costs the database, and the provider of its name it still
+never takes over now that the name is looked up only when the new tree collides on it."""
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from providers.models import ComputeNode, ResourcePool
+from tests.providers.hosts import report, sync, tree
+from tests.providers.pools import ceph, put_pool, sync_all
+
+pytestmark = [pytest.mark.django_db, pytest.mark.postgresql]
+
+SERVICE = {"token": "svc:service-project", "headers": {"X-Roles": "service"}}
+TWO_CELLS = {
+    "cells": [
+        {"id": 0, "cpus": [0, 1, 2, 3], "memory_mb": 32768},
+        {"id": 1, "cpus": [4, 5, 6, 7], "memory_mb": 32768},
+    ]
+}
+# A new host's tree in one transaction: its row locked, a savepoint, the tree's ids taken
+# and its providers, inventories and traits inserted in a savepoint of their own, the
+# inventory history, the host's row (BEGIN and COMMIT counted).
+NEW_HOST_STATEMENTS = 13
+
+
+@pytest.fixture(autouse=True)
+def host_settings(settings):
+    settings.PLACEMENT_RESOURCE_PLUGINS = ["vcpu", "memory", "disk", "numa", "pci"]
+    settings.PLACEMENT_SYNC_ON_REPORT = False
+
+
+def synced(api, hostnames):
+    """The statements of one sync of ``hostnames``, each reported new first."""
+    for hostname in hostnames:
+        body = report(vcpus=8, numa_topology=TWO_CELLS)
+        assert api.put(f"/api/compute-nodes/{hostname}/", body, **SERVICE).status == 201
+    with CaptureQueriesContext(connection) as queries:
+        sync()
+    statuses = ComputeNode.objects.filter(hostname__in=hostnames).values_list(
+        "sync_status", flat=True
+    )
+    assert set(statuses) == {"ok"}
+    return len(queries)
+
+
+def test_each_new_host_costs_a_fixed_number_of_statements(api):
+    """The run's own reads (who needs a sync, the hosts by batch, the classes and traits
+    known) are paid once per run: two more hosts cost two hosts' statements, no more."""
+    two = synced(api, ["st-1", "st-2"])
+    four = synced(api, ["st-3", "st-4", "st-5", "st-6"])
+    assert four - two == 2 * NEW_HOST_STATEMENTS
+    cells = {name for name in tree(api, "st-6") if name != "st-6"}
+    assert cells == {"st-6_NUMA0", "st-6_NUMA1"}
+
+
+def test_a_provider_made_before_a_pools_first_sync_is_not_taken_over(api):
+    """A provider of the pool's name made through the Placement API before the pool's first
+    sync stays its maker's: the pool fails with a reason naming it, its inventory untouched."""
+    put_pool(api, "taken-pool", ceph(members=()))
+    made = api.post("/resource_providers", {"name": "taken-pool"}).json
+    sync_all()
+    pool = ResourcePool.objects.get(name="taken-pool")
+    assert pool.sync_status == ResourcePool.SyncStatus.FAILED
+    assert made["uuid"] in pool.sync_error and "did not create" in pool.sync_error
+    assert api.get(f"/resource_providers/{made['uuid']}/inventories").json["inventories"] == {}
