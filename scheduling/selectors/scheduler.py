@@ -33,6 +33,7 @@ from ..models import Flavor, Server, ServerGroup
 from ..plugins import (
     BaseFilter,
     BaseWeigher,
+    Code,
     CycleState,
     HostState,
     PluginFailed,
@@ -192,7 +193,7 @@ def _check(plugin: BaseFilter, host: HostState, spec: SchedulingSpec) -> Status:
         status = Status.of(plugin.check(host, spec))
     except Exception as exc:
         raise _failed(plugin, "filter", exc) from exc
-    if status.code.value == "error":
+    if status.code is Code.ERROR:
         logger.error("Scheduler filter %s answered an error: %s", plugin.name, status.reason)
         raise PluginFailed(plugin.name, "filter", status.reason)
     return status
@@ -427,6 +428,8 @@ class SchedulingPass:
         # candidate is repeated as often as it fits, in one step.
         once = not any(getattr(plugin, "reads_usage", True) for plugin in self.filters)
         tree = self._trees()
+        if once and tree.flat():
+            return self._fill_flat(tree)
         with cyclic_gc_paused():
             for host in self.hosts:
                 self.spec.check_time()
@@ -434,6 +437,24 @@ class SchedulingPass:
                 if count:
                     placed[host.id] = (host, count)
         return placed
+
+    def _fill_flat(self, tree: PassTreeFacts) -> dict[int, tuple[HostState, int]]:
+        """:meth:`_fill_each_host` of a flat pass whose filters read no usage: the filters
+        judge every host first (their answers do not change as hosts fill), then the hosts
+        they keep are filled in one loop (:meth:`PassTreeFacts.fill_flat`)."""
+        filters, spec = self.filters, self.spec
+        kept: dict[int, HostState] = {}
+        for host in self.hosts:
+            spec.check_time()
+            for plugin in filters:
+                if not _check(plugin, host, spec).ok:
+                    break
+            else:
+                kept[host.id] = host
+        counts = tree.fill_flat(kept)
+        if counts is None:
+            raise _OnlyShared
+        return {root_id: (kept[root_id], count) for root_id, count in counts.items()}
 
     def _fill_host(self, tree: PassTreeFacts, host: HostState, *, once: bool) -> int:
         """How many instances ``host`` takes, filled alone while every filter keeps it

@@ -9,13 +9,16 @@ A NUMA flavor on a host with more cells than its NUMA nodes (the cells strategy 
 cells as they fill) and a host whose reservation refuses before its cells do are both drawn."""
 
 import random
+import uuid as uuidlib
 
 import pytest
 
 from scheduling.extra_specs import translate_flavor
 from scheduling.models import Flavor
+from scheduling.selectors.pass_hosts import PassTreeFacts
 from scheduling.selectors.scheduler import SchedulingPass, SchedulingSpec
 from tests.providers.devices import PLUGINS, report_and_sync
+from tests.scheduling.scheduler_helpers import boot, make_flavor, make_host
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgresql]
 
@@ -100,3 +103,54 @@ def test_the_fast_fill_places_what_one_instance_at_a_time_places(api, settings, 
     fits = {h["name"]: h["fits"] for h in response.json["hosts"] if h["fits"]}
     assert fits == _slow_fill("f"), (seed, first, kind)
     assert response.json["total"] == sum(fits.values())
+
+
+def _flat_cloud(api, rng):
+    """Flat hosts made through the Placement API, some without disk of their own and some in
+    an aggregate with a sharing disk provider (large enough or not for what they take)."""
+    aggregate = str(uuidlib.uuid4())
+    sharing = rng.random() < 0.5
+    for index in range(rng.randint(2, 6)):
+        inventories = {
+            "VCPU": {"total": rng.choice([4, 8]), "allocation_ratio": rng.choice([1.0, 2.0])},
+            "MEMORY_MB": {"total": rng.choice([4096, 8192]), "reserved": rng.choice([0, 512])},
+        }
+        if not sharing or rng.random() < 0.5:
+            inventories["DISK_GB"] = {"total": rng.choice([20, 100])}
+        make_host(api, f"h{index}", inventories, aggregates=[aggregate] if sharing else ())
+    if sharing:
+        make_host(
+            api,
+            "shared-disk",
+            {"DISK_GB": {"total": rng.choice([10, 40, 1000])}},
+            traits=["MISC_SHARES_VIA_AGGREGATE"],
+            aggregates=[aggregate],
+        )
+    return sharing
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_flat_cloud_fills_in_one_loop_as_one_instance_at_a_time(api, settings, monkeypatch, seed):
+    """Flat hosts and a flavor without NUMA nodes: the pass is filled in one loop
+    (PassTreeFacts.fill_flat) unless a sharing provider bounds it, with the answer of the
+    one-instance-at-a-time fill."""
+    rng = random.Random(seed)
+    settings.PLACEMENT_SCHEDULER_HOST_SUBSET_SIZE = 1
+    calls = []
+    fill_flat = PassTreeFacts.fill_flat
+    monkeypatch.setattr(
+        PassTreeFacts, "fill_flat", lambda tree, roots: calls.append(1) or fill_flat(tree, roots)
+    )
+    sharing = _flat_cloud(api, rng)
+    make_flavor(api, "first", vcpus=1, ram=512, disk=rng.choice([1, 5]))
+    make_flavor(api, "f", vcpus=rng.choice([1, 2]), ram=rng.choice([512, 1024]), disk=5)
+    for index in range(rng.randint(0, 4)):
+        assert boot(api, "first", name=f"old{index}").status in (201, 409)
+
+    response = api.get("/api/capacity/?flavor=f")
+
+    assert response.status == 200, response
+    fits = {h["name"]: h["fits"] for h in response.json["hosts"] if h["fits"]}
+    assert fits == _slow_fill("f"), (seed, sharing)
+    assert response.json["total"] == sum(fits.values())
+    assert calls or sharing  # without a sharing provider, always the one loop
