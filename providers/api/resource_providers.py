@@ -1,5 +1,6 @@
 """``/resource_providers`` and ``/resource_providers/{uuid}``."""
 
+import orjson
 from django.utils import timezone
 from django.utils.http import http_date
 
@@ -76,6 +77,40 @@ def provider_body(uuid, name, generation, parent, root, *, relations, with_tree)
     return data
 
 
+def listing_bodies(rows, *, relations, with_tree):
+    """:func:`provider_body` of every row (a ProviderRow), for a listing of a whole cloud.
+
+    Each body's links are one orjson Fragment, the links' JSON text joined around the
+    provider's uuid (text from the database: hex digits and hyphens, nothing to escape): the
+    same bytes as seven dicts per provider, built and encoded several times faster.
+    """
+    marker = "{uuid}"
+    links = provider_body(marker, "", 0, None, None, relations=relations, with_tree=False)["links"]
+    pieces = orjson.dumps(links).decode().split(marker)
+    fragment = orjson.Fragment
+    if not with_tree:
+        return [
+            {
+                "uuid": uuid,
+                "name": name,
+                "generation": generation,
+                "links": fragment(uuid.join(pieces)),
+            }
+            for uuid, name, generation, _parent, _root, _modified in rows
+        ]
+    return [
+        {
+            "uuid": uuid,
+            "name": name,
+            "generation": generation,
+            "links": fragment(uuid.join(pieces)),
+            "parent_provider_uuid": parent,
+            "root_provider_uuid": root,
+        }
+        for uuid, name, generation, parent, root, _modified in rows
+    ]
+
+
 def provider_repr(provider, version):
     parent, root = provider.parent_provider_uuid, provider.root_provider_uuid
     return provider_body(
@@ -112,19 +147,9 @@ class ResourceProviderListView(PlacementView):
             raise HTTPBadRequest(f"Invalid resource class in resources parameter: {exc}") from None
         except request_groups.UnknownTrait as exc:
             raise HTTPBadRequest(f'Invalid trait(s) in "required" parameter: {exc}') from None
-        relations, with_tree = provider_relations(version), version >= (1, 14)
-        bodies = [
-            provider_body(
-                row.uuid,
-                row.name,
-                row.generation,
-                row.parent_provider_uuid,
-                row.root_provider_uuid,
-                relations=relations,
-                with_tree=with_tree,
-            )
-            for row in rows
-        ]
+        bodies = listing_bodies(
+            rows, relations=provider_relations(version), with_tree=version >= (1, 14)
+        )
         return self.respond_encoded(
             request,
             {"resource_providers": bodies},

@@ -57,6 +57,20 @@ def test_list_latest_has_every_link_and_tree_fields(api):
     assert child.uuid
 
 
+@pytest.mark.parametrize("version", ["1.0", "1.1", "1.6", "1.11", "1.14", "1.39"])
+def test_each_listed_body_is_the_providers_own_body(api_at, version):
+    """The listing writes its bodies its own way (for speed): each must be, key for key and
+    in order, what GET /resource_providers/{uuid} answers, names needing escapes included."""
+    root = make_provider('r\u00f6ot "quoted" \\ back')
+    make_provider("child", parent=root)
+    client = api_at(version)
+    listed = client.get("/resource_providers").json["resource_providers"]
+    assert len(listed) == 2
+    for body in listed:
+        own = client.get(f"/resource_providers/{body['uuid']}").json
+        assert list(body.items()) == list(own.items())
+
+
 def test_list_last_modified_from_1_15(api_at):
     make_provider("cn1")
     assert "Last-Modified" not in api_at("1.14").get("/resource_providers").headers
