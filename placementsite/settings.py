@@ -464,6 +464,13 @@ PLACEMENT_SCHEDULER_HOST_SUBSET_SIZE = int(
     os.environ.get("PLACEMENT_SCHEDULER_HOST_SUBSET_SIZE", "1")
 )
 PLACEMENT_SCHEDULER_MAX_ATTEMPTS = int(os.environ.get("PLACEMENT_SCHEDULER_MAX_ATTEMPTS", "3"))
+# How many candidates a boot's or a move's pass asks the engine for, per flavor variant
+# (Nova's [scheduler] max_placement_results): the first trees by id, read a window at a time,
+# instead of every host; a pass that then places too few asks again unbounded. 0 or -1:
+# unbounded. Capacity and explain always judge every host.
+PLACEMENT_SCHEDULER_MAX_PLACEMENT_RESULTS = int(
+    os.environ.get("PLACEMENT_SCHEDULER_MAX_PLACEMENT_RESULTS", "1000")
+)
 # Which NUMA cells of a host a NUMA request takes, as Nova 34's
 # [compute] packing_host_numa_cells_allocation_strategy (False: spread, the default).
 PLACEMENT_NUMA_CELLS_STRATEGY = os.environ.get("PLACEMENT_NUMA_CELLS_STRATEGY", "spread")

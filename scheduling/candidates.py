@@ -946,6 +946,8 @@ class CandidatesById:
     # {(provider id, class id): the row selected, as SELECTION_COLUMNS} (scheduler passes
     # only): the pass's trees' totals take these rows instead of reading them again.
     rows: dict[InventoryKey, SelectedRow] | None = None
+    # Whether the request's limit stopped the read: more candidates may exist.
+    limited: bool = False
 
     def roots(self) -> set[int]:
         """Ids of the trees the candidates use, sharing providers' trees included."""
@@ -979,6 +981,7 @@ class CandidatesById:
         self.sharing |= later.sharing
         self.requested_classes |= later.requested_classes
         self.tree_blind = self.tree_blind or later.tree_blind
+        self.limited = self.limited or later.limited
         if later.free is not None:
             self.free = {**later.free, **(self.free or {})}
         if later.rows is not None:
@@ -1055,14 +1058,13 @@ class _Window:
         return sql, [bounds.get(p, p) if type(p) is int else p for p in params]
 
 
-def _in_windows(request, resolved, capped, shared):
-    """Whether the request is answered window by window: a limit on the candidates of the
-    API (capped), answered in order, each group asking resources (a resourceless group's
-    providers are not selected by inventory) and no same_subtree (it reads the candidate
-    trees' members once, for all of them)."""
+def _in_windows(request, resolved, shared):
+    """Whether the request is answered window by window: a limit on the candidates (of the
+    API, or a boot's PLACEMENT_SCHEDULER_MAX_PLACEMENT_RESULTS), answered in order, each group
+    asking resources (a resourceless group's providers are not selected by inventory) and no
+    same_subtree (it reads the candidate trees' members once, for all of them)."""
     return (
         LIMIT_IN_WINDOWS
-        and capped
         and shared is None
         and bool(request.limit)
         and not settings.PLACEMENT_RANDOMIZE_ALLOCATION_CANDIDATES
@@ -1101,17 +1103,20 @@ def _root_windows(size, sharing, progress):
         first, size = last + 1, progress.next_size(size)
 
 
-def _candidates_in_windows(request, resolved, allowed_roots, budget, answer):
+def _candidates_in_windows(request, resolved, allowed_roots, budget, answer, full):
     """The candidates of ``request`` as :meth:`_Assembler.candidates` over every root gives
     them, selecting a window of roots at a time as they are consumed; the providers' roots
-    and the sharing providers used go into ``answer`` as each window is read."""
+    and the sharing providers used go into ``answer`` as each window is read, and with
+    ``full`` (a scheduler's pass) the rows selected too."""
     anchors = _sharing_anchors()
     size = max(1, FIRST_WINDOW_ROOTS, WINDOW_ROOTS_PER_CANDIDATE * request.limit)
     seen = _Seen()
     progress = _WindowsRead(wanted=request.limit)
     for window in _root_windows(size, _SharingRows(anchors), progress):
-        selection = _select(resolved, window=window)
+        selection = _select(resolved, full=full, window=window)
         answer.root_of.update(selection.root_of)
+        if full:
+            answer.rows.update(selection.rows)
         assembler = _Assembler(request, resolved, selection, anchors, budget)
         answer.sharing |= frozenset(assembler.anchors)
         roots = [r for r in assembler.candidate_roots(allowed_roots) if window.holds(r)]
@@ -1120,12 +1125,19 @@ def _candidates_in_windows(request, resolved, allowed_roots, budget, answer):
             yield candidate
 
 
-def _find_in_windows(request, resolved, allowed_roots, budget, answer):
+def _find_in_windows(request, resolved, allowed_roots, budget, answer, capped):
     """:func:`find_candidates` for a request answered window by window (see
     :func:`_in_windows`)."""
-    generated = _candidates_in_windows(request, resolved, allowed_roots, budget, answer)
+    if not capped:
+        answer.rows = {}
+    generated = _candidates_in_windows(
+        request, resolved, allowed_roots, budget, answer, full=not capped
+    )
     generated = _for_tree_blind(request, generated, answer)
-    answer.candidates = _answered(request, generated, True, budget)
+    answer.candidates = _answered(request, generated, capped, budget)
+    answer.limited = len(answer.candidates) >= request.limit
+    if answer.rows is not None:
+        answer.free = _free_units(answer.rows)
     for rg in resolved.values():
         answer.class_names.update(rg.class_names)
     return answer
@@ -1138,7 +1150,9 @@ def find_candidates(
 
     ``capped=False`` (the scheduler's own passes, bounded by their time budget and the work
     budget below) does not stop at PLACEMENT_MAX_ALLOCATION_CANDIDATES: a pass must see every
-    host, and a simulated fill every candidate of each.
+    host, and a simulated fill every candidate of each; only the request's ``limit`` (a
+    boot's PLACEMENT_SCHEDULER_MAX_PLACEMENT_RESULTS) bounds it, ``limited`` telling when it
+    did.
 
     Raises UnknownResourceClass / UnknownTrait for names that do not exist.
     """
@@ -1150,10 +1164,10 @@ def find_candidates(
         _bound(settings.PLACEMENT_ALLOCATION_CANDIDATES_MAX_EXAMINED),
         _bound(settings.PLACEMENT_ALLOCATION_CANDIDATES_TIME_BUDGET),
     )
-    if _in_windows(request, resolved, capped, shared):
+    if _in_windows(request, resolved, shared):
         allowed = _allowed_roots(root_required, root_forbidden, None)
         return _find_in_windows(
-            request, resolved, allowed, budget, CandidatesById(requested_classes=requested)
+            request, resolved, allowed, budget, CandidatesById(requested_classes=requested), capped
         )
     selection = _select(resolved, full=not capped, read=shared.read if shared else None)
     anchors = shared.anchors if shared else _sharing_anchors()
@@ -1169,6 +1183,7 @@ def find_candidates(
         assembler.parent_of = {pk: parent_id for pk, _uuid, parent_id, _root in answer.members}
     generated = _for_tree_blind(request, assembler.candidates(roots), answer)
     answer.candidates = _answered(request, generated, capped, budget)
+    answer.limited = bool(request.limit) and len(answer.candidates) >= request.limit
     answer.sharing = frozenset(assembler.anchors)
     if not capped:
         # Free units of every inventory a candidate may use: a pass consumes from them.
@@ -1250,7 +1265,8 @@ def find_candidates_in_order(
     )
     members = {}
     for request in requests:
-        found = find_candidates(request, capped=capped, shared=shared)
+        # A limited request reads windows of roots on its own: cheaper than a whole read.
+        found = find_candidates(request, capped=capped, shared=None if request.limit else shared)
         answer.add_later(found)
         if found.members is not None:
             members.update((member[MEMBER_ID], member) for member in found.members)

@@ -13,7 +13,7 @@ import time
 import uuid as uuidlib
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.conf import settings
@@ -169,6 +169,9 @@ class Selection:
     filters: list[FilterStep]
     weighed: list[WeighedHost]  # best first
     chosen: WeighedHost | None = None
+    # Whether the pass's bound (PLACEMENT_SCHEDULER_MAX_PLACEMENT_RESULTS) cut the engine's
+    # read: hosts beyond those judged may exist.
+    limited: bool = False
 
     def attempt_order(self) -> list[WeighedHost]:
         """The chosen host, then every other in weighed order."""
@@ -269,10 +272,21 @@ def _requires(request: CandidateRequest, trait: str) -> bool:
     return any(frozenset({trait}) in group.required_traits for group in request.groups.values())
 
 
-def candidates_for(*, spec: SchedulingSpec) -> CandidatesById:
+def max_placement_results() -> int | None:
+    """The bound of a boot's or a move's pass (PLACEMENT_SCHEDULER_MAX_PLACEMENT_RESULTS);
+    None: unbounded."""
+    bound = settings.PLACEMENT_SCHEDULER_MAX_PLACEMENT_RESULTS
+    return bound if bound > 0 else None
+
+
+def candidates_for(*, spec: SchedulingSpec, limit: int | None = None) -> CandidatesById:
     """The engine's answer for the spec's flavor (its variants in order, see
-    :func:`~scheduling.candidates.find_candidates_in_order`); unknown names are a 400."""
-    requests = [variant.candidate_request for variant in spec.flavor_request.variants]
+    :func:`~scheduling.candidates.find_candidates_in_order`), at most ``limit`` candidates
+    per variant (the first trees by id); unknown names are a 400."""
+    requests = [
+        replace(variant.candidate_request, limit=limit) if limit else variant.candidate_request
+        for variant in spec.flavor_request.variants
+    ]
     try:
         try:
             return engine.find_candidates_in_order(requests, capped=False)
@@ -307,13 +321,17 @@ class SchedulingPass:
     "fits" mean here what they mean in a fresh pass after real claims.
     """
 
-    def __init__(self, spec: SchedulingSpec, *, leave_out: Collection[int] = ()) -> None:
+    def __init__(
+        self, spec: SchedulingSpec, *, leave_out: Collection[int] = (), limit: int | None = None
+    ) -> None:
+        """``limit``: at most that many candidates per flavor variant (a boot's or a move's
+        bound, see :func:`max_placement_results`); capacity and explain judge every host."""
         self.spec = spec
         with cyclic_gc_paused():
             # Candidates taking from a stale or disabled pool are left out: hosts left with
             # none are the pools step's refusals.
             self.found, self.pools_dropped = without_unavailable_pools(
-                found=candidates_for(spec=spec)
+                found=candidates_for(spec=spec, limit=limit)
             )
             spec.check_time()
             self.hosts = [h for h in hosts_of_pass(found=self.found) if h.id not in leave_out]
@@ -358,7 +376,12 @@ class SchedulingPass:
             if dropped:  # before the filters: hosts whose only pools are stale or disabled
                 steps.insert(0, FilterStep(POOLS_STEP, candidate_hosts - len(dropped), dropped))
             weighed = _weigh(hosts, self.spec)
-        selection = Selection(candidate_hosts=candidate_hosts, filters=steps, weighed=weighed)
+        selection = Selection(
+            candidate_hosts=candidate_hosts,
+            filters=steps,
+            weighed=weighed,
+            limited=self.found.limited,
+        )
         if weighed:
             subset = max(1, settings.PLACEMENT_SCHEDULER_HOST_SUBSET_SIZE)
             selection.chosen = random.choice(weighed[:subset])
@@ -526,9 +549,10 @@ def _alternates(selection: Selection, claimed: WeighedHost) -> list[dict[str, An
     return found
 
 
-def select_hosts(*, spec: SchedulingSpec) -> Selection:
-    """One scheduling pass for one instance (moves and the hosts' tests use it)."""
-    return SchedulingPass(spec).select()
+def select_hosts(*, spec: SchedulingSpec, limit: int | None = None) -> Selection:
+    """One scheduling pass for one instance (moves and the hosts' tests use it), over at most
+    ``limit`` candidates per flavor variant."""
+    return SchedulingPass(spec, limit=limit).select()
 
 
 # --- explain --------------------------------------------------------------------

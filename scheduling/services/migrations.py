@@ -63,6 +63,7 @@ from ..selectors.scheduler import (
     WeighedHost,
     explain,
     first_allocations,
+    max_placement_results,
     select_hosts,
 )
 from ..selectors.server_groups import server_group_of
@@ -300,8 +301,12 @@ def _move_to_first_fit(
             pass_spec.group = locked
             for _round in range(SELECTION_ROUNDS):
                 read_group_hosts(spec=pass_spec)
-                selection = select_hosts(spec=pass_spec)
+                selection = select_hosts(spec=pass_spec, limit=max_placement_results())
                 order = [w for w in selection.attempt_order() if accepts(w.host)]
+                if not order and selection.limited:
+                    # The bound cut the read: the hosts beyond it are judged before giving up.
+                    selection = select_hosts(spec=pass_spec)
+                    order = [w for w in selection.attempt_order() if accepts(w.host)]
                 if not order:
                     break
                 if _claim_first(migration, order[:tries], kept, locked):

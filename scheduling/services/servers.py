@@ -21,7 +21,13 @@ from ..flavor_snapshots import flavor_snapshot
 from ..models import BootRequest, Flavor, Server, ServerGroup
 from ..plugins import HostState
 from ..selectors.names import check_names
-from ..selectors.scheduler import Placement, SchedulingPass, SchedulingSpec, explain
+from ..selectors.scheduler import (
+    Placement,
+    SchedulingPass,
+    SchedulingSpec,
+    explain,
+    max_placement_results,
+)
 from ..selectors.server_groups import member_host_counts
 from .claims import ClaimFailed, allocations_claim
 from .server_groups import group_admit, group_locked
@@ -118,24 +124,45 @@ def _boot_request(
 def _plan(spec: SchedulingSpec, names: Sequence[str], refused: set[int]) -> list[Placement]:
     """Place every instance of the request in one pass, in memory (instance k sees 1..k-1,
     their usage and, in a server group, their hosts); raises NoValidHost, with the funnel of
-    the pass that failed, naming the first instance that does not fit."""
+    the pass that failed, naming the first instance that does not fit.
+
+    The pass judges the first PLACEMENT_SCHEDULER_MAX_PLACEMENT_RESULTS candidates only (as
+    Nova's scheduler); when those place too few and more hosts exist, the plan is made again
+    over every host: the bound never answers a false no valid host."""
+    plan, failed = _plan_in_pass(spec, names, refused, max_placement_results())
+    if failed is not None and failed.selection.limited:
+        logger.info(
+            "The bounded pass placed %d of %d; planning over every host", len(plan), len(names)
+        )
+        plan, failed = _plan_in_pass(spec, names, refused, None)
+    if failed is not None:
+        raise NoValidHost(
+            f"No valid host was found for {names[len(plan)]} (flavor {spec.flavor.name}).",
+            explain=explain(spec=spec, selection=failed.selection),
+        )
+    return plan
+
+
+def _plan_in_pass(
+    spec: SchedulingSpec, names: Sequence[str], refused: set[int], limit: int | None
+) -> tuple[list[Placement], Placement | None]:
+    """``(placements, None)`` when one pass over at most ``limit`` candidates places every
+    instance, else ``(those placed, the first placement without a host)``. Nothing is
+    written: a plan made again starts from the group's members as read now."""
     read_group_hosts(spec=spec)
-    model = SchedulingPass(spec, leave_out=refused)
-    plan = []
+    model = SchedulingPass(spec, leave_out=refused, limit=limit)
+    plan: list[Placement] = []
     for index in range(len(names)):
         spec.index = index
         spec.check_time()
         placement = model.place()
         if placement.host is None:
-            raise NoValidHost(
-                f"No valid host was found for {names[index]} (flavor {spec.flavor.name}).",
-                explain=explain(spec=spec, selection=placement.selection),
-            )
+            return plan, placement
         plan.append(placement)
         if spec.group is not None:
             uuid = placement.host.uuid
             spec.group_hosts[uuid] = spec.group_hosts.get(uuid, 0) + 1
-    return plan
+    return plan, None
 
 
 def _claim(
