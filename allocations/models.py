@@ -2,7 +2,13 @@
 
 from django.db import models
 
-from providers.models import DeviceUnit, ResourceClass, ResourceProvider, TimestampedModel
+from providers.models import (
+    DeviceUnit,
+    Inventory,
+    ResourceClass,
+    ResourceProvider,
+    TimestampedModel,
+)
 
 
 class Project(TimestampedModel):
@@ -91,6 +97,16 @@ class ProviderUsage(models.Model):
         ResourceClass, on_delete=models.CASCADE, related_name="usage_rows"
     )
     used = models.BigIntegerField(default=0)
+    # The inventory of the same provider and class (no column, no constraint: usage may
+    # outlive an inventory): lets a read of inventories LEFT JOIN their usage row on
+    # (provider, class) directly (allocations.selectors.usage.usage_joined_rows).
+    inventory = models.ForeignObject(
+        Inventory,
+        on_delete=models.DO_NOTHING,
+        from_fields=["resource_provider", "resource_class"],
+        to_fields=["resource_provider", "resource_class"],
+        related_name="usage_row",
+    )
 
     class Meta:
         constraints = [

@@ -12,6 +12,7 @@ from .selectors.usage import (
     classes_in_use,
     usage_by_provider_and_class,
     usage_joined,
+    usage_joined_rows,
     usage_subquery,
 )
 from .services.allocations import ConsumerAllocationWrite, allocations_reshape
@@ -23,6 +24,7 @@ __all__ = [
     "holdings_move",
     "usage_by_provider_and_class",
     "usage_joined",
+    "usage_joined_rows",
     "usage_subquery",
 ]
 

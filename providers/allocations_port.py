@@ -56,6 +56,9 @@ class AllocationsPort(Protocol):
     def usage_joined(self, *, inventories, group_by: Sequence[str], name: str = "used"):
         """``inventories`` (a queryset) with the usage of each inventory joined in."""
 
+    def usage_joined_rows(self, *, inventories, name: str = "used"):
+        """``inventories`` (a queryset) each with its usage joined in, not grouped."""
+
     def usage_by_provider_and_class(
         self, *, provider_ids: Iterable[int] | None = None, class_ids: Iterable[int] | None = None
     ) -> dict[tuple[int, int], int]:

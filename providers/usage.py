@@ -17,6 +17,10 @@ def usage_joined(inventories, *group_by, name="used"):
     return port().usage_joined(inventories=inventories, group_by=group_by, name=name)
 
 
+def usage_joined_rows(inventories, name="used"):
+    return port().usage_joined_rows(inventories=inventories, name=name)
+
+
 def usage_by_provider_and_class(*, provider_ids=None, class_ids=None):
     return port().usage_by_provider_and_class(provider_ids=provider_ids, class_ids=class_ids)
 

@@ -93,6 +93,16 @@ def usage_joined(*, inventories: QuerySet, group_by: Sequence[str], name: str = 
     )
 
 
+def usage_joined_rows(*, inventories: QuerySet, name: str = "used") -> QuerySet:
+    """``inventories`` (an Inventory queryset) each annotated with ``name``, its usage, from
+    the usage row of its provider and class LEFT JOINed on both columns (one at most, through
+    ``ProviderUsage.inventory``), without grouping: for a query that groups the rows otherwise
+    (per provider), with no filter on providers."""
+    return inventories.annotate(
+        **{name: Coalesce(F("usage_row__used"), Value(0), output_field=BigIntegerField())}
+    )
+
+
 def usage_grouped(*, group_by: Sequence[str], **filters: object) -> QuerySet:
     """``(*keys, used)`` rows: usage summed per ``group_by`` (ProviderUsage columns or paths,
     e.g. ``"resource_provider__root_id"``) over the usage rows matching ``filters`` (on the

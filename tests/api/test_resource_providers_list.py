@@ -267,6 +267,32 @@ def test_resources_respects_step_size(api):
     assert names(api.get("/resource_providers?resources=DISK_GB:25")) == []
 
 
+@pytest.mark.parametrize("narrowed", [False, True])
+def test_resources_judges_each_class_with_its_own_usage(api, narrowed):
+    """A whole cloud's capacity is judged at once, a named provider's one class at a time:
+    both count each class's usage against its own inventory, and only the classes asked."""
+    busy = make_provider("busy", inventories={"VCPU": 4, "MEMORY_MB": 1024, "DISK_GB": 10})
+    make_allocation(busy, make_consumer(), {"VCPU": 3, "DISK_GB": 10})
+    freed = make_provider("freed", inventories={"VCPU": 4, "MEMORY_MB": 1024})
+    make_allocation(freed, (consumer := make_consumer()), {"MEMORY_MB": 1024})
+    api.delete(f"/allocations/{consumer.uuid}")  # its usage row stays, at 0
+    make_provider("no-memory", inventories={"VCPU": 4})
+
+    def fitting(resources):
+        if not narrowed:
+            return names(api.get(f"/resource_providers?resources={resources}"))
+        return [
+            name
+            for name in ("busy", "freed", "no-memory")
+            if names(api.get(f"/resource_providers?resources={resources}&name={name}"))
+        ]
+
+    assert fitting("VCPU:1,MEMORY_MB:1024") == ["busy", "freed"]
+    assert fitting("VCPU:2,MEMORY_MB:512") == ["freed"]
+    assert fitting("VCPU:1") == ["busy", "freed", "no-memory"]
+    assert fitting("DISK_GB:1") == []
+
+
 def test_resources_unknown_class_is_400(api):
     r = api.get("/resource_providers?resources=CUSTOM_NOPE:1")
     assert r.status == 400
