@@ -3,7 +3,10 @@ API's), and capacity restricted by zone or aggregate as server creates are."""
 
 import uuid as uuidlib
 
+import pytest
+
 from providers.models import Aggregate
+from scheduling import queries
 from scheduling.models import AggregateMetadata
 from tests.scheduling.scheduler_helpers import make_flavor, make_host
 
@@ -81,7 +84,11 @@ def test_only_admins_write(api):
     assert AggregateMetadata.objects.count() == 0
 
 
-def test_capacity_by_zone_and_aggregate_with_aggregate_extra_specs(api):
+@pytest.mark.parametrize("short_array", [100, 0])
+def test_capacity_by_zone_and_aggregate_with_aggregate_extra_specs(api, monkeypatch, short_array):
+    # short_array 0: the pass's hosts are read as many hosts are on PostgreSQL (joined with
+    # their unnested ids), with their aggregates and metadata as with a short list.
+    monkeypatch.setattr(queries, "_SHORT_ARRAY", short_array)
     response = api.post(
         "/api/aggregates/",
         {"name": "fast", "availability_zone": "az-fast", "metadata": {"ssd": "true"}},
