@@ -63,7 +63,7 @@ from ..request_groups import (
     UnknownTrait,
     resolve_groups,
 )
-from ..usage import usage_subquery
+from ..usage import usage_joined_rows, usage_subquery
 from . import resource_providers as provider_filter
 from .resource_providers import Rule
 
@@ -632,10 +632,9 @@ class _CapacityJudge:
                 which |= Q(
                     resource_class_id=class_id, resource_provider_id__in=sorted(provider_ids)
                 )
-        query = (
-            Inventory.objects.filter(which)
-            .annotate(used=usage_subquery())
-            .values_list("resource_provider_id", "resource_class_id", *CAPACITY_FIELDS, "used")
+        # The usage rows joined (one pass) rather than looked up per inventory row.
+        query = usage_joined_rows(Inventory.objects.filter(which)).values_list(
+            "resource_provider_id", "resource_class_id", *CAPACITY_FIELDS, "used"
         )
         # Straight from the cursor: thousands of rows of ints and floats need no converters.
         with reading_connection().cursor() as cursor:

@@ -267,7 +267,7 @@ def provider_listing(
             Coalesce("updated_at", "created_at"),
         )
     )
-    return [ProviderRow(*row) for row in rows]
+    return list(map(ProviderRow._make, rows))  # _make: no Python frame per row
 
 
 def _providers_filtered(group: RequestGroup | None, name: str | None, uuid: str | None) -> QuerySet:
