@@ -198,8 +198,12 @@ def largest_free_by_class(
             .values_list("resource_provider_id", "resource_class_id", *CAPACITY_FIELDS, "used")
         ]
     best: dict[int, tuple[int, int]] = {}
+    usable_of: dict[int, int] = {}  # by id(capacity): the judge's rows share their Capacity
     for rp, rc, capacity, used in rows:
-        free = capacity.free(used)
+        usable = usable_of.get(id(capacity))
+        if usable is None:
+            usable = usable_of[id(capacity)] = capacity.usable
+        free = usable - used
         if rc not in best or free > best[rc][1]:
             best[rc] = (rp, free)
     return best
@@ -387,15 +391,21 @@ def _count_shortfalls(
 ) -> None:
     """Count which of the capacity model's rules refused, for providers with the inventory."""
     amounts = tally.resolved.resources
+    refined = tally.refined
+    providers_by_kinds: defaultdict[frozenset[str], int] = defaultdict(int)
     for where, short_of in shortfalls:
+        asked = [(class_id, amounts[class_id]) for class_id in short_of]
         for position in where:
             provider_id = ids[position]
             kinds: frozenset[str] = frozenset()
-            for class_id in short_of:
-                kinds |= judge.kinds(provider_id, class_id, amounts[class_id])
-            for kind in kinds:
-                tally.counts[kind] += 1
-            tally.refined[position] = kinds
+            for class_id, amount in asked:
+                kinds |= judge.kinds(provider_id, class_id, amount)
+            providers_by_kinds[kinds] += 1
+            refined[position] = kinds
+    # Counted per set of kinds, not per provider: a cloud has few such sets.
+    for kinds, providers in providers_by_kinds.items():
+        for kind in kinds:
+            tally.counts[kind] += providers
 
 
 def _count_hosts(
