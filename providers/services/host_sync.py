@@ -326,10 +326,11 @@ def _apply(
     recorded: RecordedTree,
     names: "KnownClassesAndTraits",
 ) -> dict[str, int]:
-    """The plan applied (the classes and traits known passed on, not read again); a new
-    tree colliding on a name says who holds the record's name when it is the root's."""
+    """The plan applied (the classes known passed on, not read again; the traits are read
+    again: locked, so that no trait_delete wins against the write); a new tree colliding on
+    a name says who holds the record's name when it is the root's."""
     try:
-        return provider_tree_apply(plan=plan, class_ids=names.class_ids, trait_ids=names.trait_ids)
+        return provider_tree_apply(plan=plan, class_ids=names.class_ids)
     except DuplicateName:
         if recorded.root is None and subject.name_taken is not None:
             subject.name_taken(record)
@@ -468,12 +469,12 @@ class KnownClassesAndTraits:
         for plugin in plugins:
             self.metadata.update(plugin.class_metadata)
         self.class_ids: dict[str, int] = {}
-        self.trait_ids: dict[str, int] = {}
+        self.traits: set[str] = set()
 
     def forget(self) -> None:
         """Know nothing any more: what a rolled-back savepoint created is gone."""
         self.class_ids.clear()
-        self.trait_ids.clear()
+        self.traits.clear()
 
     def class_id(self, name: str) -> int:
         if name not in self.class_ids:
@@ -498,12 +499,12 @@ class KnownClassesAndTraits:
         self.class_ids.update(found)
 
     def ensure_traits(self, names: Iterable[str]) -> None:
-        missing = set(names) - set(self.trait_ids)
+        missing = set(names) - self.traits
         if not missing:
             return
-        found = dict(Trait.objects.filter(name__in=missing).values_list("name", "id"))
-        for name in sorted(missing - set(found)):
+        found = set(Trait.objects.filter(name__in=missing).values_list("name", flat=True))
+        for name in sorted(missing - found):
             if not name.startswith(CUSTOM_PREFIX):
                 raise InvalidRequest(f"No such trait {name}")
-            found[name] = trait_ensure(name=name)[0].id
-        self.trait_ids.update(found)
+            trait_ensure(name=name)
+        self.traits |= missing

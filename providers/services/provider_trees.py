@@ -43,7 +43,6 @@ def provider_tree_create(
     children: Sequence[NewProvider] = (),
     allow_reserved_equal_total: bool,
     class_ids: Mapping[str, int] | None = None,
-    trait_ids: Mapping[str, int] | None = None,
 ) -> list[ResourceProvider]:
     """Create ``root`` and ``children`` under it (each under the root or under the child its
     ``parent`` names, listed before it), with their inventories and traits, in one
@@ -51,10 +50,11 @@ def provider_tree_create(
 
     Returns the saved providers, in the order given, root first. A provider that was written
     to has generation 1 (inventory and traits are its first write), one that was not 0, as if
-    created alone. ``class_ids``, ``trait_ids``: the ids of classes and traits the caller
-    knows exist (the host sync checked them), not read again (a trait's row is then held by
-    the insert's foreign-key check, as ``trait_ids_held`` would). A name or uuid in use is a 409 ``placement.duplicate_name``, an invalid
-    inventory, an unknown parent or an unknown class or trait a 400; nothing is written then.
+    created alone. ``class_ids``: the ids of classes the caller knows exist (the host sync
+    checked them), not read again (the traits always are: held until the transaction ends,
+    the foreign keys being checked only at commit). A name or uuid in use is a 409
+    ``placement.duplicate_name``, an invalid inventory, an unknown parent or an unknown
+    class or trait a 400; nothing is written then.
     """
     specs = [root, *children]
     rows = [
@@ -82,7 +82,7 @@ def provider_tree_create(
         with transaction.atomic():
             _insert_tree(levels)
             _insert_inventories(rows, records, class_ids or {})
-            _insert_traits(rows, specs, trait_ids or {})
+            _insert_traits(rows, specs)
     except IntegrityError:
         # Only the providers' unique name and uuid can collide: every other row is new.
         raise _first_duplicate(rows) from None
@@ -165,12 +165,9 @@ def _insert_inventories(
     )
 
 
-def _insert_traits(
-    rows: Sequence[ResourceProvider], specs: Sequence[NewProvider], known: Mapping[str, int]
-) -> None:
+def _insert_traits(rows: Sequence[ResourceProvider], specs: Sequence[NewProvider]) -> None:
     names = sorted({name for spec in specs for name in spec.traits})
-    found = dict(known)
-    found.update(trait_ids_held(names=[name for name in names if name not in found]))
+    found = trait_ids_held(names=names)
     missing = [name for name in names if name not in found]
     if missing:
         raise InvalidRequest(f"No such trait {', '.join(missing)}")

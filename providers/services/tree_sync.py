@@ -79,15 +79,14 @@ def provider_tree_apply(
     *,
     plan: TreePlan,
     class_ids: Mapping[str, int] | None = None,
-    trait_ids: Mapping[str, int] | None = None,
 ) -> dict[str, int]:
     """Apply ``plan`` (never a blocked one), all of it or nothing (see the module docstring).
-    ``class_ids``, ``trait_ids``: the ids of resource classes and traits the caller knows, not
-    read again for a new tree. Returns the ids of the providers it created, by uuid."""
+    ``class_ids``: the ids of resource classes the caller knows, not read again for a new
+    tree. Returns the ids of the providers it created, by uuid."""
     if plan.blocked:
         raise ValueError("a blocked plan is not applied")
     if plan.creates and plan.creates[0].parent is None:  # whole or nothing on its own
-        return _create_whole(plan, class_ids or {}, trait_ids or {})
+        return _create_whole(plan, class_ids or {})
     with transaction.atomic():
         created: dict[str, int] = {}
         for spec in plan.creates:
@@ -110,9 +109,7 @@ def provider_tree_apply(
         return created
 
 
-def _create_whole(
-    plan: TreePlan, class_ids: Mapping[str, int], trait_ids: Mapping[str, int]
-) -> dict[str, int]:
+def _create_whole(plan: TreePlan, class_ids: Mapping[str, int]) -> dict[str, int]:
     """A tree none of whose providers exists: one ``provider_tree_create``."""
     root, *children = (
         NewProvider(
@@ -129,7 +126,6 @@ def _create_whole(
         children=children,
         allow_reserved_equal_total=True,
         class_ids=class_ids,
-        trait_ids=trait_ids,
     )
     return {str(row.uuid): row.id for row in rows}
 

@@ -19,9 +19,9 @@ TWO_CELLS = {
     ]
 }
 # A new host's tree in one transaction: its row locked, a savepoint, the tree's ids taken
-# and its providers, inventories and traits inserted in a savepoint of their own, the
-# inventory history, the host's row (BEGIN and COMMIT counted).
-NEW_HOST_STATEMENTS = 13
+# and its providers, inventories and traits (those held first) inserted in a savepoint of
+# their own, the inventory history, the host's row (BEGIN and COMMIT counted).
+NEW_HOST_STATEMENTS = 14
 
 
 @pytest.fixture(autouse=True)
