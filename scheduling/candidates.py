@@ -948,6 +948,9 @@ class CandidatesById:
     rows: dict[InventoryKey, SelectedRow] | None = None
     # Whether the request's limit stopped the read: more candidates may exist.
     limited: bool = False
+    # Why the work or time budget stopped the engine before every candidate was found
+    # (None: it was not): a simulated fill over this answer is then a lower bound.
+    cut_short: str | None = None
 
     def roots(self) -> set[int]:
         """Ids of the trees the candidates use, sharing providers' trees included."""
@@ -982,6 +985,7 @@ class CandidatesById:
         self.requested_classes |= later.requested_classes
         self.tree_blind = self.tree_blind or later.tree_blind
         self.limited = self.limited or later.limited
+        self.cut_short = self.cut_short or later.cut_short
         if later.free is not None:
             self.free = {**later.free, **(self.free or {})}
         if later.rows is not None:
@@ -1141,6 +1145,7 @@ def _find_in_windows(request, resolved, allowed_roots, budget, answer, capped):
     generated = _for_tree_blind(request, generated, answer)
     answer.candidates = _answered(request, generated, capped, budget)
     answer.limited = len(answer.candidates) >= request.limit
+    answer.cut_short = budget.reason
     if answer.rows is not None:
         # A pass keeps the rows of the trees answered and of the sharing providers: the last
         # window may hold many more trees than the limit needed.
@@ -1197,6 +1202,7 @@ def find_candidates(
     generated = _for_tree_blind(request, assembler.candidates(roots), answer)
     answer.candidates = _answered(request, generated, capped, budget)
     answer.limited = bool(request.limit) and len(answer.candidates) >= request.limit
+    answer.cut_short = budget.reason
     answer.sharing = frozenset(assembler.anchors)
     if not capped:
         # Free units of every inventory a candidate may use: a pass consumes from them.

@@ -36,12 +36,20 @@ def flavor_list(request):
 
 @staff_required(*FITS)
 def flavor_fits(request, pk):
-    """``{"flavor", "fits"}``: how many more instances of the flavor fit now (JSON, for the
-    pages' fits.js; ``fits`` is null for a flavor naming an unknown class)."""
+    """``{"flavor", "fits", "complete"}``: how many more instances of the flavor fit now
+    (JSON, for the pages' fits.js; ``fits`` is null for a flavor naming an unknown class,
+    ``complete`` false when the engine's budget cut the count short: a lower bound)."""
     flavor = flavor_reads.flavor_by_pk(pk=pk)
     if flavor is None:
         raise Http404("No such flavor.")
-    return JsonResponse({"flavor": flavor.name, "fits": flavor_reads.fits_of(flavor=flavor)})
+    found = flavor_reads.fits_of(flavor=flavor)
+    return JsonResponse(
+        {
+            "flavor": flavor.name,
+            "fits": None if found is None else found.total,
+            "complete": found is None or found.incomplete is None,
+        }
+    )
 
 
 @staff_required(*SCHEDULE)

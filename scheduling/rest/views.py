@@ -296,6 +296,9 @@ class CapacityViewSet(ApiViewSet):
                 "flavor": found.flavor,
                 "total": found.total,
                 "hosts": [{"uuid": h.uuid, "name": h.name, "fits": h.fits} for h in found.hosts],
+                # False when the engine's budget cut the read: the figures are lower bounds.
+                "complete": found.incomplete is None,
+                "incomplete_reason": found.incomplete,
             }
         )
 

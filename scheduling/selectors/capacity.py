@@ -29,6 +29,10 @@ class FlavorCapacity:
     flavor: str
     total: int
     hosts: list[HostCapacity]  # most room first
+    # Why the engine's work or time budget (PLACEMENT_ALLOCATION_CANDIDATES_MAX_EXAMINED,
+    # _TIME_BUDGET) stopped its read early, or None: with a reason, ``total`` and each
+    # host's ``fits`` are lower bounds, never a silent undercount.
+    incomplete: str | None = None
 
 
 def flavor_capacity(
@@ -44,10 +48,16 @@ def flavor_capacity(
     # A pass allocates a host state per host: no collector walks while they live, and they
     # are gone (reference counting frees them) before it walks again.
     with cyclic_gc_paused():
-        placed = SchedulingPass(spec).fill()
+        scheduling_pass = SchedulingPass(spec)
+        placed = scheduling_pass.fill()
         # Tuples sort by themselves (most room first, then by name: names are unique, so the
         # uuid never decides), without a key function per host.
         order = sorted((-n, host.name, host.uuid) for host, n in placed.values())
         del placed
         hosts = [HostCapacity(uuid, name, -fits) for fits, name, uuid in order]
-    return FlavorCapacity(flavor=flavor.name, total=sum(h.fits for h in hosts), hosts=hosts)
+    return FlavorCapacity(
+        flavor=flavor.name,
+        total=sum(h.fits for h in hosts),
+        hosts=hosts,
+        incomplete=scheduling_pass.found.cut_short,
+    )

@@ -10,7 +10,7 @@ from django.db.models import Count, QuerySet
 from placementsite.core.exceptions import DomainError
 
 from ..models import AggregateMetadata, Flavor, Migration, Server
-from .capacity import flavor_capacity
+from .capacity import FlavorCapacity, flavor_capacity
 
 
 def flavors_to_schedule() -> QuerySet:
@@ -32,11 +32,11 @@ def flavor_by_pk(*, pk: int | str) -> Flavor | None:
     return Flavor.objects.filter(pk=pk).first()
 
 
-def fits_of(*, flavor: Flavor) -> int | None:
+def fits_of(*, flavor: Flavor) -> FlavorCapacity | None:
     """How many more instances of ``flavor`` the cloud takes now, as the scheduler's capacity
     counts them; None when the flavor names an unknown class or trait."""
     try:
-        return flavor_capacity(flavor=flavor).total
+        return flavor_capacity(flavor=flavor)
     except (DomainError, LookupError):
         return None
 

@@ -92,6 +92,7 @@ def test_the_pages_data_is_not_cached_either(root, cloud):
     flavor = Flavor.objects.create(name="f", vcpus=1, ram=512, disk=0)
     r = root.get(reverse("dashboard:flavor_fits", kwargs={"pk": flavor.pk}))
     assert r.status_code == 200 and "no-store" in r["Cache-Control"]
+    assert r.json() == {"flavor": "f", "fits": 5, "complete": True}
     r = root.get(reverse("dashboard:try_candidates"), {"submit": "1", "resources": "VCPU:1"})
     assert r.status_code == 200 and "no-store" in r["Cache-Control"]
     assert b'id="candidates"' in r.content

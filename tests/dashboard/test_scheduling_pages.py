@@ -60,7 +60,7 @@ def test_overview_counts_how_many_more_fit_per_flavor_after_the_page(
     assert "dashboard/fits.js" in page
     (url,) = _fits_urls(page)
     # 2 hosts of 8 VCPU, 16 GiB, 100 GB: 4 + 4 of bar.small (2 VCPU, 2 GiB, 10 GB).
-    assert c.get(url).json() == {"flavor": "bar.small", "fits": 8}
+    assert c.get(url).json() == {"flavor": "bar.small", "fits": 8, "complete": True}
 
 
 def test_every_flavor_gets_its_count_even_the_largest(client, scheduler_operator, cloud):

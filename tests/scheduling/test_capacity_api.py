@@ -141,3 +141,20 @@ def test_counts_are_integers_once_something_is_allocated(api):
     body = api.get("/api/capacity/?flavor=f").json
     assert type(body["total"]) is int
     assert [type(host["fits"]) for host in body["hosts"]] == [int]
+
+
+def test_a_count_cut_short_by_the_engines_budget_says_so(api, settings):
+    """The engine's work budget stops its read: the figures are then lower bounds, and the
+    answer says so instead of undercounting silently."""
+    for i in range(5):
+        make_host(api, f"cn{i}")
+    make_flavor(api, "f", vcpus=2, ram=2048, disk=10)
+    whole = api.get("/api/capacity/?flavor=f").json
+    assert (whole["total"], whole["complete"], whole["incomplete_reason"]) == (20, True, None)
+
+    settings.PLACEMENT_ALLOCATION_CANDIDATES_MAX_EXAMINED = 2
+    cut = api.get("/api/capacity/?flavor=f")
+    assert cut.status == 200, cut
+    assert cut.json["complete"] is False
+    assert cut.json["incomplete_reason"] == "2 combinations examined"
+    assert 0 < cut.json["total"] < 20

@@ -43,7 +43,9 @@
         } else {
           show(
             cell,
-            cell.getAttribute("data-prefix") + format.format(body.fits) + cell.getAttribute("data-suffix"),
+            // Counted within the engine's budget only: a lower bound, said as one.
+            (body.complete === false ? "at least " : "") +
+              cell.getAttribute("data-prefix") + format.format(body.fits) + cell.getAttribute("data-suffix"),
             false
           );
           cell.setAttribute("data-fits", String(body.fits));
