@@ -8,8 +8,8 @@ One command prints the table (see docs/performance.md)::
 For every topology the script starts each server under gunicorn on a fresh PostgreSQL database
 (``bench_project``: migrated, noauth2; ``bench_reference``: openstack-placement from PyPI served
 by scripts/reference-placement), with the same worker count, loads the same topology into both
-over the HTTP API, analyzes both databases (``VACUUM ANALYZE``, as autovacuum would; not with
-``--no-analyze``, which measures freshly loaded databases without planner statistics), then
+over the HTTP API, analyzes both databases (``VACUUM ANALYZE``, as autovacuum would; ``--statistics fresh`` or
+``both`` also measures them freshly loaded, without planner statistics, first), then
 times the same requests against both: median and p95 latency over
 sequential requests, throughput at concurrency 10, and the peak resident memory of the gunicorn
 master and workers (read from /proc). ``--project-url``/``--reference-url`` reuse running servers
@@ -906,10 +906,12 @@ def parse_args(argv=None):
         "is measured as it is, without wiping and reloading it",
     )
     parser.add_argument(
-        "--no-analyze",
-        action="store_true",
-        help="leave both databases without planner statistics, as freshly loaded ones are "
-        "until autovacuum has run (off on this machine)",
+        "--statistics",
+        choices=("analyzed", "fresh", "both"),
+        default="analyzed",
+        help="measure the databases analyzed (as autovacuum leaves them), fresh (freshly "
+        "loaded, no planner statistics: autovacuum is off on this machine), or both from "
+        "one load (fresh first, then analyzed; the fresh rows are labelled so)",
     )
     parser.add_argument("--skip-project", action="store_true")
     parser.add_argument("--skip-reference", action="store_true")
@@ -941,6 +943,21 @@ def servers_of(args):
     return servers
 
 
+# The planner statistics each --statistics choice measures, in order (fresh before analyzed:
+# analyzing cannot be undone).
+STATISTICS = {"analyzed": ("analyzed",), "fresh": ("fresh",), "both": ("fresh", "analyzed")}
+
+
+def queries_of(topology, statistics):
+    """The topology's queries for each of ``statistics``, those on a fresh database labelled
+    so."""
+    return [
+        query if kind == "analyzed" else dataclasses.replace(query, label=f"{query.label} (fresh)")
+        for kind in statistics
+        for query in topology.queries
+    ]
+
+
 def measure_topology(servers, topology, args):
     """``{(server name, query label): Result}`` for one topology on every server."""
     results = {}
@@ -950,10 +967,11 @@ def measure_topology(servers, topology, args):
             if not server.start(topology):
                 seconds = load(server, topology, args.load_threads)
                 log(f"{server.name}: {topology.key}: loaded in {seconds:.1f} s")
-            if not args.no_analyze:
-                server.analyze()
-            for query in topology.queries:
-                results[(server.name, query.label)] = measure(server, query, args)
+            for statistics in STATISTICS[args.statistics]:
+                if statistics == "analyzed":
+                    server.analyze()
+                for query in queries_of(topology, (statistics,)):
+                    results[(server.name, query.label)] = measure(server, query, args)
         except (
             ServerError,
             ApiError,
@@ -962,7 +980,7 @@ def measure_topology(servers, topology, args):
             RequestTimeout,
         ) as error:
             log(f"{server.name}: {topology.key}: failed: {error}")
-            for query in topology.queries:
+            for query in queries_of(topology, STATISTICS[args.statistics]):
                 results[(server.name, query.label)] = Result(candidates="failed")
         finally:
             server.stop()
@@ -977,7 +995,7 @@ def main(argv=None):
     try:
         for topology in topologies(args):
             results = measure_topology(servers, topology, args)
-            for query in topology.queries:
+            for query in queries_of(topology, STATISTICS[args.statistics]):
                 project = results.get(("project", query.label))
                 reference = results.get(("reference", query.label))
                 rows.append((topology, query, project, reference))
