@@ -25,6 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 os.environ.setdefault("PLACEMENT_AUTH_STRATEGY", "noauth2")
 os.environ.setdefault("PLACEMENT_LOG_LEVEL", "WARNING")
+# The service's own cap (bench_bare, imported below, lifts it for its comparisons).
+os.environ.setdefault("PLACEMENT_MAX_ALLOCATION_CANDIDATES", "10000")
 
 from bench_bare import Gunicorn, log, median_ms  # noqa: E402
 
