@@ -637,17 +637,9 @@ class PassTreeFacts:
     def _times_fitting_now(self, root_id: int, candidate: Candidate) -> int | None:
         """How many times the host's candidate fits now: 0 when it does not (as
         :meth:`first_fitting` judges), else as :meth:`times_fitting` (None included)."""
-        free = self.free()
-        unbounded = self.unbounded
-        times = None
-        for slot, amount in candidate.allocations:
-            if slot[0] in unbounded:
-                continue
-            have = free[slot]
-            if have < amount:
-                return 0
-            if amount > 0 and (times is None or have // amount < times):
-                times = have // amount
+        times = _times_free(self.free(), self.unbounded, candidate.allocations)
+        if times == 0:
+            return 0
         limits = self.limits(root_id)
         if limits:
             if self.limit_refusal(root_id, candidate) is not None:
@@ -777,14 +769,11 @@ class PassTreeFacts:
             self.uuids.update((pk, uuid) for pk, uuid, _name in queries.provider_names(missing))
 
 
-def _take_fitting(
+def _times_free(
     free: dict[Slot, int], unbounded: frozenset[int], allocations: Sequence[tuple[Slot, int]]
 ) -> int | None:
-    """Take ``allocations`` from ``free`` as many times as they fit and return how many
-    (:meth:`PassTreeFacts._times_fitting_now` of a host without limits, then the free side of
-    :meth:`PassTreeFacts.consume`): 0 when a bounded slot is short, None (nothing taken) when
-    no slot bounds it. Plain loops: a list of the slots' free units read once cost more than
-    reading them again, then in cache."""
+    """How many times ``allocations`` fit in ``free``: 0 when a bounded slot is short, None
+    when no slot bounds them (slots of ``unbounded`` classes are not counted)."""
     times = None
     for slot, amount in allocations:
         if slot[0] in unbounded:
@@ -794,6 +783,18 @@ def _take_fitting(
             return 0
         if amount > 0 and (times is None or have // amount < times):
             times = have // amount
+    return times
+
+
+def _take_fitting(
+    free: dict[Slot, int], unbounded: frozenset[int], allocations: Sequence[tuple[Slot, int]]
+) -> int | None:
+    """Take ``allocations`` from ``free`` as many times as they fit and return how many
+    (:meth:`PassTreeFacts._times_fitting_now` of a host without limits, then the free side of
+    :meth:`PassTreeFacts.consume`): 0 when a bounded slot is short, None (nothing taken) when
+    no slot bounds it. Plain loops: a list of the slots' free units read once cost more than
+    reading them again, then in cache."""
+    times = _times_free(free, unbounded, allocations)
     if times:
         for slot, amount in allocations:
             free[slot] -= amount * times
