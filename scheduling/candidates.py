@@ -992,8 +992,21 @@ class CandidatesById:
             self.rows = {**later.rows, **(self.rows or {})}
 
 
+class _QueryMemo:
+    """Each query (text and parameters) read once: its rows kept in ``rows`` (a dict field of
+    the dataclasses below) and answered again from there."""
+
+    rows: dict
+
+    def read(self, sql, params):
+        key = (sql, repr(params))
+        if key not in self.rows:
+            self.rows[key] = queries.fetch(sql, params)
+        return self.rows[key]
+
+
 @dataclass
-class _Shared:
+class _Shared(_QueryMemo):
     """What several requests tried in order (:func:`find_candidates_in_order`) read once: the
     names of all of them, the sharing anchors, the root providers with the root traits, and
     each group's selection (a page size's NUMA group is the same query in every variant that
@@ -1003,12 +1016,6 @@ class _Shared:
     anchors: dict
     rows: dict = field(default_factory=dict)
     roots_meeting: dict = field(default_factory=dict)
-
-    def read(self, sql, params):
-        key = (sql, repr(params))
-        if key not in self.rows:
-            self.rows[key] = list(queries.fetch(sql, params))
-        return self.rows[key]
 
 
 # --- a limit pushed down: windows of roots ---------------------------------
@@ -1034,18 +1041,12 @@ _HIGHEST_ID = 2**63 - 1
 
 
 @dataclass
-class _SharingRows:
+class _SharingRows(_QueryMemo):
     """The sharing providers (``anchors``, see :func:`_sharing_anchors`) and each group's
     selection rows of them, read once for all the windows of a request."""
 
     anchors: dict
     rows: dict = field(default_factory=dict)
-
-    def read(self, sql, params):
-        key = (sql, repr(params))
-        if key not in self.rows:
-            self.rows[key] = queries.fetch(sql, params)
-        return self.rows[key]
 
 
 @dataclass(frozen=True)

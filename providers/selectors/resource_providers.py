@@ -81,11 +81,12 @@ def providers_with_capacity(*, resources: Mapping[int, int]) -> QuerySet:
     amount of ``resources`` (``{class id: amount}``): one pass over those classes' inventory
     rows, each with its usage joined, the rows that fit counted per provider (one inventory
     per provider and class: all of them must fit)."""
-    fits = Q()
-    for class_id, amount in resources.items():
-        fits |= Q(resource_class_id=class_id) & can_provide_q(amount, used=F("used"))
     inventories = Inventory.objects.filter(resource_class_id__in=list(resources))
-    fitting = usage.usage_joined_rows(inventories).filter(fits).values("resource_provider_id")
+    fitting = (
+        usage.usage_joined_rows(inventories)
+        .filter(_row_fits(resources))
+        .values("resource_provider_id")
+    )
     if len(resources) == 1:  # a provider's one row of the class: nothing to count
         return fitting
     return (
@@ -394,9 +395,6 @@ def fitting_inventories(*, resolved: ResolvedGroup, providers: QuerySet) -> Quer
     JOINed and grouped per inventory row: read once, where a correlated subquery would be
     evaluated twice, once for the column and once for the condition.
     """
-    fits = Q()
-    for class_id, amount in resolved.resources.items():
-        fits |= Q(resource_class_id=class_id) & can_provide_q(amount, used=F("used"))
     inventories = Inventory.objects.filter(resource_class_id__in=list(resolved.resources))
     if providers.query.where:  # no condition on providers: no semi-join
         inventories = inventories.filter(resource_provider_id__in=providers.values("id"))
@@ -404,4 +402,14 @@ def fitting_inventories(*, resolved: ResolvedGroup, providers: QuerySet) -> Quer
     grouped = usage.usage_joined(  # GROUP BY the inventory row
         inventories.annotate(root_id=F("resource_provider__root_id")), "id", *columns
     )
-    return grouped.filter(fits).values(*columns, "used")  # HAVING: after the rows are chosen
+    # HAVING: after the rows are chosen
+    return grouped.filter(_row_fits(resolved.resources)).values(*columns, "used")
+
+
+def _row_fits(resources: Mapping[int, int]) -> Q:
+    """Condition on an inventory row annotated with its ``used``: it is of one of the classes
+    of ``resources`` (``{class id: amount}``) and can take that class's amount."""
+    fits = Q()
+    for class_id, amount in resources.items():
+        fits |= Q(resource_class_id=class_id) & can_provide_q(amount, used=F("used"))
+    return fits
