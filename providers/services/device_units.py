@@ -12,6 +12,8 @@ allocations app through its port.
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from placementsite.core.db import rows_insert
+
 from ..allocations_port import port
 from ..models import DeviceUnit
 from ..plugins.base import ProviderSpec, UnitSpec
@@ -121,15 +123,22 @@ def device_units_write(
         DeviceUnit.objects.filter(id=unit_id).update(
             parent_address=unit.parent_address, mdev_type=unit.mdev_type
         )
-    DeviceUnit.objects.bulk_create(
+    device_units_create(plans=[(plan, provider_ids)], class_id=class_id)
+
+
+def device_units_create(
+    *,
+    plans: Iterable[tuple[UnitsPlan, Mapping[str, int]]],
+    class_id: Callable[[str], int],
+) -> None:
+    """The new units of several trees' plans (each with its providers' ids by uuid), in
+    one insert; their changed units are :func:`device_units_write`'s."""
+    rows_insert(
+        DeviceUnit,
+        ("provider", "resource_class", "address", "parent_address", "mdev_type"),
         [
-            DeviceUnit(
-                provider_id=provider_ids[uuid],
-                resource_class_id=class_id(name),
-                address=unit.address,
-                parent_address=unit.parent_address,
-                mdev_type=unit.mdev_type,
-            )
+            (provider_ids[uuid], class_id(name), unit.address, unit.parent_address, unit.mdev_type)
+            for plan, provider_ids in plans
             for uuid, name, unit in plan.creates
-        ]
+        ],
     )

@@ -39,6 +39,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from placementsite.core.db import rows_insert, rows_update
 from placementsite.core.exceptions import DomainError, DuplicateName, InvalidRequest
 
 from ..host_reports import DesiredTree, desired_tree, inventories_of
@@ -55,10 +56,22 @@ from ..plugins import HostReport, ResourcePlugin, configured_plugins, plugins_si
 from ..plugins.pools import PoolPlugin
 from ..selectors.compute_nodes import hosts_needing_sync, needs_sync
 from ..tree_diff import DesiredProvider, RecordedTree, TreePlan, tree_diff
-from .device_units import device_units_delete, device_units_plan, device_units_write
+from .device_units import (
+    UnitsPlan,
+    device_units_create,
+    device_units_delete,
+    device_units_plan,
+    device_units_write,
+)
+from .provider_trees import CheckedTree
 from .resource_classes import resource_class_describe, resource_class_ensure
 from .traits import trait_ensure
-from .tree_sync import provider_tree_apply, provider_tree_recorded
+from .tree_sync import (
+    new_tree_checked,
+    new_trees_apply,
+    provider_tree_apply,
+    provider_tree_recorded,
+)
 
 logger = logging.getLogger("placement.hosts")
 
@@ -113,6 +126,7 @@ class SyncSubject(Generic[R]):
     # Raises when the record's name is held by a provider no sync made; asked only once a
     # new tree's write collided on a name (a read spared for every new record).
     name_taken: Callable[[R], None] | None = None
+    now: datetime | None = None  # the time of the syncs it is made for (None: each sync's)
 
 
 def compute_nodes_sync(
@@ -141,36 +155,47 @@ def compute_nodes_sync(
         )
     names = KnownClassesAndTraits(plugins)
     outcomes: list[SyncOutcome] = []
-    for node_id, node in _read_in_batches(list(hosts.order_by("id").values_list("id", flat=True))):
-        try:
-            outcome = compute_node_sync(
-                node_id=node_id,
-                node=node,
-                plugins=plugins,
-                signature=signature,
-                force=force,
-                due_only=due_only,
-                names=names,
-                now=now,
-            )
-        except Exception as exc:  # isolation: whatever one host raises, the next is synced
-            outcome = record_failure(pk=node_id, exc=exc, now=now)
-        if outcome is not None:
-            outcomes.append(outcome)
+    for batch in _read_in_batches(list(hosts.order_by("id").values_list("id", flat=True))):
+        synced = _new_hosts_sync(
+            subject=_host_subject(plugins, signature, now or timezone.now(), due_only),
+            records=[node for _id, node in batch if node is not None and node.provider_id is None],
+            signature=signature,
+            force=force,
+            names=names,
+        )
+        for node_id, node in batch:
+            if node_id in synced:
+                outcome = synced[node_id]
+            else:
+                try:
+                    outcome = compute_node_sync(
+                        node_id=node_id,
+                        node=node,
+                        plugins=plugins,
+                        signature=signature,
+                        force=force,
+                        due_only=due_only,
+                        names=names,
+                        now=now,
+                    )
+                except Exception as exc:  # isolation: whatever one host raises, the next runs
+                    outcome = record_failure(pk=node_id, exc=exc, now=now)
+            if outcome is not None:
+                outcomes.append(outcome)
     return outcomes
 
 
-# Hosts read at once before their syncs (a read per batch rather than per host).
+# Hosts read at once before their syncs (a read per batch rather than per host); the new
+# ones among them are also synced in one transaction (``_new_hosts_sync``).
 READ_BATCH = 200
 
 
-def _read_in_batches(ids: list[int]) -> Iterable[tuple[int, ComputeNode | None]]:
-    """Each id with its host as read with its batch (None: gone meanwhile)."""
+def _read_in_batches(ids: list[int]) -> Iterable[list[tuple[int, ComputeNode | None]]]:
+    """The ids by batch, each with its host as read with its batch (None: gone meanwhile)."""
     for start in range(0, len(ids), READ_BATCH):
         batch = ids[start : start + READ_BATCH]
         nodes = ComputeNode.objects.in_bulk(batch)
-        for node_id in batch:
-            yield node_id, nodes.get(node_id)
+        yield [(node_id, nodes.get(node_id)) for node_id in batch]
 
 
 def compute_node_sync(
@@ -187,7 +212,22 @@ def compute_node_sync(
     """Sync one host in one transaction; None when another worker holds it (or did it).
     ``node``: the host as read before, unlocked (None: read here)."""
     now = now or timezone.now()
-    subject = SyncSubject(
+    subject = _host_subject(plugins, signature, now, due_only)
+    return record_sync(
+        subject=subject,
+        pk=node_id,
+        record=node,
+        signature=signature,
+        force=force,
+        names=names or KnownClassesAndTraits(plugins),
+        now=now,
+    )
+
+
+def _host_subject(
+    plugins: Sequence[ResourcePlugin], signature: str, now: datetime, due_only: bool
+) -> "SyncSubject[ComputeNode]":
+    return SyncSubject(
         model=ComputeNode,
         label="host",
         name_of=lambda node: node.hostname,
@@ -196,14 +236,6 @@ def compute_node_sync(
         needs=lambda node: needs_sync(node=node, signature=signature, now=now, due_only=due_only),
         history_field="compute_node",
         name_taken=_name_taken,
-    )
-    return record_sync(
-        subject=subject,
-        pk=node_id,
-        record=node,
-        signature=signature,
-        force=force,
-        names=names or KnownClassesAndTraits(plugins),
         now=now,
     )
 
@@ -238,24 +270,174 @@ def record_sync(
             return None
         if record.report_hash != read_hash:  # a newer report arrived meanwhile
             desired = subject.desired_of(record)
-        name = subject.name_of(record)
-        try:
-            with transaction.atomic():
-                if subject.prepare is not None:
-                    subject.prepare(record)
-                outcome, applied = _converge(subject, record, desired, names, now)
-                if applied is not None and subject.after is not None:
-                    outcome.changes += subject.after(record, applied[0])
-        except Exception as exc:  # the savepoint rolled back: nothing of the tree applied
-            outcome, applied = _failure(name, exc, subject.label), None
-            names.forget()  # nor the classes and traits it created: the next host checks again
-        if applied is not None:
-            record.provider_id, record.synced_state = applied
-        outcome.plugin_errors = desired.plugin_errors
+        outcome = _sync_locked(subject, record, desired, names, now)
         _record(record, outcome, signature, now)
-    for message in outcome.errors:
-        logger.warning("sync of %s %s: %s %s", subject.label, name, outcome.status, message)
+    _log(subject, outcome)
     return outcome
+
+
+def _sync_locked(
+    subject: SyncSubject[R],
+    record: R,
+    desired: DesiredTree,
+    names: "KnownClassesAndTraits",
+    now: datetime,
+) -> SyncOutcome:
+    """The record's tree made ``desired`` in a savepoint (its row locked by the caller), or
+    nothing of it when it raises: the failure is the outcome then. The record's provider and
+    state are set, not saved."""
+    try:
+        with transaction.atomic():
+            if subject.prepare is not None:
+                subject.prepare(record)
+            outcome, applied = _converge(subject, record, desired, names, now)
+            if applied is not None and subject.after is not None:
+                outcome.changes += subject.after(record, applied[0])
+    except Exception as exc:  # the savepoint rolled back: nothing of the tree applied
+        outcome, applied = _failure(subject.name_of(record), exc, subject.label), None
+        names.forget()  # nor the classes and traits it created: the next host checks again
+    if applied is not None:
+        record.provider_id, record.synced_state = applied
+    outcome.plugin_errors = desired.plugin_errors
+    return outcome
+
+
+def _log(subject: SyncSubject[R], outcome: SyncOutcome) -> None:
+    for message in outcome.errors:
+        logger.warning("sync of %s %s: %s %s", subject.label, outcome.name, outcome.status, message)
+
+
+def _new_hosts_sync(
+    *,
+    subject: SyncSubject[ComputeNode],
+    records: list[ComputeNode],
+    signature: str,
+    force: bool,
+    names: "KnownClassesAndTraits",
+) -> dict[int, SyncOutcome | None]:
+    """Hosts that had no tree when read (``records``, unlocked) synced in one transaction
+    holding their rows (``FOR UPDATE SKIP LOCKED``): their new trees written together
+    (:func:`_new_trees_sync`), each host whose tree is not written with the others synced
+    in a savepoint of its own as :func:`record_sync` does, every outcome recorded. Returns
+    the outcome of each host (None: another worker holds it, or it needs no sync any more).
+    When the transaction itself fails, none is listed: each is then synced on its own."""
+    if not records:
+        return {}
+    now = subject.now or timezone.now()
+    desired = {record.pk: subject.desired_of(record) for record in records}
+    read_hashes = {record.pk: record.report_hash for record in records}
+    synced: dict[int, SyncOutcome | None] = dict.fromkeys(desired)
+    try:
+        with transaction.atomic():
+            todo = _locked_needing_sync(subject, list(desired), force)
+            for record in todo:
+                if record.report_hash != read_hashes[record.pk]:  # a newer report meanwhile
+                    desired[record.pk] = subject.desired_of(record)
+            new = [record for record in todo if record.provider_id is None]
+            outcomes = _new_trees_sync(subject, new, desired, names, now)
+            for record in todo:
+                if record.pk not in outcomes:
+                    outcomes[record.pk] = _sync_locked(
+                        subject, record, desired[record.pk], names, now
+                    )
+                _outcome_on(record, outcomes[record.pk], signature, now)
+            rows_update(subject.model, todo, RECORDED_FIELDS)
+    except Exception:  # the batch's transaction failed: each host on its own, isolated
+        logger.exception("sync of new %ss %s together failed", subject.label, list(desired))
+        names.forget()
+        return {}
+    for record in todo:
+        synced[record.pk] = outcomes[record.pk]
+        _log(subject, outcomes[record.pk])
+    return synced
+
+
+def _locked_needing_sync(subject: SyncSubject[R], pks: list[int], force: bool) -> list[R]:
+    """The records of ``pks`` no other worker holds, locked (in id order), that need a sync
+    (all of them: ``force``)."""
+    locked = subject.model.objects.select_for_update(skip_locked=True).filter(pk__in=pks)
+    return [record for record in locked.order_by("pk") if force or subject.needs(record)]
+
+
+def _new_trees_sync(
+    subject: SyncSubject[R],
+    records: list[R],
+    desired: Mapping[int, DesiredTree],
+    names: "KnownClassesAndTraits",
+    now: datetime,
+) -> dict[int, SyncOutcome]:
+    """The new trees of ``records`` (their rows locked, none with a tree on record) written
+    together, in one savepoint: a few statements for any number of trees. Returns the
+    outcome of each record written, its provider and state set (not saved). A record whose
+    plan is not a plain new tree, or whose tree is refused before the write (an invalid
+    inventory), is left out; so is every record when the write fails (a name taken): each
+    left out is the caller's to sync alone, which finds and records why."""
+    ready = []
+    for record in records:
+        planned = _new_tree_planned(record, desired[record.pk])
+        if planned is not None:
+            ready.append((record, *planned))
+    if not ready:
+        return {}
+    try:
+        with transaction.atomic():
+            ids = _new_trees_write(subject, ready, names, now)
+    except Exception:  # the savepoint rolled back: each host's own savepoint says why
+        names.forget()
+        return {}
+    outcomes = {}
+    for (record, plan, units, _tree), tree_ids in zip(ready, ids, strict=True):
+        record.provider_id, record.synced_state = tree_ids[plan.uuids[""]], plan.state
+        errors = desired[record.pk].plugin_errors
+        outcomes[record.pk] = SyncOutcome(
+            hostname=subject.name_of(record),
+            status=PARTIAL if errors else OK,
+            changes=plan.changes + units.changes,
+            plugin_errors=errors,
+        )
+    return outcomes
+
+
+def _new_tree_planned(
+    record: SyncedReport, desired: DesiredTree
+) -> tuple[TreePlan, UnitsPlan, CheckedTree] | None:
+    """The plans of a record with no tree on record, and its new tree checked; None when it
+    is not a plain new tree, or its tree is refused (the record's own sync says why)."""
+    try:
+        recorded = provider_tree_recorded(root=None, state=record.synced_state or {})
+        plan, units = _planned(desired, recorded)
+        if plan.blocked or units.blocked:
+            return None
+        return plan, units, new_tree_checked(plan=plan)
+    except Exception:  # noqa: BLE001 (the record's own sync raises it again and records it)
+        return None
+
+
+def _new_trees_write(
+    subject: SyncSubject[R],
+    ready: Sequence[tuple[R, TreePlan, UnitsPlan, CheckedTree]],
+    names: "KnownClassesAndTraits",
+    now: datetime,
+) -> list[dict[str, int]]:
+    """The trees, their device units and inventory history written; each tree's provider
+    ids by uuid."""
+    for _r, plan, units, _t in ready:
+        _ensure_names(names, plan, units)
+    ids = new_trees_apply(trees=[tree for *_, tree in ready], class_ids=names.class_ids)
+    device_units_create(
+        plans=[(units, tree_ids) for (_r, _p, units, _t), tree_ids in zip(ready, ids, strict=True)],
+        class_id=names.class_id,
+    )
+    rows_insert(
+        InventoryChange,
+        _history_fields(subject.history_field),
+        [
+            row
+            for (record, plan, _u, _t), tree_ids in zip(ready, ids, strict=True)
+            for row in _history_rows((subject.history_field, record.pk), plan, tree_ids, names, now)
+        ],
+    )
+    return ids
 
 
 def _failure(hostname: str, exc: Exception, label: str = "host") -> SyncOutcome:
@@ -278,6 +460,25 @@ def _converge(
     name = subject.name_of(record)
     root = subject.root_of(record)
     recorded = provider_tree_recorded(root=root, state=record.synced_state or {})
+    plan, units = _planned(desired, recorded)
+    if plan.blocked or units.blocked:
+        errors = [*plan.blocked, *units.blocked]
+        blocked = SyncOutcome(hostname=name, status=BLOCKED, errors=errors)
+        return blocked, None
+    _ensure_names(names, plan, units)
+    device_units_delete(plan=units)
+    ids = {p.uuid: p.id for p in recorded.members.values()}
+    ids.update(_apply(subject, record, plan, recorded, names))
+    device_units_write(plan=units, provider_ids=ids, class_id=names.class_id)
+    _record_history((subject.history_field, record.pk), plan, ids, names, now)
+    status = PARTIAL if desired.plugin_errors else OK
+    outcome = SyncOutcome(hostname=name, status=status, changes=plan.changes + units.changes)
+    return outcome, (ids[plan.uuids[""]], plan.state)
+
+
+def _planned(desired: DesiredTree, recorded: RecordedTree) -> tuple[TreePlan, UnitsPlan]:
+    """The plans that make ``recorded`` the plugins' tree: providers, inventories and traits
+    (:func:`~providers.tree_diff.tree_diff`), and device units."""
     plan = tree_diff(
         desired=[
             DesiredProvider(
@@ -302,21 +503,14 @@ def _converge(
         deleted_uuids={p.uuid for p in plan.deletes},
         keep_unlisted=bool(desired.plugin_errors),
     )
-    if plan.blocked or units.blocked:
-        errors = [*plan.blocked, *units.blocked]
-        blocked = SyncOutcome(hostname=name, status=BLOCKED, errors=errors)
-        return blocked, None
+    return plan, units
+
+
+def _ensure_names(names: "KnownClassesAndTraits", plan: TreePlan, units: UnitsPlan) -> None:
+    """The classes and traits the plans name exist (custom ones created)."""
     names.ensure_classes({name for inv in plan.inventories.values() for name in inv})
     names.ensure_classes({name for _uuid, name, _unit in units.creates})
     names.ensure_traits({name for traits in plan.traits.values() for name in traits})
-    device_units_delete(plan=units)
-    ids = {p.uuid: p.id for p in recorded.members.values()}
-    ids.update(_apply(subject, record, plan, recorded, names))
-    device_units_write(plan=units, provider_ids=ids, class_id=names.class_id)
-    _record_history({subject.history_field: record}, plan, ids, names, now)
-    status = PARTIAL if desired.plugin_errors else OK
-    outcome = SyncOutcome(hostname=name, status=status, changes=plan.changes + units.changes)
-    return outcome, (ids[plan.uuids[""]], plan.state)
 
 
 def _apply(
@@ -356,8 +550,31 @@ def _name_taken(node: ComputeNode) -> None:
         )
 
 
+# What the sync writes on the host (or pool) once it is done.
+RECORDED_FIELDS = [
+    "provider",
+    "synced_at",
+    "synced_hash",
+    "synced_plugins",
+    "sync_status",
+    "sync_error",
+    "plugin_errors",
+    "synced_state",
+    "sync_attempts",
+    "next_sync_at",
+    "updated_at",
+]
+
+
 def _record(node: SyncedReport, outcome: SyncOutcome, signature: str, now: datetime) -> None:
     """The outcome on the host (or pool), with its next retry when it is not ``ok``."""
+    _outcome_on(node, outcome, signature, now)
+    node.save(update_fields=RECORDED_FIELDS)
+
+
+def _outcome_on(node: SyncedReport, outcome: SyncOutcome, signature: str, now: datetime) -> None:
+    """The outcome set on the host (or pool), not saved (``updated_at`` too, for a bulk
+    update, which does not set it)."""
     node.synced_at = now
     node.synced_hash = node.report_hash
     node.synced_plugins = signature
@@ -369,21 +586,7 @@ def _record(node: SyncedReport, outcome: SyncOutcome, signature: str, now: datet
     else:
         node.sync_attempts += 1
         node.next_sync_at = now + retry_delay(attempts=node.sync_attempts)
-    node.save(
-        update_fields=[
-            "provider",
-            "synced_at",
-            "synced_hash",
-            "synced_plugins",
-            "sync_status",
-            "sync_error",
-            "plugin_errors",
-            "synced_state",
-            "sync_attempts",
-            "next_sync_at",
-            "updated_at",
-        ]
-    )
+    node.updated_at = timezone.now()
 
 
 def retry_delay(*, attempts: int) -> timedelta:
@@ -424,15 +627,45 @@ def record_failure(
 
 
 def _record_history(
-    owner: Mapping[str, SyncedReport],
+    owner: tuple[str, int],
     plan: TreePlan,
     ids: Mapping[str, int],
     names: "KnownClassesAndTraits",
     now: datetime,
 ) -> None:
     """A history row per class whose total, reserved or ratio changed, on the providers that
-    stay (a deleted provider's history goes with it)."""
-    rows: list[InventoryChange] = []
+    stay (a deleted provider's history goes with it). ``owner``: the field naming the host
+    (or pool) and its id."""
+    rows_insert(
+        InventoryChange, _history_fields(owner[0]), _history_rows(owner, plan, ids, names, now)
+    )
+
+
+def _history_fields(owner_field: str) -> tuple[str, ...]:
+    """The fields of :func:`_history_rows`' rows, in order."""
+    return (
+        "provider",
+        "resource_class",
+        owner_field,
+        "changed_at",
+        "old_total",
+        "new_total",
+        "old_reserved",
+        "new_reserved",
+        "old_allocation_ratio",
+        "new_allocation_ratio",
+    )
+
+
+def _history_rows(
+    owner: tuple[str, int],
+    plan: TreePlan,
+    ids: Mapping[str, int],
+    names: "KnownClassesAndTraits",
+    now: datetime,
+) -> list[tuple[Any, ...]]:
+    """The history rows of ``plan`` (:func:`_history_fields` names their values)."""
+    rows: list[tuple[Any, ...]] = []
     for uuid, wanted in plan.inventories.items():
         provider_id = ids.get(uuid)
         if provider_id is None:
@@ -444,20 +677,11 @@ def _record_history(
             new_values = (new.total, new.reserved, new.allocation_ratio) if new else (None,) * 3
             if old_values != new_values:
                 rows.append(
-                    InventoryChange(
-                        provider_id=provider_id,
-                        resource_class_id=names.class_id(name),
-                        **owner,
-                        changed_at=now,
-                        old_total=old_values[0],
-                        new_total=new_values[0],
-                        old_reserved=old_values[1],
-                        new_reserved=new_values[1],
-                        old_allocation_ratio=old_values[2],
-                        new_allocation_ratio=new_values[2],
-                    )
+                    (provider_id, names.class_id(name), owner[1], now)
+                    + (old_values[0], new_values[0], old_values[1], new_values[1])
+                    + (old_values[2], new_values[2])
                 )
-    InventoryChange.objects.bulk_create(rows)
+    return rows
 
 
 class KnownClassesAndTraits:

@@ -12,13 +12,16 @@ provider. Nothing is written when any part is refused.
 
 import uuid as uuidlib
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
+from operator import attrgetter
 
 from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
 
+from placementsite.core.db import rows_insert
 from placementsite.core.exceptions import DuplicateName, InvalidRequest
 
-from ..capacity import Capacity
+from ..capacity import CAPACITY_FIELDS, Capacity
 from ..models import Inventory, ResourceProvider, ResourceProviderTrait
 from .inventories import check_capacity, classes_named, inventory_checked
 from .resource_providers import duplicate_provider
@@ -35,6 +38,18 @@ class NewProvider:
     traits: tuple[str, ...] = ()
     parent: str | None = None
     uuid: str | None = None  # None: a new one
+
+
+@dataclass
+class CheckedTree:
+    """A new tree whose every part holds to the rules a write checks before it writes: its
+    provider rows (not saved, root first, each child's parent set), their checked
+    inventories and the specs they came from. Written by :func:`provider_trees_write`."""
+
+    specs: Sequence[NewProvider]
+    rows: list[ResourceProvider]
+    records: list[dict[str, Capacity]]
+    levels: list[list[ResourceProvider]]
 
 
 def provider_tree_create(
@@ -56,7 +71,19 @@ def provider_tree_create(
     ``placement.duplicate_name``, an invalid inventory, an unknown parent or an unknown
     class or trait a 400; nothing is written then.
     """
-    specs = [root, *children]
+    tree = provider_tree_checked(
+        specs=[root, *children], allow_reserved_equal_total=allow_reserved_equal_total
+    )
+    provider_trees_write(trees=[tree], class_ids=class_ids)
+    return tree.rows
+
+
+def provider_tree_checked(
+    *, specs: Sequence[NewProvider], allow_reserved_equal_total: bool
+) -> CheckedTree:
+    """The tree of ``specs`` (the root first) checked as :func:`provider_tree_create` checks
+    it before writing (an invalid inventory, an unknown parent: a 400), nothing read or
+    written."""
     rows = [
         ResourceProvider(
             uuid=spec.uuid or uuidlib.uuid4(),
@@ -77,16 +104,27 @@ def provider_tree_create(
                 action="update",
             )
         records.append(fields)
-    levels = _levels(specs, rows)
+    return CheckedTree(specs, rows, records, _levels(specs, rows))
+
+
+def provider_trees_write(
+    *, trees: Sequence[CheckedTree], class_ids: Mapping[str, int] | None = None
+) -> None:
+    """Write the checked ``trees`` together, in one savepoint: the same few statements for
+    any number of trees (their providers, inventories and traits, each in one insert), and
+    all of them or none (a name or uuid in use: the 409 of the first provider that collides;
+    an unknown class or trait: a 400). The rows get their ids."""
+    rows = [row for tree in trees for row in tree.rows]
     try:
         with transaction.atomic():
-            _insert_tree(levels)
-            _insert_inventories(rows, records, class_ids or {})
-            _insert_traits(rows, specs)
+            _insert_trees([tree.levels for tree in trees])
+            _insert_inventories(
+                rows, [record for tree in trees for record in tree.records], class_ids or {}
+            )
+            _insert_traits(rows, [spec for tree in trees for spec in tree.specs])
     except IntegrityError:
         # Only the providers' unique name and uuid can collide: every other row is new.
         raise _first_duplicate(rows) from None
-    return rows
 
 
 def _levels(
@@ -114,26 +152,29 @@ def _levels(
     return levels
 
 
-def _insert_tree(levels: Sequence[Sequence[ResourceProvider]]) -> None:
+def _insert_trees(trees: Sequence[Sequence[Sequence[ResourceProvider]]]) -> None:
+    """Each tree's rows (given level by level, the root alone first) inserted."""
     if connection.vendor == "postgresql":
-        _insert_tree_at_once(levels)
+        _insert_trees_at_once(trees)
         return
-    root = levels[0][0]
-    ResourceProvider.objects.bulk_create([root])
-    ResourceProvider.objects.filter(pk=root.pk).update(root=root.pk)
-    root.root = root
-    for level in levels[1:]:
-        for row in level:  # the parent's id is known now that its level is written
-            row.parent_id = row.parent.pk
-            row.root_id = root.pk
-        ResourceProvider.objects.bulk_create(level)
+    for levels in trees:
+        root = levels[0][0]
+        ResourceProvider.objects.bulk_create([root])
+        ResourceProvider.objects.filter(pk=root.pk).update(root=root.pk)
+        root.root = root
+        for level in levels[1:]:
+            for row in level:  # the parent's id is known now that its level is written
+                row.parent_id = row.parent.pk
+                row.root_id = root.pk
+            ResourceProvider.objects.bulk_create(level)
 
 
-def _insert_tree_at_once(levels: Sequence[Sequence[ResourceProvider]]) -> None:
-    """The whole tree in one insert, its ids taken from the sequence first (level by level:
-    a parent's id below its children's, as when written level by level); the root names
-    itself as root in the same row (the foreign keys are checked at commit)."""
-    rows = [row for level in levels for row in level]
+def _insert_trees_at_once(trees: Sequence[Sequence[Sequence[ResourceProvider]]]) -> None:
+    """Every tree in one insert, the ids taken from the sequence first (tree by tree, level
+    by level: a parent's id below its children's, as when written level by level); a root
+    names itself as root in the same row (the foreign keys are checked at commit)."""
+    ordered = [[row for level in levels for row in level] for levels in trees]
+    rows = [row for tree in ordered for row in tree]
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
@@ -141,11 +182,11 @@ def _insert_tree_at_once(levels: Sequence[Sequence[ResourceProvider]]) -> None:
         )
         for row, (pk,) in zip(rows, cursor.fetchall(), strict=True):
             row.pk = pk
-    root = rows[0]
-    root.root = root
-    for row in rows[1:]:
-        row.parent_id = row.parent.pk
-        row.root_id = root.pk
+    for root, *children in ordered:
+        root.root = root
+        for row in children:
+            row.parent_id = row.parent.pk
+            row.root_id = root.pk
     ResourceProvider.objects.bulk_create(rows)
 
 
@@ -158,11 +199,19 @@ def _insert_inventories(
     unknown = {name for fields in records for name in fields} - set(ids)
     if unknown:
         ids.update((n, rc.id) for n, rc in classes_named(provider=rows[0], names=unknown).items())
-    Inventory.objects.bulk_create(
-        Inventory(resource_provider=row, resource_class_id=ids[name], **asdict(values))
-        for row, fields in zip(rows, records, strict=True)
-        for name, values in fields.items()
+    now = timezone.now()
+    rows_insert(
+        Inventory,
+        ("resource_provider", "resource_class", *CAPACITY_FIELDS, "created_at", "updated_at"),
+        [
+            (row.pk, ids[name], *_capacity_values(values), now, now)
+            for row, fields in zip(rows, records, strict=True)
+            for name, values in fields.items()
+        ],
     )
+
+
+_capacity_values = attrgetter(*CAPACITY_FIELDS)
 
 
 def _insert_traits(rows: Sequence[ResourceProvider], specs: Sequence[NewProvider]) -> None:
@@ -171,10 +220,14 @@ def _insert_traits(rows: Sequence[ResourceProvider], specs: Sequence[NewProvider
     missing = [name for name in names if name not in found]
     if missing:
         raise InvalidRequest(f"No such trait {', '.join(missing)}")
-    ResourceProviderTrait.objects.bulk_create(
-        ResourceProviderTrait(resource_provider=row, trait_id=found[name])
-        for row, spec in zip(rows, specs, strict=True)
-        for name in sorted(set(spec.traits))
+    rows_insert(
+        ResourceProviderTrait,
+        ("resource_provider", "trait"),
+        [
+            (row.pk, found[name])
+            for row, spec in zip(rows, specs, strict=True)
+            for name in sorted(set(spec.traits))
+        ],
     )
 
 

@@ -18,7 +18,7 @@ plan is applied whole or, when any write is refused, not at all.
 """
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from django.db import transaction
@@ -28,7 +28,13 @@ from ..capacity import CAPACITY_FIELDS, Capacity
 from ..models import Inventory, ResourceProvider, ResourceProviderTrait
 from ..tree_diff import RecordedProvider, RecordedTree, TreePlan
 from .inventories import ProviderInventories, inventories_replace
-from .provider_trees import NewProvider, provider_tree_create
+from .provider_trees import (
+    CheckedTree,
+    NewProvider,
+    provider_tree_checked,
+    provider_tree_create,
+    provider_trees_write,
+)
 from .resource_providers import (
     resource_provider_create,
     resource_provider_delete,
@@ -111,7 +117,37 @@ def provider_tree_apply(
 
 def _create_whole(plan: TreePlan, class_ids: Mapping[str, int]) -> dict[str, int]:
     """A tree none of whose providers exists: one ``provider_tree_create``."""
-    root, *children = (
+    root, *children = _new_providers(plan)
+    rows = provider_tree_create(
+        root=root,
+        children=children,
+        allow_reserved_equal_total=True,
+        class_ids=class_ids,
+    )
+    return {str(row.uuid): row.id for row in rows}
+
+
+def new_tree_checked(*, plan: TreePlan) -> CheckedTree:
+    """The new tree of ``plan`` (one whose every provider is created, the root first) checked
+    as :func:`provider_tree_apply` checks it before writing (an invalid inventory: a 400),
+    for :func:`new_trees_apply`; nothing read or written."""
+    if plan.blocked or not plan.creates or plan.creates[0].parent is not None:
+        raise ValueError("only a new tree is checked alone")
+    return provider_tree_checked(specs=_new_providers(plan), allow_reserved_equal_total=True)
+
+
+def new_trees_apply(
+    *, trees: Sequence[CheckedTree], class_ids: Mapping[str, int]
+) -> list[dict[str, int]]:
+    """Several new trees (each checked by :func:`new_tree_checked`) written together, all of
+    them or none: a few statements for any number of trees. Returns each tree's provider ids
+    by uuid."""
+    provider_trees_write(trees=trees, class_ids=class_ids)
+    return [{str(row.uuid): row.id for row in tree.rows} for tree in trees]
+
+
+def _new_providers(plan: TreePlan) -> list[NewProvider]:
+    return [
         NewProvider(
             name=spec.name,
             inventories=plan.inventories.get(plan.uuids[spec.key], {}),
@@ -120,14 +156,7 @@ def _create_whole(plan: TreePlan, class_ids: Mapping[str, int]) -> dict[str, int
             uuid=plan.uuids[spec.key],
         )
         for spec in plan.creates
-    )
-    rows = provider_tree_create(
-        root=root,
-        children=children,
-        allow_reserved_equal_total=True,
-        class_ids=class_ids,
-    )
-    return {str(row.uuid): row.id for row in rows}
+    ]
 
 
 def _name_of(plan: TreePlan, key: str) -> str:

@@ -103,3 +103,22 @@ def test_a_provider_made_after_the_report_is_not_taken_over_by_the_sync(api):
     assert node.sync_status == ComputeNode.SyncStatus.FAILED
     assert made["uuid"] in node.sync_error and "adopt" in node.sync_error
     assert api.get(f"/resource_providers/{made['uuid']}/inventories").json["inventories"] == {}
+
+
+def test_new_hosts_synced_together_lose_nothing_to_one_whose_name_is_taken(api):
+    """New hosts' trees are written together; one of them whose name a provider made after
+    its report holds fails alone, with its reason, and the others get their trees."""
+    for hostname in ("new-a", "taken-b", "new-c"):
+        assert api.put(f"/api/compute-nodes/{hostname}/", report(), **SERVICE).status == 201
+    made = api.post("/resource_providers", {"name": "taken-b"}).json
+    sync()
+    hosts = {h: api.get(f"/api/compute-nodes/{h}/").json for h in ("new-a", "taken-b", "new-c")}
+    assert {h: body["sync_status"] for h, body in hosts.items()} == {
+        "new-a": "ok",
+        "taken-b": "failed",
+        "new-c": "ok",
+    }
+    assert made["uuid"] in hosts["taken-b"]["sync_error"]
+    assert api.get(f"/resource_providers/{made['uuid']}/inventories").json["inventories"] == {}
+    for hostname in ("new-a", "new-c"):
+        assert tree(api, hostname)[hostname]["inventories"]["VCPU"]["total"] == 16

@@ -296,3 +296,26 @@ def assert_not_over_allocated():
     for inventory in Inventory.objects.select_related("resource_class"):
         key = (inventory.resource_provider_id, inventory.resource_class.name)
         assert used.get(key, 0) <= inventory.capacity.usable, key
+
+
+def test_syncs_racing_over_new_hosts_write_each_tree_once(settings):
+    """Two sync processes over hosts never synced (more than one batch of them, each batch
+    written in one transaction): every host gets one tree with its report's inventory and
+    one history row per class; no tree is written twice, none is lost."""
+    settings.PLACEMENT_RESOURCE_PLUGINS = PLUGINS.split(",")
+    settings.PLACEMENT_SYNC_ON_REPORT = False
+    names = [f"new-race-{i:03d}" for i in range(450)]
+    for index, hostname in enumerate(names):
+        compute_node_report(hostname=hostname, report=report(vcpus=8 + index % 4))
+    _sync_processes(2)
+    nodes = ComputeNode.objects.filter(hostname__in=names).select_related("provider")
+    assert {node.sync_status for node in nodes} == {"ok"}
+    assert {node.provider.name for node in nodes} == set(names)
+    vcpus = dict(
+        Inventory.objects.filter(
+            resource_provider__name__in=names, resource_class__name="VCPU"
+        ).values_list("resource_provider__name", "total")
+    )
+    assert vcpus == {hostname: 8 + index % 4 for index, hostname in enumerate(names)}
+    history = InventoryChange.objects.filter(compute_node__hostname__in=names)
+    assert history.count() == len(names) * len(PLUGINS.split(","))
