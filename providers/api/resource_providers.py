@@ -8,6 +8,7 @@ from placementsite.core import uuids
 from placementsite.core.api.errors import HTTPBadRequest, HTTPNotFound
 from placementsite.core.api.parsers import require_json
 from placementsite.core.api.views import PlacementView, latest
+from placementsite.core.gc_pause import cyclic_gc_paused
 from placementsite.core.replicas import tolerates_replica_lag
 
 from .. import policies, request_groups
@@ -135,6 +136,13 @@ def uuid_in_url(uuid):
 @tolerates_replica_lag("GET", "HEAD")
 class ResourceProviderListView(PlacementView):
     def get(self, request):
+        # A whole cloud's listing allocates a row, a body and their strings per provider, none
+        # in a reference cycle: at 100,000 providers the cyclic collector walked the worker's
+        # objects for a third of the Python time.
+        with cyclic_gc_paused():
+            return self._list(request)
+
+    def _list(self, request):
         self.authorize(request, policies.RESOURCE_PROVIDERS_LIST)
         version = request.microversion
         query = request.GET
