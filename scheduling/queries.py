@@ -251,6 +251,11 @@ _HOSTS = f"""
 # counts (a hash join over one scan of the providers), not ``IN (SELECT unnest(...))``, whose
 # distinct ids it guesses at 200 (an index probe per host: 2.1 s against 0.6 s at 100,000).
 _WANTED_HOSTS = "JOIN unnest(%s::bigint[]) AS wanted(id) ON wanted.id = p.id"
+# Ids filling at least this share of the range from the lowest to the highest (a pass over
+# most of the cloud's hosts) are read as that range, the others left out in Python: no array
+# to send, parse and join (PostgreSQL spilled the unnested 100,000 ids to disk before its
+# hash join: 0.32-0.45 s against 0.19-0.25 s in EXPLAIN ANALYZE at 100,000 hosts).
+_DENSE_IDS = 0.5
 
 
 def hosts_with_aggregates(
@@ -263,14 +268,20 @@ def hosts_with_aggregates(
     postgres = connection.vendor == "postgresql"
     ids = sorted({int(pk) for pk in provider_ids})  # distinct: a join repeats a repeated id
     wanted = ""
-    if postgres and len(ids) > _SHORT_ARRAY:
+    dense = len(ids) > _SHORT_ARRAY and len(ids) >= _DENSE_IDS * (ids[-1] - ids[0] + 1)
+    if dense:
+        condition, params = "p.id BETWEEN %s AND %s", [ids[0], ids[-1]]
+    elif postgres and len(ids) > _SHORT_ARRAY:
         wanted, condition, params = _WANTED_HOSTS, "TRUE", ["{" + ",".join(map(str, ids)) + "}"]
     else:
         condition, params = _id_in("p.id", ids)
     sql = _HOSTS.format(metadata=AggregateMetadata._meta.db_table, wanted=wanted, id_in=condition)
+    among = frozenset(ids) if dense else None
     rows = []
     for row in fetch(sql, params):
         pk, uuid, name, aggregate_id, aggregate_uuid, meta_id, meta_name, zone, meta_data = row
+        if among is not None and pk not in among:
+            continue
         if not postgres:  # SQLite: uuids as 32 hex digits, JSON as text
             uuid = str(uuidlib.UUID(uuid))
             aggregate_uuid = aggregate_uuid and str(uuidlib.UUID(aggregate_uuid))

@@ -84,11 +84,17 @@ def test_only_admins_write(api):
     assert AggregateMetadata.objects.count() == 0
 
 
-@pytest.mark.parametrize("short_array", [100, 0])
-def test_capacity_by_zone_and_aggregate_with_aggregate_extra_specs(api, monkeypatch, short_array):
-    # short_array 0: the pass's hosts are read as many hosts are on PostgreSQL (joined with
-    # their unnested ids), with their aggregates and metadata as with a short list.
-    monkeypatch.setattr(queries, "_SHORT_ARRAY", short_array)
+# How a pass's hosts are read (scheduling.queries.hosts_with_aggregates): as a short list; as
+# many hosts are (joined with their unnested ids on PostgreSQL); as a range of ids when they
+# fill most of it (the others in the range left out).
+HOST_READS = {"short list": (100, 0.5), "many": (0, 2.0), "dense range": (0, 0.5)}
+
+
+@pytest.mark.parametrize("read", list(HOST_READS))
+def test_capacity_by_zone_and_aggregate_with_aggregate_extra_specs(api, monkeypatch, read):
+    # Each way gives the hosts with their aggregates and metadata alike.
+    monkeypatch.setattr(queries, "_SHORT_ARRAY", HOST_READS[read][0])
+    monkeypatch.setattr(queries, "_DENSE_IDS", HOST_READS[read][1])
     response = api.post(
         "/api/aggregates/",
         {"name": "fast", "availability_zone": "az-fast", "metadata": {"ssd": "true"}},
@@ -107,6 +113,15 @@ def test_capacity_by_zone_and_aggregate_with_aggregate_extra_specs(api, monkeypa
     assert capacity(api, "flavor=plain&availability_zone=fast") == (16, {"p1": 16})
     assert capacity(api, "flavor=plain&aggregate=fast") == (16, {"p1": 16})
     assert capacity(api, f"flavor=plain&aggregate={aggregate}") == (16, {"p1": 16})
+
+    # A host between two of the pass's, in none of its aggregates: a range of ids holds it,
+    # the pass does not.
+    make_host(api, "m1", {"VCPU": 16, "MEMORY_MB": 32768, "DISK_GB": 100})
+    last = make_host(api, "p2", {"VCPU": 8, "MEMORY_MB": 32768, "DISK_GB": 100})
+    join(api, last, aggregate)
+    assert capacity(api, "flavor=plain&aggregate=fast") == (24, {"p1": 16, "p2": 8})
+    assert capacity(api, "flavor=ssd.f") == (24, {"p1": 16, "p2": 8})
+    assert capacity(api, "flavor=plain")[1] == {"p1": 16, "n1": 16, "m1": 16, "p2": 8}
 
     for query in ("availability_zone=nowhere", "aggregate=nowhere", f"aggregate={uuidlib.uuid4()}"):
         response = api.get(f"/api/capacity/?flavor=plain&{query}")
