@@ -38,17 +38,24 @@ own line with its own verdict.
 
 import uuid as uuidlib
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from heapq import merge
 from itertools import islice, repeat
 from typing import Any, NamedTuple, cast
 
-from django.db.models import BooleanField, ExpressionWrapper, Q
+from django.db.models import BigIntegerField, BooleanField, ExpressionWrapper, F, Q, Window
+from django.db.models.functions import RowNumber
 
 from placementsite.core.db import reading_connection
 
-from ..capacity import CAPACITY_FIELDS, EXCEEDS_CAPACITY, Capacity, Shortfall
+from ..capacity import (
+    CAPACITY_FIELDS,
+    EXCEEDS_CAPACITY,
+    Capacity,
+    Shortfall,
+    usable_expression,
+)
 from ..models import (
     SHARING_TRAIT,
     Inventory,
@@ -63,7 +70,7 @@ from ..request_groups import (
     UnknownTrait,
     resolve_groups,
 )
-from ..usage import usage_joined_rows, usage_subquery
+from ..usage import usage_joined_rows
 from . import resource_providers as provider_filter
 from .resource_providers import Rule
 
@@ -178,35 +185,33 @@ def largest_free_by_class(
     *, class_ids: Iterable[int], judge: "_CapacityJudge | None" = None
 ) -> dict[int, tuple[int, int]]:
     """{class id: (provider id, free)} of the inventory with the most free units per class
-    (free by the capacity model). Classes whose every inventory ``judge`` (a _CapacityJudge)
-    has read already are answered from it; the others in one read of their inventories."""
-    asked = set(class_ids)
-    known = asked & judge.whole_classes if judge is not None else set()
-    rows: list[tuple[int, int, Capacity, int]] = []
-    if judge is not None and known:
-        rows = [
-            (rp, rc, capacity, used)
-            for (rp, rc), (capacity, used) in judge.rows.items()
-            if rc in known
-        ]
-    rest = sorted(asked - known)
-    if rest:
-        rows += [
-            (rp, rc, Capacity(*shape), used)
-            for rp, rc, *shape, used in Inventory.objects.filter(resource_class_id__in=rest)
-            .annotate(used=usage_subquery())
-            .values_list("resource_provider_id", "resource_class_id", *CAPACITY_FIELDS, "used")
-        ]
-    best: dict[int, tuple[int, int]] = {}
-    usable_of: dict[int, int] = {}  # by id(capacity): the judge's rows share their Capacity
-    for rp, rc, capacity, used in rows:
-        usable = usable_of.get(id(capacity))
-        if usable is None:
-            usable = usable_of[id(capacity)] = capacity.usable
-        free = usable - used
-        if rc not in best or free > best[rc][1]:
-            best[rc] = (rp, free)
-    return best
+    (free by the capacity model: its usable units, :func:`providers.capacity.usable_expression`,
+    less its usage), the lowest provider id among equals. Classes whose every inventory
+    ``judge`` (a _CapacityJudge) has read already are answered from it; the others in one
+    query, each class's best row picked in the database (their every row read into Python
+    took 0.5 s at 100,000 providers)."""
+    wanted = set(class_ids)
+    known = wanted & judge.whole_classes if judge is not None else set()
+    found = judge.most_free(class_ids=known) if judge is not None and known else {}
+    asked = sorted(wanted - known)
+    if not asked:
+        return found
+    free = ExpressionWrapper(usable_expression() - F("used"), output_field=BigIntegerField())
+    best = (
+        usage_joined_rows(Inventory.objects.filter(resource_class_id__in=asked))
+        .annotate(
+            free=free,
+            rank=Window(
+                RowNumber(),
+                partition_by=[F("resource_class_id")],
+                order_by=[F("free").desc(), F("resource_provider_id").asc()],
+            ),
+        )
+        .filter(rank=1)
+        .values_list("resource_class_id", "resource_provider_id", "free")
+    )
+    found.update((rc, (rp, units)) for rc, rp, units in best)
+    return found
 
 
 def provider_refs(*, ids: Iterable[int]) -> dict[int, ProviderRef]:
@@ -270,7 +275,7 @@ def fit_report(*, groups: Mapping[str, RequestGroup], shown: int = 100) -> list[
     """
     resolved = resolve_request(groups={s: g for s, g in groups.items() if g.asks_something()})
     class_ids = sorted({class_id for r in resolved.values() for class_id in r.resources})
-    rules, ids, patterns = _verdict_rows(resolved, class_ids)
+    rules, ids, root_of, patterns = _verdict_rows(resolved, class_ids)
     tallies = [_Tally(r) for r in resolved.values()]
     short, wanted = _tally_groups(tallies, rules, ids, patterns, class_ids)
 
@@ -278,8 +283,7 @@ def fit_report(*, groups: Mapping[str, RequestGroup], shown: int = 100) -> list[
     for tally, shortfalls in zip(tallies, short, strict=True):
         _count_shortfalls(tally, shortfalls, judge, ids)
 
-    # Hosts: which trees have a fitting provider; sharing providers apart (two queries).
-    root_of = dict(ResourceProvider.objects.values_list("id", "root_id"))
+    # Hosts: which trees have a fitting provider; sharing providers apart (one query).
     sharing_ids = set(
         ResourceProviderTrait.objects.filter(trait__name=SHARING_TRAIT).values_list(
             "resource_provider_id", flat=True
@@ -294,10 +298,10 @@ def fit_report(*, groups: Mapping[str, RequestGroup], shown: int = 100) -> list[
 
 def _verdict_rows(
     resolved: Mapping[str, ResolvedGroup], class_ids: Sequence[int]
-) -> tuple[list[list[Rule]], list[int], list[Pattern]]:
-    """``(rules of each group, provider ids, patterns)``: every provider's answers, in name
-    order (one query): whether it has an inventory of each class asked and whether it meets
-    each rule of each group."""
+) -> tuple[list[list[Rule]], list[int], dict[int, int | None], list[Pattern]]:
+    """``(rules of each group, provider ids, {provider id: root id}, patterns)``: every
+    provider's root and answers, in name order (one query): whether it has an inventory of
+    each class asked and whether it meets each rule of each group."""
     has_inventory = {
         f"has_inventory_{class_id}": ExpressionWrapper(
             provider_filter.has_inventory(resource_class_id=class_id),
@@ -308,10 +312,16 @@ def _verdict_rows(
     rules, rows = provider_filter.rule_verdicts(
         resolved_groups=list(resolved.values()),
         providers=ResourceProvider.objects.order_by("name"),
+        tree_root=F("root_id"),
         **has_inventory,
     )
-    rows = list(rows)
-    return rules, [row[0] for row in rows], [row[1:] for row in rows]
+    # Straight from the cursor, as the capacity judge reads: 100,000 rows of ids and booleans
+    # need no converters (SQLite's 0 and 1 answer as False and True do).
+    with reading_connection().cursor() as cursor:
+        cursor.execute(*rows.query.sql_with_params())
+        fetched = cursor.fetchall()
+    root_of = {row[0]: row[1] for row in fetched}
+    return rules, [row[0] for row in fetched], root_of, [row[2:] for row in fetched]
 
 
 def _tally_groups(
@@ -672,6 +682,23 @@ class _CapacityJudge:
             found = frozenset(s.rule for s in self.shortfalls(provider_id, class_id, amount))
             found = self._kinds[key] = found or _CAPACITY_ONLY
         return found
+
+    def most_free(self, *, class_ids: Collection[int]) -> dict[int, tuple[int, int]]:
+        """{class id: (provider id, free)} of the row with the most free units per class of
+        ``class_ids`` among the rows read, the lowest provider id among equals."""
+        best: dict[int, tuple[int, int]] = {}
+        usable_of: dict[int, int] = {}  # by id(capacity): identical inventories share one
+        for (rp, rc), (capacity, used) in self.rows.items():
+            if rc not in class_ids:
+                continue
+            usable = usable_of.get(id(capacity))
+            if usable is None:
+                usable = usable_of[id(capacity)] = capacity.usable
+            free = usable - used
+            current = best.get(rc)
+            if current is None or free > current[1] or (free == current[1] and rp < current[0]):
+                best[rc] = (rp, free)
+        return best
 
     def has(self, provider_id: int, class_id: int) -> bool:
         return (provider_id, class_id) in self.rows

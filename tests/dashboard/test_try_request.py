@@ -582,3 +582,20 @@ def test_a_class_read_whole_explains_as_a_class_read_by_provider(cloud, staff, f
 
     assert report(whole) == report(by_provider)
     assert "short of" in report(whole)
+
+
+@pytest.mark.parametrize("read_whole", [False, True])
+def test_the_largest_free_amount_names_the_first_made_of_equals(db, staff, read_whole):
+    # Equal free VCPU on two hosts: the page names the older one, whether the class's
+    # inventories were read whole (a large cloud) or its best row picked by the database.
+    from providers.selectors.fit import _CapacityJudge
+
+    make_provider("zz-older", inventories={"VCPU": 4})
+    make_provider("aa-newer", inventories={"VCPU": 4})
+    limit = _CapacityJudge.WHOLE_CLASS_ABOVE
+    _CapacityJudge.WHOLE_CLASS_ABOVE = 0 if read_whole else limit
+    try:
+        text = re.sub(r"<[^>]+>", "", evaluate(staff, resources="VCPU:5").content.decode())
+    finally:
+        _CapacityJudge.WHOLE_CLASS_ABOVE = limit
+    assert "VCPU: asked 5; at most 4 free, on zz-older" in re.sub(r"\s+", " ", text)
