@@ -113,9 +113,9 @@ def contribution_checked(before, after):
     """The ``(key, class)`` inventories a plugin added to the tree; an inventory it set that
     no provider may have (Placement's limits, reserved above total) raises InvalidRequest,
     so that the plugin is contained as if it had raised."""
-    had = {(s.key, name): inv for s in before.providers() for name, inv in s.inventories.items()}
+    had = {(s.key, name): inv for s in before.specs() for name, inv in s.inventories.items()}
     added = []
-    for spec in after.providers():
+    for spec in after.specs():
         for name, inventory in spec.inventories.items():
             if had.get((spec.key, name)) == inventory:
                 continue

@@ -1,6 +1,6 @@
 """The plugin interface and the tree of providers a host's plugins build."""
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from typing import NamedTuple
 
 from ..capacity import Capacity
@@ -100,11 +100,22 @@ class ProviderSpec:
 
 
 def _copy_spec(spec):
-    return replace(
-        spec,
-        inventories={name: replace(inv) for name, inv in spec.inventories.items()},
-        traits=set(spec.traits),
-        units=dict(spec.units),
+    # Built field by field: dataclasses.replace asks every field of its class each call,
+    # and a host's plugins copy its tree once each (issue 28).
+    return ProviderSpec(
+        spec.key,
+        spec.name,
+        spec.parent,
+        {name: _copy_inventory(inv) for name, inv in spec.inventories.items()},
+        set(spec.traits),
+        spec.source,
+        dict(spec.units),
+    )
+
+
+def _copy_inventory(inv):
+    return InventorySpec(
+        inv.total, inv.reserved, inv.min_unit, inv.max_unit, inv.step_size, inv.allocation_ratio
     )
 
 
@@ -140,6 +151,12 @@ class HostTree:
                 key=key, name=name or f"{self.hostname}_{key}", parent=parent, source=source
             )
         return found
+
+    def specs(self):
+        """Every provider, the root first, in no further order (for checks that visit each
+        once: :meth:`providers` orders them, and hangs a child whose parent is gone under
+        the root)."""
+        return [self.root, *self._children.values()]
 
     def providers(self):
         """The root first, then every provider after its parent (siblings in key order)."""
