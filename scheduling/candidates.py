@@ -358,11 +358,8 @@ def _selection_sql(rg, unsuffixed, columns, among=None):
         providers = _providers_meeting(rg, unsuffixed)
         if among is not None:
             providers = providers.filter(_among(among))
-        found = (
-            rp_selectors.fitting_inventories(resolved=rg, providers=providers)
-            .values_list(*columns)
-            .order_by()
-            .query.sql_with_params()
+        found = rp_selectors.fitting_inventories_sql(
+            resolved=rg, providers=providers, columns=columns
         )
         if len(_SELECTION_SQL) >= _SELECTION_SQL_SIZE:
             _SELECTION_SQL.clear()

@@ -18,10 +18,12 @@ from django.db.models import (
     Expression,
     ExpressionWrapper,
     F,
+    FilteredRelation,
     FloatField,
     IntegerField,
     Model,
     OuterRef,
+    Q,
     QuerySet,
     Subquery,
     Sum,
@@ -108,22 +110,52 @@ PROVIDER_SORTS = {
 CLASS_SORTS = ("free", "used", "utilisation", "capacity")
 
 
-def _tree_or_own(model: type[Model], resource_class_id: int, value: str | Expression) -> Case:
-    """Per row: ``Sum(value)`` of ``model`` rows of the class over the row's whole tree when
-    it is a root (what the row shows for a host), else over the provider alone."""
+def _with_class_values(qs: QuerySet, resource_class_id: int) -> QuerySet:
+    """``qs`` (providers) annotated with ``_usable`` and ``_used`` of one class: over the
+    row's whole tree when it is a root with children (what the row shows for a host), else
+    the provider's own (a flat host's tree is itself). ``_usable`` is None without inventory
+    of the class.
 
-    def summed(**where: object) -> Subquery:
+    A provider's own inventory and usage rows (one each at most, unique per provider and
+    class) are LEFT JOINed, one pass over the class's rows for the whole list; only the roots
+    that have children (one hashed set, read once) sum their tree's rows in a subquery. A
+    subquery per provider, as before, ran 200,000 of them at 100,000 providers (1.1 s).
+    """
+
+    def tree_sum(model: type[Model], value: str | Expression) -> Subquery:
         return Subquery(
-            model.objects.filter(resource_class_id=resource_class_id, **where)
+            model.objects.filter(
+                resource_class_id=resource_class_id, resource_provider__root_id=OuterRef("pk")
+            )
             .order_by()
             .values("resource_class_id")
             .annotate(s=Sum(value))
             .values("s")[:1]
         )
 
-    return Case(
-        When(parent__isnull=True, then=summed(resource_provider__root_id=OuterRef("pk"))),
-        default=summed(resource_provider_id=OuterRef("pk")),
+    has_children = Q(parent__isnull=True) & Q(
+        pk__in=ResourceProvider.objects.filter(parent__isnull=False).values("root_id")
+    )
+    qs = qs.annotate(
+        _own_inventory=FilteredRelation(
+            "inventories", condition=Q(inventories__resource_class_id=resource_class_id)
+        ),
+        _own_usage=FilteredRelation(
+            "usage_rows", condition=Q(usage_rows__resource_class_id=resource_class_id)
+        ),
+    )
+    return qs.annotate(
+        _usable=Case(
+            When(has_children, then=tree_sum(Inventory, usable_expression())),
+            default=usable_expression("_own_inventory__"),
+        ),
+        _used=Coalesce(
+            Case(
+                When(has_children, then=tree_sum(ProviderUsage, "used")),
+                default=F("_own_usage__used"),
+            ),
+            0,
+        ),
     )
 
 
@@ -153,10 +185,7 @@ def _sorted(qs: QuerySet, sort: str | None) -> QuerySet:
         rc_id = ResourceClass.objects.filter(name=class_name).values_list("id", flat=True).first()
         if rc_id is None:
             return qs.order_by("name")
-        qs = qs.annotate(
-            _usable=_tree_or_own(Inventory, rc_id, usable_expression()),
-            _used=Coalesce(_tree_or_own(ProviderUsage, rc_id, "used"), 0),
-        )
+        qs = _with_class_values(qs, rc_id)
         column = {
             "capacity": F("_usable"),
             "used": ExpressionWrapper(
@@ -182,13 +211,22 @@ def provider_list_page(
     ``sort`` names (see :func:`parse_provider_sort`), name order by default.
 
     A host (a root) shows its whole tree's inventories and usage per class, and sorts by
-    them; a child shows its own. Eight queries: the count, the page (with parent, root and
-    link counts), tree sizes, sharing marks, the inventories and usage of the flat providers
+    them; a child shows its own. Nine queries: the count, the page's ids in order, their
+    columns (parent, root and link counts), tree sizes, sharing marks, the inventories and usage of the flat providers
     and of the trees.
     """
-    qs = with_link_counts(providers=filtered_providers(filters=filters))
-    page = Paginator(
-        _sorted(qs, sort).values_list(
+    # The page's ids first, sorted over the filtered providers with only what the order
+    # needs; then the page's columns for those ids alone. Joined to every provider the
+    # columns (parent, root, link counts) went through the sort, 0.5 s at 100,000 providers.
+    # (The link counts are computed for the sort only when it names them.)
+    providers = with_link_counts(providers=filtered_providers(filters=filters))
+    ids_in_order = _sorted(providers, sort).values_list("id", flat=True)
+    page = Paginator(ids_in_order, per_page).get_page(page_number)
+    columns = {
+        row[0]: row
+        for row in with_link_counts(
+            providers=ResourceProvider.objects.filter(id__in=list(page.object_list))
+        ).values_list(
             "id",
             "uuid",
             "name",
@@ -199,10 +237,9 @@ def provider_list_page(
             "root__name",
             "trait_count",
             "aggregate_count",
-        ),
-        per_page,
-    ).get_page(page_number)
-    rows: list[_ProviderColumns] = list(page.object_list)
+        )
+    }
+    rows: list[_ProviderColumns] = [columns[pk] for pk in page.object_list if pk in columns]
     # Tree sizes and sharing marks for the page's rows only (not for the rows an OFFSET
     # skips, as annotations would be).
     ids = [row[0] for row in rows]

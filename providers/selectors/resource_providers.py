@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NamedTuple, cast
 
+from django.db import connection
 from django.db.models import (
+    BigIntegerField,
     BooleanField,
     Case,
     Count,
@@ -34,6 +36,7 @@ from django.db.models import (
     Subquery,
     When,
 )
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce
 from django.db.models.lookups import In
 
@@ -396,24 +399,52 @@ def providers_meeting(
     return ResourceProvider.objects.filter(*conditions)
 
 
-def fitting_inventories(*, resolved: ResolvedGroup, providers: QuerySet) -> QuerySet:
-    """Inventory rows of ``providers`` (a queryset) that can take the group's amount
-    of their class, each as a dict with the capacity fields and ``used``.
+def fitting_inventories_sql(
+    *, resolved: ResolvedGroup, providers: QuerySet, columns: Sequence[str]
+) -> tuple[str, tuple[Any, ...]]:
+    """``(sql, params)`` of the inventory rows of ``providers`` (a queryset) that can take
+    the group's amount of their class, each as ``columns`` (inventory fields, ``root_id``
+    and ``used``), in no order.
 
     One query; the capacity rule is :func:`~providers.capacity.can_provide_q`, given the
-    usage of the row's provider and class (the allocations' maintained usage row) LEFT
-    JOINed and grouped per inventory row: read once, where a correlated subquery would be
-    evaluated twice, once for the column and once for the condition.
-    """
+    usage of the row's provider and class (the allocations' maintained usage row, one at
+    most) LEFT JOINed. The rows with their usage are chosen in a subquery and the rule is
+    applied to them outside it: as a WHERE beside the joins, PostgreSQL misjudged how many
+    rows pass and ran a filter on providers (traits, aggregates) once per inventory row,
+    twice as slow at 10,000 and 100,000 providers (docs/performance.md, issue 28).
+    ``OFFSET 0`` keeps PostgreSQL from pulling the rule into the subquery; grouping per row
+    (a HAVING) did the same but sorted every row, on disk past ``work_mem`` (300,000 rows at
+    100,000 providers: 0.65 against 0.31 s in EXPLAIN ANALYZE)."""
     inventories = Inventory.objects.filter(resource_class_id__in=list(resolved.resources))
     if providers.query.where:  # no condition on providers: no semi-join
         inventories = inventories.filter(resource_provider_id__in=providers.values("id"))
-    columns = ("resource_provider_id", "root_id", "resource_class_id", *CAPACITY_FIELDS)
-    grouped = usage.usage_joined(  # GROUP BY the inventory row
-        inventories.annotate(root_id=F("resource_provider__root_id")), "id", *columns
-    )
-    # HAVING: after the rows are chosen
-    return grouped.filter(_row_fits(resolved.resources)).values(*columns, "used")
+    chosen = usage.usage_joined_rows(
+        inventories.annotate(root_id=F("resource_provider__root_id"))
+    ).values_list(*_FITTING_COLUMNS)
+    inner, inner_params = chosen.order_by().query.sql_with_params()
+    # The rule over the subquery's columns: its rows named as the inventory table, so the
+    # rule's fields are its columns, and ``used`` its column too.
+    table = Inventory._meta.db_table
+    rule = Inventory.objects.annotate(
+        used=RawSQL(f'"{table}"."used"', (), output_field=BigIntegerField())
+    ).filter(_row_fits(resolved.resources))
+    compiler = rule.query.get_compiler(connection=connection)
+    condition, condition_params = compiler.compile(rule.query.where)
+    barrier = " OFFSET 0" if connection.vendor == "postgresql" else ""
+    selected = ", ".join(f'"{table}"."{column}"' for column in columns)
+    sql = f'SELECT {selected} FROM ({inner}{barrier}) "{table}" WHERE {condition}'
+    return sql, (*inner_params, *condition_params)
+
+
+# What fitting_inventories_sql's subquery selects: the columns it may answer and those the
+# rule reads.
+_FITTING_COLUMNS = (
+    "resource_provider_id",
+    "root_id",
+    "resource_class_id",
+    *CAPACITY_FIELDS,
+    "used",
+)
 
 
 def _row_fits(resources: Mapping[int, int]) -> Q:

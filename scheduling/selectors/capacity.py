@@ -46,18 +46,23 @@ def flavor_capacity(
         availability_zone=availability_zone or "",
     )
     # A pass allocates a host state per host: no collector walks while they live, and they
-    # are gone (reference counting frees them) before it walks again.
+    # are gone (reference counting frees them) before it walks again. Everything the pause
+    # allocated and still holds is young when it ends, and the first collection after it
+    # walks all of it: the pass (a million objects at 100,000 hosts, 0.4 to 1 s to walk) is
+    # freed inside the pause, so only the answer is left to walk.
     with cyclic_gc_paused():
         scheduling_pass = SchedulingPass(spec)
         placed = scheduling_pass.fill()
+        incomplete = scheduling_pass.found.cut_short
         # Tuples sort by themselves (most room first, then by name: names are unique, so the
         # uuid never decides), without a key function per host.
         order = sorted((-n, host.name, host.uuid) for host, n in placed.values())
-        del placed
+        del placed, scheduling_pass
         hosts = [HostCapacity(uuid, name, -fits) for fits, name, uuid in order]
+        del order
     return FlavorCapacity(
         flavor=flavor.name,
         total=sum(h.fits for h in hosts),
         hosts=hosts,
-        incomplete=scheduling_pass.found.cut_short,
+        incomplete=incomplete,
     )

@@ -148,3 +148,12 @@ def test_aggregate_page_sums_its_members_and_marks_sharing_ones(db, staff):
     assert f'<h1>Aggregate <span class="mono heading-uuid">{agg}</span></h1>' in (
         r.content.decode()
     )
+
+
+def test_sort_by_used_or_capacity_takes_a_hosts_tree_and_a_childs_own(nested, staff):
+    # numa-host: 8 used of 16 over its children; numa0: 6 of 8; numa1: 2 of 8; flat-host: 1
+    # of 4; pool has no VCPU: last whatever the direction.
+    r = staff.get("/dashboard/providers/", {"sort": "-used:VCPU"})
+    assert listed(r) == ["numa-host", "numa-host-numa0", "numa-host-numa1", "flat-host", "pool"]
+    r = staff.get("/dashboard/providers/", {"sort": "capacity:VCPU"})
+    assert listed(r) == ["flat-host", "numa-host-numa0", "numa-host-numa1", "numa-host", "pool"]

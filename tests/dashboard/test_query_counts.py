@@ -17,7 +17,9 @@ BUDGET = {
     # + usage share by project (3: sums by class and project id, then the names of both),
     # periodic tasks, heartbeats and beat's start (3), cloud history (1)
     "overview": 26,
-    "providers": 14,  # + inventories and usage of whole trees for hosts with children (2)
+    # + inventories and usage of whole trees for hosts with children (2); the page's ids in
+    # order, then their columns (2)
+    "providers": 15,
     # + the tree's totals (2), the history's samples and changes (2), its pools (1), its host (1),
     # its device units (1)
     "provider": 19,
@@ -27,7 +29,7 @@ BUDGET = {
     "traits": 7,
     "resource_classes": 8,  # three grouped reads: classes, providers per class, usage
     "aggregates": 7,
-    "aggregate": 15,  # as providers, + the members' totals (2) and sharing count (1)
+    "aggregate": 16,  # as providers, + the members' totals (2) and sharing count (1)
     "try": 13,  # the fit report, hosts: trees, sharing (+ the largest free when no host fits)
     # The try page's candidates (loaded by its script, so no navigation): the names checked (2),
     # the candidates engine (with a limit: + the bound of its window of roots, one window
