@@ -404,12 +404,19 @@ def _count_shortfalls(
     refined = tally.refined
     providers_by_kinds: defaultdict[frozenset[str], int] = defaultdict(int)
     for where, short_of in shortfalls:
-        asked = [(class_id, amounts[class_id]) for class_id in short_of]
+        # Per class, the provider's case (its inventory and usage) and the kinds of each
+        # case met, looked up rather than judged again: 100,000 providers have few cases.
+        asked: list[tuple[Callable[[int], int | None], int, dict[int | None, frozenset[str]]]]
+        asked = [(judge.case_of[c].get, amounts[c], {}) for c in short_of]
         for position in where:
             provider_id = ids[position]
             kinds: frozenset[str] = frozenset()
-            for class_id, amount in asked:
-                kinds |= judge.kinds(provider_id, class_id, amount)
+            for case_of, amount, memo in asked:
+                case = case_of(provider_id)
+                found = memo.get(case)
+                if found is None:
+                    found = memo[case] = judge.case_kinds(case, amount)
+                kinds = found if not kinds else kinds | found
             providers_by_kinds[kinds] += 1
             refined[position] = kinds
     # Counted per set of kinds, not per provider: a cloud has few such sets.
@@ -432,20 +439,23 @@ def _count_hosts(
     closest: dict[int, tuple[int, frozenset[str]]] = {}  # left-out host -> its closest's score
     # (pattern's kinds, capacity model's kinds) -> (distance, all kinds)
     scored: dict[tuple[frozenset[str], frozenset[str]], tuple[int, frozenset[str]]] = {}
-    refined = tally.refined
+    refined = tally.refined.get
+    fitting_roots = tally.fitting_roots
+    nothing: frozenset[str] = frozenset()
     for (where, _failed), (kinds, _short_of) in zip(tally.left_out, tally.left_kinds, strict=True):
         pattern_kinds = frozenset(kinds)
         for p in where:
             pid = ids[p]
             root = root_of[pid] or pid
-            if root in tally.fitting_roots or pid in sharing_ids:
+            if root in fitting_roots or pid in sharing_ids:
                 continue
-            key = (pattern_kinds, refined.get(p, frozenset()))
+            key = (pattern_kinds, refined(p, nothing))
             score = scored.get(key)
             if score is None:
                 found = key[0] | key[1]
                 score = scored[key] = (sum(_DISTANCE.get(kind, 1) for kind in found), found)
-            if root not in closest or score[0] < closest[root][0]:
+            current = closest.get(root)
+            if current is None or score[0] < current[0]:
                 closest[root] = score
     host_counts: defaultdict[str, int] = defaultdict(int)
     for _distance, found_kinds in closest.values():
@@ -638,9 +648,12 @@ class _CapacityJudge:
     WHOLE_CLASS_ABOVE = 500  # providers
 
     def __init__(self, wanted: Mapping[int, set[int]]) -> None:
-        self.rows: dict[tuple[int, int], tuple[Capacity, int]] = {}  # (provider, class) ->
-        self._verdicts: dict[tuple[int, int, int], tuple[Shortfall, ...]] = {}
-        self._kinds: dict[tuple[int, int, int], frozenset[str]] = {}
+        # Identical (inventory, usage) rows are one case: cases[n] = (Capacity, used), and
+        # {class id: {provider id: n}} says which case each row read is.
+        self.cases: list[tuple[Capacity, int]] = []
+        self.case_of: defaultdict[int, dict[int, int]] = defaultdict(dict)
+        self._verdicts: dict[tuple[int, int], tuple[Shortfall, ...]] = {}  # (case, amount) ->
+        self._kinds: dict[tuple[int, int], frozenset[str]] = {}
         self.whole_classes = {
             class_id for class_id, ids in wanted.items() if len(ids) > self.WHOLE_CLASS_ABOVE
         }
@@ -660,59 +673,61 @@ class _CapacityJudge:
         with reading_connection().cursor() as cursor:
             cursor.execute(*query.query.sql_with_params())
             rows = cursor.fetchall()
-        shapes: dict[tuple[Any, ...], Capacity] = {}  # identical inventories share one Capacity
-        store = self.rows
+        case_index: dict[tuple[Any, ...], int] = {}  # (*inventory shape, used) -> case
+        case_of = self.case_of
         for row in rows:
-            shape = row[2:-1]
-            capacity = shapes.get(shape)
-            if capacity is None:
-                capacity = shapes[shape] = Capacity(*shape)
-            store[row[0], row[1]] = (capacity, row[-1])
+            key = row[2:]
+            case = case_index.get(key)
+            if case is None:
+                case = case_index[key] = len(self.cases)
+                self.cases.append((Capacity(*row[2:-1]), row[-1]))
+            case_of[row[1]][row[0]] = case
 
     def kinds(self, provider_id: int, class_id: int, amount: int) -> frozenset[str]:
         """The rules (shortfall kinds) that refuse ``amount``; plain capacity when the model
         has no objection (the SQL rule refused on usage the model did not see)."""
-        row = self.rows.get((provider_id, class_id))
-        if row is None:
+        return self.case_kinds(self.case_of[class_id].get(provider_id), amount)
+
+    def case_kinds(self, case: int | None, amount: int) -> frozenset[str]:
+        """:meth:`kinds` of a case (``None``: no row read)."""
+        if case is None:
             return _CAPACITY_ONLY
-        capacity, used = row
-        key = (id(capacity), amount, used)
-        found = self._kinds.get(key)
+        found = self._kinds.get((case, amount))
         if found is None:
-            found = frozenset(s.rule for s in self.shortfalls(provider_id, class_id, amount))
-            found = self._kinds[key] = found or _CAPACITY_ONLY
+            found = frozenset(s.rule for s in self._case_shortfalls(case, amount))
+            found = self._kinds[case, amount] = found or _CAPACITY_ONLY
         return found
 
     def most_free(self, *, class_ids: Collection[int]) -> dict[int, tuple[int, int]]:
         """{class id: (provider id, free)} of the row with the most free units per class of
         ``class_ids`` among the rows read, the lowest provider id among equals."""
         best: dict[int, tuple[int, int]] = {}
-        usable_of: dict[int, int] = {}  # by id(capacity): identical inventories share one
-        for (rp, rc), (capacity, used) in self.rows.items():
-            if rc not in class_ids:
+        for class_id in class_ids:
+            case_of = self.case_of.get(class_id)
+            if not case_of:
                 continue
-            usable = usable_of.get(id(capacity))
-            if usable is None:
-                usable = usable_of[id(capacity)] = capacity.usable
-            free = usable - used
-            current = best.get(rc)
-            if current is None or free > current[1] or (free == current[1] and rp < current[0]):
-                best[rc] = (rp, free)
+            free_of: dict[int, int] = {}  # case -> free units, judged once per case
+            for case in set(case_of.values()):
+                capacity, used = self.cases[case]
+                free_of[case] = capacity.usable - used
+            most = max(free_of.values())
+            winners = {case for case, free in free_of.items() if free == most}
+            best[class_id] = (min(rp for rp, case in case_of.items() if case in winners), most)
         return best
 
     def has(self, provider_id: int, class_id: int) -> bool:
-        return (provider_id, class_id) in self.rows
+        return provider_id in self.case_of.get(class_id, ())
 
     def shortfalls(self, provider_id: int, class_id: int, amount: int) -> tuple[Shortfall, ...]:
         """The capacity model's shortfalls (``()`` when it has no objection or no row)."""
-        row = self.rows.get((provider_id, class_id))
-        if row is None:
-            return ()
-        capacity, used = row
-        key = (id(capacity), amount, used)
-        found = self._verdicts.get(key)
+        case = self.case_of.get(class_id, {}).get(provider_id)
+        return () if case is None else self._case_shortfalls(case, amount)
+
+    def _case_shortfalls(self, case: int, amount: int) -> tuple[Shortfall, ...]:
+        found = self._verdicts.get((case, amount))
         if found is None:
-            found = self._verdicts[key] = tuple(capacity.shortfalls(amount, used))
+            capacity, used = self.cases[case]
+            found = self._verdicts[case, amount] = tuple(capacity.shortfalls(amount, used))
         return found
 
 
