@@ -79,7 +79,7 @@ def provider_body(uuid, name, generation, parent, root, *, relations, with_tree)
 
 
 def listing_bodies(rows, *, relations, with_tree):
-    """:func:`provider_body` of every row (a ProviderRow), for a listing of a whole cloud.
+    """:func:`provider_body` of every row (a ProviderRow tuple), for a listing of a whole cloud.
 
     Each body's links are one orjson Fragment, the links' JSON text joined around the
     provider's uuid (text from the database: hex digits and hyphens, nothing to escape): the
@@ -150,18 +150,16 @@ class ResourceProviderListView(PlacementView):
         group = request_groups.parse_group(query, version)
         uuid = uuids.parse(query["uuid"]) if "uuid" in query else None
         try:
-            rows = selectors.provider_listing(group=group, name=query.get("name"), uuid=uuid)
+            listing = selectors.provider_listing(group=group, name=query.get("name"), uuid=uuid)
         except request_groups.UnknownResourceClass as exc:
             raise HTTPBadRequest(f"Invalid resource class in resources parameter: {exc}") from None
         except request_groups.UnknownTrait as exc:
             raise HTTPBadRequest(f'Invalid trait(s) in "required" parameter: {exc}') from None
         bodies = listing_bodies(
-            rows, relations=provider_relations(version), with_tree=version >= (1, 14)
+            listing.rows, relations=provider_relations(version), with_tree=version >= (1, 14)
         )
         return self.respond_encoded(
-            request,
-            {"resource_providers": bodies},
-            last_modified=latest(*(row.last_modified for row in rows)),
+            request, {"resource_providers": bodies}, last_modified=latest(listing.last_modified)
         )
 
     def post(self, request):

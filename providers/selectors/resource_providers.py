@@ -17,7 +17,8 @@ one query (the dashboard's "why not"). Capacity comes from providers.capacity
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
+from operator import itemgetter
 from typing import Any, NamedTuple, cast
 
 from django.db import connection
@@ -40,7 +41,7 @@ from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce
 from django.db.models.lookups import In
 
-from placementsite.core.db import UuidText
+from placementsite.core.db import EpochSeconds, UuidText, reading_connection
 
 from .. import usage
 from ..capacity import CAPACITY_FIELDS, can_provide_q, usable_expression
@@ -240,22 +241,23 @@ def providers_matching(
     return with_tree_uuids(providers=_providers_filtered(group, name, uuid)).order_by("id")
 
 
-class ProviderRow(NamedTuple):
-    """A provider as ``GET /resource_providers`` lists it, uuids as text."""
+# A provider as ``GET /resource_providers`` lists it: uuid, name, generation, parent uuid, root
+# uuid (the uuids as text, None for a root's parent), when it last changed (whole seconds since
+# the epoch, UTC). Plain tuples, as the database driver makes them.
+ProviderRow = tuple[str, str, int, str | None, str | None, int]
 
-    uuid: str
-    name: str
-    generation: int
-    parent_provider_uuid: str | None
-    root_provider_uuid: str | None
-    last_modified: datetime
+
+class ProviderListing(NamedTuple):
+    rows: list[ProviderRow]  # in id order
+    last_modified: datetime | None  # the newest of the rows' (None when there are none)
 
 
 def provider_listing(
     *, group: RequestGroup | None = None, name: str | None = None, uuid: str | None = None
-) -> list[ProviderRow]:
-    """:func:`providers_matching` read as rows rather than model instances: a listing of a
-    whole cloud (100,000 providers) spends most of its time building objects otherwise."""
+) -> ProviderListing:
+    """:func:`providers_matching` read as rows rather than model instances, straight from the
+    cursor (no converters: every column is text or an integer on both databases): a listing
+    of a whole cloud (100,000 providers) spends most of its time building objects otherwise."""
     uuid_of = ResourceProvider.objects.values("uuid")
     # A root (most providers) is its own root and has no parent: no lookup for it.
     root_uuid = Case(
@@ -269,7 +271,7 @@ def provider_listing(
         ),
         default=None,
     )
-    rows = (
+    query = (
         _providers_filtered(group, name, uuid)
         .order_by("id")
         .values_list(
@@ -278,10 +280,17 @@ def provider_listing(
             "generation",
             parent_uuid,
             root_uuid,
-            Coalesce("updated_at", "created_at"),
+            EpochSeconds(Coalesce("updated_at", "created_at")),
         )
+        .query
     )
-    return list(map(ProviderRow._make, rows))  # _make: no Python frame per row
+    with reading_connection().cursor() as cursor:
+        cursor.execute(*query.sql_with_params())
+        rows = cursor.fetchall()
+    if not rows:
+        return ProviderListing(rows, None)
+    newest = max(map(itemgetter(5), rows))
+    return ProviderListing(rows, datetime.fromtimestamp(newest, UTC))
 
 
 def _providers_filtered(group: RequestGroup | None, name: str | None, uuid: str | None) -> QuerySet:

@@ -1,7 +1,11 @@
 """GET /resource_providers: response shape and every filter, at each microversion boundary."""
 
+import datetime as dt
+from email.utils import parsedate_to_datetime
+
 import pytest
 
+from providers.models import ResourceProvider
 from tests.conftest import new_uuid
 from tests.factories import make_allocation, make_consumer, make_provider, trait
 
@@ -77,6 +81,30 @@ def test_list_last_modified_from_1_15(api_at):
     r = api_at("1.15").get("/resource_providers")
     assert "Last-Modified" in r.headers
     assert r.headers["Cache-Control"] == "no-cache"
+
+
+def test_list_last_modified_is_the_newest_listed_change(api):
+    """The newest of the listed providers' changes (their creation when never updated), to the
+    second below; an empty listing answers now."""
+    when = dt.datetime(2021, 6, 1, 12, 34, 56, 999999, tzinfo=dt.UTC)
+    older = make_provider("older", inventories={"VCPU": 4})
+    newer = make_provider("newer", inventories={"VCPU": 4})
+    never_updated = make_provider("never-updated")
+    ResourceProvider.objects.filter(pk=older.pk).update(updated_at=when - dt.timedelta(days=1))
+    ResourceProvider.objects.filter(pk=newer.pk).update(updated_at=when)
+    ResourceProvider.objects.filter(pk=never_updated.pk).update(
+        created_at=when + dt.timedelta(hours=1), updated_at=None
+    )
+    assert api.get("/resource_providers").headers["Last-Modified"] == (
+        "Tue, 01 Jun 2021 13:34:56 GMT"
+    )
+    listed = api.get("/resource_providers?resources=VCPU:1")
+    assert names(listed) == ["newer", "older"]
+    assert listed.headers["Last-Modified"] == "Tue, 01 Jun 2021 12:34:56 GMT"
+    before = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    empty = api.get("/resource_providers?resources=VCPU:100")
+    assert names(empty) == []
+    assert parsedate_to_datetime(empty.headers["Last-Modified"]) >= before
 
 
 def test_unknown_query_parameter_is_400(api):
