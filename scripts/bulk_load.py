@@ -19,7 +19,8 @@ queries (and ``scripts/bench_bare.py``'s) apply unchanged:
 
 Rows are built from the models' own fields (every column gets the field's default unless set),
 ids are taken after the tables' current maximum and the sequences moved past them. ``--fresh``
-drops and recreates the database and migrates it first. Ends with ``VACUUM ANALYZE``.
+drops and recreates the database and migrates it first. Ends with ``VACUUM ANALYZE`` (unless
+``--no-vacuum``).
 """
 
 import argparse
@@ -286,6 +287,8 @@ def load(args):
         log(f"built rows in {time.monotonic() - started:.1f} s")
         cloud.copy(raw)
     log(f"loaded in {time.monotonic() - started:.1f} s")
+    if args.no_vacuum:
+        return
     connection.close()
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
@@ -299,6 +302,12 @@ def main(argv=None):
     parser.add_argument("--wide", type=int, default=0, help="roots with 8 VGPU children each")
     parser.add_argument("--usage", type=float, default=0.25, help="fraction holding an instance")
     parser.add_argument("--fresh", action="store_true", help="drop, create and migrate first")
+    parser.add_argument(
+        "--no-vacuum",
+        action="store_true",
+        help="leave the tables as loaded (no VACUUM ANALYZE: no planner statistics, no "
+        "visibility map), as a database loaded over the API is while autovacuum is off",
+    )
     args = parser.parse_args(argv)
     url = os.environ.get("DATABASE_URL", "")
     if not url.startswith("postgres"):
