@@ -9,7 +9,12 @@ never sync one host; a host another holds is skipped), locks and reads the tree 
 (``provider_tree_recorded``), diffs (:func:`~providers.tree_diff.tree_diff`) and applies the
 plan (``provider_tree_apply``), or nothing. That work runs in a savepoint of the host's
 transaction, one per host: when it raises, the savepoint is rolled back and the failure is
-recorded on the host in the same transaction. The host's status after it:
+recorded on the host in the same transaction. Hosts with no tree yet are synced together: a
+read batch's new hosts in one transaction holding their rows (``_new_hosts_sync``), their
+trees written at once in one savepoint, each host the batch write leaves out (its tree
+refused before the write, or every host when the write fails) synced alone in a savepoint of
+that transaction as above; a host's tree is still written whole or not at all. The host's
+status after it:
 
 - ``ok``: the tree is the plugins' tree; ``partial``: a plugin raised, the others' resources
   are applied whole and its own left as they were;

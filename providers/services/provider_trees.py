@@ -1,13 +1,15 @@
 """Creating a whole provider tree in one write: a root, the providers under it (at any depth),
 their inventories and traits.
 
-The host sync's first write of a new host. The rules are those of the one-by-one services
-(``resource_provider_create``, ``inventories_replace``, ``provider_traits_set``): names and
-uuids unique, every inventory record validated and capacity-checked as ``PUT
-.../inventories`` does, only existing traits and classes. What differs is the cost: the
-providers are new, so there is no generation to check and no row of theirs another writer
-could hold, and the whole tree is a handful of bulk statements instead of a dozen per
-provider. Nothing is written when any part is refused.
+The host sync's first write of a new host, and of many new hosts at once
+(:func:`provider_tree_checked` for each tree, then one :func:`provider_trees_write`). The
+rules are those of the one-by-one services (``resource_provider_create``,
+``inventories_replace``, ``provider_traits_set``): names and uuids unique, every inventory
+record validated and capacity-checked as ``PUT .../inventories`` does, only existing traits
+and classes. What differs is the cost: the providers are new, so there is no generation to
+check and no row of theirs another writer could hold, and the whole tree (or every tree of a
+write) is a handful of bulk statements instead of a dozen per provider. Nothing is written
+when any part is refused.
 """
 
 import uuid as uuidlib

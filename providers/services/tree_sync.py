@@ -12,9 +12,10 @@ until the plan is applied, so the plan's view of the allocations stays true.
 inventories (``inventories_replace``) or, when consumers' allocations move, the reshaper
 (``allocations_reshape``, through the port) with every changed inventory at once, then
 ``provider_traits_set`` and ``resource_provider_delete``, children first. A tree never seen
-before is written whole by ``provider_tree_create``. It needs the caller's transaction (the
-one in which ``provider_tree_recorded`` locked the tree) and runs in a savepoint of it: the
-plan is applied whole or, when any write is refused, not at all.
+before is written whole by ``provider_tree_create``; several of them at once by
+:func:`new_trees_apply`, each checked first by :func:`new_tree_checked`. It needs the
+caller's transaction (the one in which ``provider_tree_recorded`` locked the tree) and runs
+in a savepoint of it: the plan is applied whole or, when any write is refused, not at all.
 """
 
 from collections import defaultdict
