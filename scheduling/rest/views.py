@@ -17,6 +17,7 @@ from placementsite.core.rest.views import (
     ApiModelViewSet,
     ApiViewMixin,
     ApiViewSet,
+    LargeAnswerRenderer,
     ProjectScopedMixin,
 )
 
@@ -266,6 +267,7 @@ class SchedulerViewSet(ApiViewSet):
 
 class CapacityViewSet(ApiViewSet):
     policy_prefix = policies.CAPACITY
+    renderer_classes = [LargeAnswerRenderer]  # strings and integers, a row per host
     replica_reads = frozenset({"list"})
 
     @extend_schema(

@@ -158,3 +158,25 @@ def test_a_count_cut_short_by_the_engines_budget_says_so(api, settings):
     assert cut.json["complete"] is False
     assert cut.json["incomplete_reason"] == "2 combinations examined"
     assert 0 < cut.json["total"] < 20
+
+
+def test_the_answer_is_the_standard_renderers_bytes(api):
+    # Capacity's answer is encoded by orjson (LargeAnswerRenderer): the same bytes as DRF's
+    # JSONRenderer, line separators in a name escaped as it escapes them, and an indent
+    # asked in the Accept header honoured as it honours it.
+    from rest_framework.renderers import JSONRenderer
+
+    make_host(api, "cn\u2028one\u2029é", {"VCPU": 8, "MEMORY_MB": 8192, "DISK_GB": 100})
+    make_host(api, "cn2", {"VCPU": 4, "MEMORY_MB": 8192, "DISK_GB": 100})
+    make_flavor(api, "f", vcpus=2, ram=1024, disk=10)
+    response = api.get("/api/capacity/?flavor=f")
+    assert response.status == 200, response
+    assert response.json["total"] == 6
+    assert response.json["hosts"][0]["name"] == "cn\u2028one\u2029é"
+    assert response.content == JSONRenderer().render(response.json)
+    assert b"\\u2028" in response.content and "\u2028".encode() not in response.content
+
+    indented = api.get("/api/capacity/?flavor=f", headers={"Accept": "application/json; indent=2"})
+    assert indented.status == 200, indented
+    assert indented.content == JSONRenderer().render(indented.json, "application/json; indent=2")
+    assert b'\n  "flavor"' in indented.content

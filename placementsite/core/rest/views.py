@@ -1,5 +1,6 @@
 """Base classes every view under /api/ is built from."""
 
+import orjson
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.views import SpectacularAPIView
 from rest_framework import filters, routers, viewsets
@@ -37,6 +38,24 @@ class ApiViewMixin:
         permission = PolicyPermission()
         if not permission.has_object_permission(request, self, _ProjectRow(project_id, user_id)):
             self.permission_denied(request, message=permission.message)
+
+
+class LargeAnswerRenderer(JSONRenderer):
+    """:class:`JSONRenderer`'s bytes, encoded by orjson: for a view whose answer holds only
+    strings, integers, booleans, None, lists and dicts (orjson writes floats otherwise than
+    the standard encoder), e.g. capacity's 100,000 hosts (0.12 s through the standard
+    encoder, 0.015 s here). What orjson refuses (a lazy translation, an integer past 64
+    bits) and an indent asked in the Accept header go through :class:`JSONRenderer`."""
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        if data is None or self.get_indent(accepted_media_type or "", renderer_context or {}):
+            return super().render(data, accepted_media_type, renderer_context)
+        try:
+            body = orjson.dumps(data)
+        except TypeError:
+            return super().render(data, accepted_media_type, renderer_context)
+        # JSONRenderer escapes the two line separators JavaScript does not take in strings.
+        return body.replace("\u2028".encode(), b"\\u2028").replace("\u2029".encode(), b"\\u2029")
 
 
 class _ProjectRow:
