@@ -111,28 +111,45 @@ def filtered_providers(*, filters: ProviderFilters) -> QuerySet:
         if all(c in "0123456789abcdefABCDEF-" for c in q):
             match |= Q(uuid__icontains=q)
         qs = qs.filter(match)
+    # Names resolved to ids first (one small query each): on a name joined inside the
+    # EXISTS, PostgreSQL guessed 66 providers with the trait of 25,000 and probed an index per
+    # provider (0.4 to 1.3 s at 100,000 providers); on the id it knows the trait's share.
     if filters.trait:
+        trait_id = Trait.objects.filter(name=filters.trait).values_list("id", flat=True).first()
+        if trait_id is None:
+            return qs.none()
         qs = qs.filter(
             Exists(
                 ResourceProviderTrait.objects.filter(
-                    resource_provider_id=OuterRef("pk"), trait__name=filters.trait
+                    resource_provider_id=OuterRef("pk"), trait_id=trait_id
                 )
             )
         )
     if filters.aggregate:
+        aggregate_id = (
+            Aggregate.objects.filter(uuid=filters.aggregate).values_list("id", flat=True).first()
+        )
+        if aggregate_id is None:
+            return qs.none()
         qs = qs.filter(
             Exists(
                 ResourceProviderAggregate.objects.filter(
-                    resource_provider_id=OuterRef("pk"), aggregate__uuid=filters.aggregate
+                    resource_provider_id=OuterRef("pk"), aggregate_id=aggregate_id
                 )
             )
         )
     if filters.resource_class:
+        class_id = (
+            ResourceClass.objects.filter(name=filters.resource_class)
+            .values_list("id", flat=True)
+            .first()
+        )
+        if class_id is None:
+            return qs.none()
         qs = qs.filter(
             Exists(
                 Inventory.objects.filter(
-                    resource_provider_id=OuterRef("pk"),
-                    resource_class__name=filters.resource_class,
+                    resource_provider_id=OuterRef("pk"), resource_class_id=class_id
                 )
             )
         )

@@ -228,6 +228,18 @@ def test_providers_filter_matching_nothing_says_so(cloud, staff):
     assert "No provider matches." in text(staff.get("/dashboard/providers/?trait=CUSTOM_NONE"))
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        "resource_class=CUSTOM_NONE",
+        "aggregate=00000000-0000-4000-8000-00000000dead",
+        "trait=CUSTOM_NONE&resource_class=VCPU",
+    ],
+)
+def test_providers_filter_naming_what_does_not_exist_matches_nothing(cloud, staff, query):
+    assert "No provider matches." in text(staff.get(f"/dashboard/providers/?{query}"))
+
+
 def test_providers_filter_with_nul_byte_is_refused_in_the_form_not_a_500(cloud, staff):
     r = staff.get("/dashboard/providers/?q=a%00b")
     assert r.status_code == 200

@@ -18,8 +18,8 @@ BUDGET = {
     # periodic tasks, heartbeats and beat's start (3), cloud history (1)
     "overview": 26,
     # + inventories and usage of whole trees for hosts with children (2); the page's ids in
-    # order, then their columns (2)
-    "providers": 15,
+    # order, then their columns (2); the filter's trait, class and aggregate resolved to ids (3)
+    "providers": 18,
     # + the tree's totals (2), the history's samples and changes (2), its pools (1), its host (1),
     # its device units (1)
     "provider": 19,
@@ -29,7 +29,9 @@ BUDGET = {
     "traits": 7,
     "resource_classes": 8,  # three grouped reads: classes, providers per class, usage
     "aggregates": 7,
-    "aggregate": 16,  # as providers, + the members' totals (2) and sharing count (1)
+    # as providers (with its one filter, the aggregate), + the members' totals (2) and sharing
+    # count (1)
+    "aggregate": 17,
     "try": 13,  # the fit report, hosts: trees, sharing (+ the largest free when no host fits)
     # The try page's candidates (loaded by its script, so no navigation): the names checked (2),
     # the candidates engine (with a limit: + the bound of its window of roots, one window
