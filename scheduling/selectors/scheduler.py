@@ -441,7 +441,14 @@ class SchedulingPass:
         finally:
             self.tree.unbounded = frozenset()
         free = self.tree.free() if self.tree.consumed else {}
-        if placed is not None and not any(free[slot] < 0 for slot in free if slot[0] in sharing):
+        # The sharing providers' slots looked up (every slot is of a class the request asks),
+        # not found among the 300,000 of 100,000 hosts.
+        classes = self.found.class_names
+        if placed is not None and not any(
+            free.get((provider_id, class_id), 0) < 0
+            for provider_id in sharing
+            for class_id in classes
+        ):
             return placed
         return SchedulingPass(self.spec)._fill_in_order()
 
