@@ -412,14 +412,25 @@ def aggregate_usages(*, aggregate_id: int) -> list[ClassUsage]:
         "resource_provider_id"
     )
     used = usage_by_class(resource_provider_id__in=members)
+    # Grouped by shape with a count, as class_usage_summary reads them: identical inventories
+    # cost one row (an aggregate of 25,000 hosts: a few rows instead of 75,000).
     rows = (
         Inventory.objects.filter(resource_provider_id__in=members)
+        .values(
+            "resource_class_id", "resource_class__name", "total", "reserved", "allocation_ratio"
+        )
+        .annotate(n=Count("id"))
         .order_by("resource_class_id")
         .values_list(
-            "resource_class_id", "resource_class__name", "total", "reserved", "allocation_ratio"
+            "resource_class_id",
+            "resource_class__name",
+            "total",
+            "reserved",
+            "allocation_ratio",
+            "n",
         )
     )
     sums: dict[int, _ClassSum] = {}
-    for rc, rc_name, total, reserved, ratio in rows:
-        sums.setdefault(rc, _ClassSum(rc_name)).add(total, reserved, ratio)
+    for rc, rc_name, total, reserved, ratio, count in rows:
+        sums.setdefault(rc, _ClassSum(rc_name)).add(total, reserved, ratio, count=count)
     return [acc.with_used(used.get(rc, 0)) for rc, acc in sums.items()]
