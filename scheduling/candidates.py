@@ -728,29 +728,20 @@ class _Assembler:
         """Distinct :class:`Candidate` over ``roots``, lazily. ``seen``: the candidates
         yielded already over earlier roots (by other assemblers: see :class:`_Seen`)."""
         seen = seen or _Seen()
-        if self.simple and not self.unsuffixed_required:
+        if self.simple:
             yield from self._plain_product_candidates(roots, seen.shared)
             return
-        seen_shared = seen.shared
-        seen = None if self.simple else seen.every
-        anchors = self.anchors
+        seen = seen.every
         # The general path (_fill) has checked the traits while combining.
-        check_traits = self.simple
         spend = self.budget.spend
         for root_id in roots:
             for picked in self.for_root(root_id):
                 spend()
                 usage, chosen = self._usage_and_mappings(picked)
-                if check_traits and not self._traits_ok(chosen.get("", ())):
-                    continue
                 allocations = sorted(usage.items())
                 mappings = sorted(chosen.items())
-                # A combination holding a provider that is not shared is found from its own
-                # tree only; one of sharing providers alone may come from several trees.
-                if seen is not None or (anchors and all(p in anchors for p in picked)):
-                    known = seen if seen is not None else seen_shared
-                    if self._repeats(allocations, mappings, known):
-                        continue
+                if self._repeats(allocations, mappings, seen):
+                    continue
                 yield Candidate(allocations, mappings)
 
     def _usage_and_mappings(self, picked):
@@ -804,15 +795,20 @@ class _Assembler:
         )
 
     def _plain_product_candidates(self, roots, seen_shared):
-        """:meth:`candidates` when the combinations are a plain product (``simple``) and no
-        trait is left to check: no slot shares an inventory with another, so each
-        allocation is one slot's, and the mappings follow from the slots' suffixes."""
+        """:meth:`candidates` when the combinations are a plain product (``simple``): no
+        slot shares an inventory with another, so each allocation is one slot's, and the
+        mappings follow from the slots' suffixes. The unsuffixed group's required traits
+        are checked over its providers (the first slots), once per distinct tuple of them."""
         anchors = self.anchors
         spend = self.budget.spend
         entries, by_class, suffixes, one_suffix = self._product_layout()
         slots = len(self.slot_suffixes)
+        traits_ok = self._unsuffixed_traits_check()
         for root_id in roots:
-            for picked in self.for_root(root_id):
+            combinations = self.for_root(root_id)
+            if traits_ok is not None:
+                combinations = self._meeting(combinations, traits_ok)
+            for picked in combinations:
                 spend()
                 first = picked[0] if picked else None
                 alone = bool(picked) and picked.count(first) == slots
@@ -832,6 +828,34 @@ class _Assembler:
                 ):
                     continue
                 yield Candidate(allocations, mappings)
+
+    def _unsuffixed_traits_check(self):
+        """None when the unsuffixed group requires no trait, else whether a combination's
+        providers of that group (its first slots) have them, answered once per distinct tuple
+        of them."""
+        if not self.unsuffixed_required:
+            return None
+        slots = 0 if self.last_unsuffixed is None else self.last_unsuffixed + 1
+        known = {}  # the unsuffixed group's providers (a tuple) -> whether they have them
+
+        def traits_ok(picked):
+            providers = picked[:slots]
+            ok = known.get(providers)
+            if ok is None:
+                ok = known[providers] = self._traits_ok(providers)
+            return ok
+
+        return traits_ok
+
+    def _meeting(self, combinations, traits_ok):
+        """The ``combinations`` whose unsuffixed providers have the traits, the others
+        counted as examined."""
+        spend = self.budget.spend
+        for picked in combinations:
+            if traits_ok(picked):
+                yield picked
+            else:
+                spend()
 
     def _repeats_shared(self, picked, allocations, mappings, seen):
         """Whether a combination of sharing providers alone (found from each tree they are
