@@ -132,31 +132,44 @@ class Names:
         )
 
 
+def names_wanted(groups, *, traits=()):
+    """``(class names, trait names)`` of ``groups`` (and the extra ``traits``), as sets."""
+    class_names = {name for group in groups for name in group.resources}
+    trait_names = set(traits).union(*(_trait_names_of(group) for group in groups))
+    return class_names, trait_names
+
+
+def names_found(class_names, trait_names, class_ids, trait_ids):
+    """The :class:`Names` of names looked up (``{name: id}`` of those that exist, however the
+    caller read them). Raises UnknownResourceClass first, then UnknownTrait, naming every
+    unknown name."""
+    missing = class_names - set(class_ids)
+    if missing:
+        raise UnknownResourceClass(missing)
+    missing = trait_names - set(trait_ids)
+    if missing:
+        raise UnknownTrait(missing)
+    return Names(class_ids=class_ids, trait_ids=trait_ids)
+
+
 def resolve_names(groups, *, traits=()):
     """Look up every class and trait name of ``groups`` (and the extra ``traits``).
 
-    Two queries at most. Raises UnknownResourceClass first, then UnknownTrait,
-    naming every unknown name.
+    Two queries at most (see :func:`names_found` for the errors).
     """
-    class_names = {name for group in groups for name in group.resources}
-    trait_names = set(traits).union(*(_trait_names_of(group) for group in groups))
+    class_names, trait_names = names_wanted(groups, traits=traits)
     class_ids = {}
     if class_names:
         class_ids = dict(
             ResourceClass.objects.filter(name__in=sorted(class_names)).values_list("name", "id")
         )
-        missing = class_names - set(class_ids)
-        if missing:
-            raise UnknownResourceClass(missing)
+        names_found(class_names, set(), class_ids, {})  # unknown classes first, unqueried
     trait_ids = {}
     if trait_names:
         trait_ids = dict(
             Trait.objects.filter(name__in=sorted(trait_names)).values_list("name", "id")
         )
-        missing = trait_names - set(trait_ids)
-        if missing:
-            raise UnknownTrait(missing)
-    return Names(class_ids=class_ids, trait_ids=trait_ids)
+    return names_found(class_names, trait_names, class_ids, trait_ids)
 
 
 def resolve(group):

@@ -54,7 +54,7 @@ from providers.models import (
     ResourceProvider,
     ResourceProviderTrait,
 )
-from providers.request_groups import CandidateRequest, Names, resolve_names
+from providers.request_groups import CandidateRequest, Names, names_found, names_wanted
 from providers.selectors import resource_providers as rp_selectors
 from providers.selectors.resource_providers import has_any_trait
 
@@ -154,14 +154,20 @@ def _root_traits(request):
     return set(request.root_forbidden).union(*request.root_required)
 
 
-def _resolve_all(request, names=None):
-    """Resolve every class and trait name of the request in two queries (none when ``names``,
-    resolved for several requests at once, is given).
+def _names_and_anchors(groups, traits):
+    """The :class:`Names` of the classes and traits of ``groups`` and ``traits``, and the
+    sharing anchors (see :func:`_anchors_of`): one query for both."""
+    class_names, trait_names = names_wanted(groups, traits=traits)
+    class_ids, trait_ids, rows = queries.names_and_sharing_anchors(class_names, trait_names)
+    names = names_found(class_names, trait_names, class_ids, trait_ids)
+    return names, _anchors_of(rows)
+
+
+def _resolve_all(request, names):
+    """Every class and trait name of the request resolved with ``names`` (looked up already).
 
     Returns ``({suffix: ResolvedGroup}, root trait ids (any-of sets), root forbidden ids)``.
     """
-    if names is None:
-        names = resolve_names(request.groups.values(), traits=_root_traits(request))
     resolved = {suffix: names.resolve(group) for suffix, group in request.groups.items()}
     root_required = tuple(names.traits(any_of) for any_of in request.root_required)
     return resolved, root_required, names.traits(request.root_forbidden)
@@ -184,7 +190,8 @@ class _Selection:
     """What step 1 found: per group what it can use, and the rows behind it."""
 
     fits: dict[str, _GroupFit] = field(default_factory=dict)
-    # (provider id, class id) -> the inventory row selected (see SELECTION_COLUMNS)
+    # (provider id, class id) -> the inventory row selected (see SELECTION_COLUMNS), when its
+    # capacity fields were read (a pass's rows, or a class asked by two groups)
     rows: dict[InventoryKey, SelectedRow] = field(default_factory=dict)
     root_of: dict[int, int] = field(default_factory=dict)  # provider id -> root id
     # provider id -> the trait ids it has among those the unsuffixed group requires
@@ -215,7 +222,7 @@ def _select(resolved, full=False, read=None, window=None):
             # first three columns order them): sorted here, as the database would sort
             # thousands of rows on disk.
             rows.sort()
-        by_provider = _classes_by_provider(rows, selection)
+        by_provider = _classes_by_provider(rows, selection, columns is SELECTION_COLUMNS)
         if not unsuffixed:
             _fit_granular(fit, by_provider, selection.root_of, set(rg.resources))
             continue
@@ -254,11 +261,12 @@ def _select_resourceless(fit, rg, unsuffixed, root_of):
         fit.providers[None].append(provider_id)
 
 
-def _classes_by_provider(rows, selection):
+def _classes_by_provider(rows, selection, keep):
     """``{provider id: {class ids}}`` of a group's selection rows, in provider id order (the
-    order of the candidates), each row kept in ``selection`` by inventory with its
-    provider's root. The rows may come in any order: sorting the ids alone costs a tenth of
-    sorting the rows."""
+    order of the candidates), each provider's root kept in ``selection``, and with ``keep``
+    each row by inventory (rows of capacity fields: the key columns alone are never read
+    again). The rows may come in any order: sorting the ids alone costs a tenth of sorting
+    the rows."""
     by_provider = {}
     root_of, kept = selection.root_of, selection.rows
     provider_at, root_at, class_at = SELECTED_PROVIDER, SELECTED_ROOT, SELECTED_CLASS
@@ -270,7 +278,8 @@ def _classes_by_provider(rows, selection):
             by_provider[provider_id] = {class_id}
         else:
             classes.add(class_id)
-        kept[(provider_id, class_id)] = row
+        if keep:
+            kept[(provider_id, class_id)] = row
     return {provider_id: by_provider[provider_id] for provider_id in sorted(by_provider)}
 
 
@@ -372,10 +381,11 @@ def _capacity(row):
     return Capacity(*row[SELECTED_CAPACITY]), row[SELECTED_USED]
 
 
-def _sharing_anchors():
-    """``{sharing provider id: {root ids of the trees it is shared with}}`` in one query."""
+def _anchors_of(rows):
+    """``{sharing provider id: {root ids of the trees it is shared with}}`` of the rows of
+    ``queries.sharing_anchors()``."""
     anchors = defaultdict(set)
-    for sharing_id, root_id in queries.sharing_anchors():
+    for sharing_id, root_id in rows:
         anchors[sharing_id].add(root_id)
     return anchors
 
@@ -1063,7 +1073,7 @@ _HIGHEST_ID = 2**63 - 1
 
 @dataclass
 class _SharingRows(_QueryMemo):
-    """The sharing providers (``anchors``, see :func:`_sharing_anchors`) and each group's
+    """The sharing providers (``anchors``, see :func:`_anchors_of`) and each group's
     selection rows of them, read once for all the windows of a request."""
 
     anchors: dict
@@ -1133,12 +1143,11 @@ def _root_windows(size, sharing, progress):
         first, size = last + 1, progress.next_size(size)
 
 
-def _candidates_in_windows(request, resolved, allowed_roots, budget, answer, full):
+def _candidates_in_windows(request, resolved, anchors, allowed_roots, budget, answer, full):
     """The candidates of ``request`` as :meth:`_Assembler.candidates` over every root gives
     them, selecting a window of roots at a time as they are consumed; the providers' roots
-    and the sharing providers used go into ``answer`` as each window is read, and with
-    ``full`` (a scheduler's pass) the rows selected too."""
-    anchors = _sharing_anchors()
+    and the sharing providers used (of ``anchors``) go into ``answer`` as each window is read,
+    and with ``full`` (a scheduler's pass) the rows selected too."""
     per_candidate = PASS_WINDOW_ROOTS_PER_CANDIDATE if full else WINDOW_ROOTS_PER_CANDIDATE
     size = max(1, FIRST_WINDOW_ROOTS, per_candidate * request.limit)
     seen = _Seen()
@@ -1156,13 +1165,13 @@ def _candidates_in_windows(request, resolved, allowed_roots, budget, answer, ful
             yield candidate
 
 
-def _find_in_windows(request, resolved, allowed_roots, budget, answer, capped):
+def _find_in_windows(request, resolved, anchors, allowed_roots, budget, answer, capped):
     """:func:`find_candidates` for a request answered window by window (see
     :func:`_in_windows`)."""
     if not capped:
         answer.rows = {}
     generated = _candidates_in_windows(
-        request, resolved, allowed_roots, budget, answer, full=not capped
+        request, resolved, anchors, allowed_roots, budget, answer, full=not capped
     )
     generated = _for_tree_blind(request, generated, answer)
     answer.candidates = _answered(request, generated, capped, budget)
@@ -1196,9 +1205,11 @@ def find_candidates(
 
     Raises UnknownResourceClass / UnknownTrait for names that do not exist.
     """
-    resolved, root_required, root_forbidden = _resolve_all(
-        request, shared.names if shared else None
-    )
+    if shared is None:
+        names, anchors = _names_and_anchors(request.groups.values(), _root_traits(request))
+    else:
+        names, anchors = shared.names, shared.anchors
+    resolved, root_required, root_forbidden = _resolve_all(request, names)
     requested = frozenset(name for group in request.groups.values() for name in group.resources)
     budget = _Budget(
         _bound(settings.PLACEMENT_ALLOCATION_CANDIDATES_MAX_EXAMINED),
@@ -1206,11 +1217,9 @@ def find_candidates(
     )
     if _in_windows(request, resolved, shared):
         allowed = _allowed_roots(root_required, root_forbidden, None)
-        return _find_in_windows(
-            request, resolved, allowed, budget, CandidatesById(requested_classes=requested), capped
-        )
+        answer = CandidatesById(requested_classes=requested)
+        return _find_in_windows(request, resolved, anchors, allowed, budget, answer, capped)
     selection = _select(resolved, full=not capped, read=shared.read if shared else None)
-    anchors = shared.anchors if shared else _sharing_anchors()
     assembler = _Assembler(request, resolved, selection, anchors, budget)
     roots = assembler.candidate_roots(_allowed_roots(root_required, root_forbidden, shared))
     answer = CandidatesById(requested_classes=requested, root_of=selection.root_of)
@@ -1297,13 +1306,11 @@ def find_candidates_in_order(
     answer = CandidatesById()
     if not requests:
         return answer
-    shared = _Shared(
-        names=resolve_names(
-            [group for request in requests for group in request.groups.values()],
-            traits=set().union(*(_root_traits(request) for request in requests)),
-        ),
-        anchors=_sharing_anchors(),
+    names, anchors = _names_and_anchors(
+        [group for request in requests for group in request.groups.values()],
+        set().union(*(_root_traits(request) for request in requests)),
     )
+    shared = _Shared(names=names, anchors=anchors)
     members = {}
     for request in requests:
         # A limited request reads windows of roots on its own: cheaper than a whole read.

@@ -146,6 +146,44 @@ def fetch(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         return cursor.fetchall()
 
 
+# The class and trait names of a request looked up with the sharing anchors, in one round trip
+# (each statement of a request costs a wake-up of the database's process besides its work):
+# rows (NAMED_CLASS, name, id, None), (NAMED_TRAIT, name, id, None), (SHARING_ANCHOR, None,
+# sharing provider id, root id).
+NAMED_CLASS, NAMED_TRAIT, SHARING_ANCHOR = range(3)
+_NAMED = "SELECT {kind}, name, id, CAST(NULL AS bigint) FROM {table} WHERE name IN ({names})"
+_ANCHORS_TAGGED = f"""
+    SELECT {SHARING_ANCHOR}, CAST(NULL AS varchar), anchor.resource_provider_id, anchor.root_id
+    FROM ({_SHARING_ANCHORS}) AS anchor
+"""
+
+
+def names_and_sharing_anchors(
+    class_names: Collection[str], trait_names: Collection[str]
+) -> tuple[dict[str, int], dict[str, int], list[tuple[int, int]]]:
+    """``({class name: id}, {trait name: id}, sharing_anchors())`` in one query: the names
+    that exist among ``class_names`` and ``trait_names``, and the rows of
+    :func:`sharing_anchors`."""
+    parts, params = [], []
+    for kind, table, names in (
+        (NAMED_CLASS, _CLASSES, class_names),
+        (NAMED_TRAIT, _TRAITS, trait_names),
+    ):
+        if names:
+            placeholders = ", ".join(["%s"] * len(names))
+            parts.append(_NAMED.format(kind=kind, table=table, names=placeholders))
+            params += sorted(names)
+    parts.append(_ANCHORS_TAGGED)
+    params.append(SHARING_TRAIT)
+    class_ids, trait_ids, anchors = {}, {}, []
+    for kind, name, pk, root_id in fetch(" UNION ALL ".join(parts), params):
+        if kind == SHARING_ANCHOR:
+            anchors.append((pk, root_id))
+        else:
+            (class_ids if kind == NAMED_CLASS else trait_ids)[name] = pk
+    return class_ids, trait_ids, anchors
+
+
 def sharing_anchors() -> list[tuple[int, int]]:
     """``[(sharing provider id, root id of a tree it is shared with), ...]``.
 
