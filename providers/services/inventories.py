@@ -38,8 +38,11 @@ from ..models import MAX_INT, Inventory, ResourceClass, ResourceProvider
 from ..usage import classes_in_use
 from .generations import (
     bump_generation,
+    bump_generations,
     check_generation,
     provider_for_update,
+    provider_not_found,
+    providers_for_update,
 )
 
 # Placement's largest allocation_ratio: the largest single-precision float.
@@ -284,6 +287,32 @@ def inventories_replace(
             raise InventoryInUse(f"update conflict: {exc.detail}") from None
         _bump(provider)
         return provider, rows
+
+
+def inventories_replace_held(
+    *, inventories: Mapping[str, Mapping[str, Capacity]], allow_reserved_equal_total: bool
+) -> None:
+    """Several providers' whole inventories set (``{provider uuid: {class: Capacity}}``), in
+    one transaction, as :func:`inventories_replace` sets each one (the same checks, the same
+    refusals): their rows locked in id order, each provider's inventory written, their
+    generations bumped in one statement. For a writer that holds the providers' rows locked
+    already (the host sync, whose plan was made from them), which has no generation to
+    check but the one it holds."""
+    with transaction.atomic():
+        providers = providers_for_update(uuids=list(inventories))
+        for uuid, wanted in inventories.items():
+            provider = providers.get(str(uuid))
+            if provider is None:
+                raise provider_not_found(uuid=uuid)
+            try:
+                inventories_write(
+                    provider=provider,
+                    inventories=wanted,
+                    allow_reserved_equal_total=allow_reserved_equal_total,
+                )
+            except InventoryInUse as exc:
+                raise InventoryInUse(f"update conflict: {exc.detail}") from None
+        bump_generations(providers=providers.values())
 
 
 def inventories_delete(*, provider_uuid: str | uuidlib.UUID) -> ResourceProvider:

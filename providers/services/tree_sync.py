@@ -9,7 +9,8 @@ until the plan is applied, so the plan's view of the allocations stays true.
 
 :func:`provider_tree_apply` writes the plan through the same services as the Placement API:
 ``resource_provider_create``, ``resource_provider_update`` (``allow_reparenting``), then the
-inventories (``inventories_replace``) or, when consumers' allocations move, the reshaper
+inventories (``inventories_replace_held``: every changed provider's at once, their generations
+bumped in one statement) or, when consumers' allocations move, the reshaper
 (``allocations_reshape``, through the port) with every changed inventory at once, then
 ``provider_traits_set`` and ``resource_provider_delete``, children first. A tree never seen
 before is written whole by ``provider_tree_create``; several of them at once by
@@ -28,7 +29,7 @@ from ..allocations_port import port
 from ..capacity import CAPACITY_FIELDS, Capacity
 from ..models import Inventory, ResourceProvider, ResourceProviderTrait
 from ..tree_diff import RecordedProvider, RecordedTree, TreePlan
-from .inventories import ProviderInventories, inventories_replace
+from .inventories import ProviderInventories, inventories_replace_held
 from .provider_trees import (
     CheckedTree,
     NewProvider,
@@ -165,9 +166,9 @@ def _name_of(plan: TreePlan, key: str) -> str:
 
 
 def _write_inventories(plan: TreePlan) -> None:
-    generations = _generations(plan.inventories)
     if plan.holdings:
         # Providers change shape under allocations: the reshaper moves them in the same write.
+        generations = _generations(plan.inventories)
         port().holdings_move(
             inventories={
                 uuid: ProviderInventories(generations[uuid], inventories)
@@ -176,13 +177,8 @@ def _write_inventories(plan: TreePlan) -> None:
             consumers=plan.holdings,
         )
         return
-    for uuid, inventories in plan.inventories.items():
-        inventories_replace(
-            provider_uuid=uuid,
-            generation=generations[uuid],
-            inventories=inventories,
-            allow_reserved_equal_total=True,
-        )
+    if plan.inventories:  # the tree's rows are locked: their generations are the sync's
+        inventories_replace_held(inventories=plan.inventories, allow_reserved_equal_total=True)
 
 
 def _generations(uuids: Iterable[str]) -> dict[str, int]:

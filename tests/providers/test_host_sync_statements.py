@@ -65,3 +65,23 @@ def test_a_provider_made_before_a_pools_first_sync_is_not_taken_over(api):
     assert pool.sync_status == ResourcePool.SyncStatus.FAILED
     assert made["uuid"] in pool.sync_error and "did not create" in pool.sync_error
     assert api.get(f"/resource_providers/{made['uuid']}/inventories").json["inventories"] == {}
+
+
+def test_a_changed_hosts_inventories_move_each_changed_provider_one_generation(api):
+    """A changed host's inventories are written together (its tree's rows held): each
+    provider whose inventory changed is one generation further and shows the new figures;
+    a provider whose inventory did not change keeps its generation."""
+    body = report(vcpus=8, local_gb=500, numa_topology=TWO_CELLS)
+    assert api.put("/api/compute-nodes/gen-1/", body, **SERVICE).status == 201
+    sync()
+    before = tree(api, "gen-1")
+    cells = [dict(cell) for cell in TWO_CELLS["cells"]]
+    cells[1]["memory_mb"] = 65536
+    body = report(vcpus=8, local_gb=900, numa_topology={"cells": cells})
+    assert api.put("/api/compute-nodes/gen-1/", body, **SERVICE).status == 200
+    sync()
+    after = tree(api, "gen-1")
+    moved = {name: after[name]["generation"] - before[name]["generation"] for name in after}
+    assert moved == {"gen-1": 1, "gen-1_NUMA0": 0, "gen-1_NUMA1": 1}
+    assert after["gen-1"]["inventories"]["DISK_GB"]["total"] == 900
+    assert after["gen-1_NUMA1"]["inventories"]["MEMORY_MB"]["total"] == 65536
