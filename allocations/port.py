@@ -11,7 +11,6 @@ from .selectors.devices import device_unit_holders
 from .selectors.usage import (
     classes_in_use,
     usage_by_provider_and_class,
-    usage_joined,
     usage_joined_rows,
     usage_subquery,
 )
@@ -23,7 +22,6 @@ __all__ = [
     "device_unit_holders",
     "holdings_move",
     "usage_by_provider_and_class",
-    "usage_joined",
     "usage_joined_rows",
     "usage_subquery",
 ]

@@ -26,7 +26,7 @@ every member of the Protocol and that calling before installation fails loudly.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from django.core.exceptions import ImproperlyConfigured
@@ -52,9 +52,6 @@ class AllocationsPort(Protocol):
 
     def usage_subquery(self, *, provider: str, resource_class: str):
         """A subquery of the units allocated of one provider and class (for ``annotate``)."""
-
-    def usage_joined(self, *, inventories, group_by: Sequence[str], name: str = "used"):
-        """``inventories`` (a queryset) with the usage of each inventory joined in."""
 
     def usage_joined_rows(self, *, inventories, name: str = "used"):
         """``inventories`` (a queryset) each with its usage joined in, not grouped."""

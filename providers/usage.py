@@ -13,10 +13,6 @@ def usage_subquery(provider="resource_provider_id", resource_class="resource_cla
     return port().usage_subquery(provider=provider, resource_class=resource_class)
 
 
-def usage_joined(inventories, *group_by, name="used"):
-    return port().usage_joined(inventories=inventories, group_by=group_by, name=name)
-
-
 def usage_joined_rows(inventories, name="used"):
     return port().usage_joined_rows(inventories=inventories, name=name)
 

@@ -5,9 +5,9 @@ The one home of the rule, in its three forms:
 * :func:`usage_subquery`: a correlated expression on any row that has a
   provider id and a class id (an inventory row, typically), 0 when nothing is
   allocated;
-* :func:`usage_joined`: the same sum over a join, for an Inventory queryset
-  grouped per row (each row's usage is computed once, where a correlated
-  subquery used both as a column and in a condition is evaluated twice);
+* :func:`usage_joined_rows`: the same usage LEFT JOINed on each row of an Inventory
+  queryset (read once, where a correlated subquery used both as a column and in a
+  condition is evaluated twice);
 * :func:`usage_by_provider_and_class` / :func:`usage_rows`: the bulk form,
   one grouped query for many providers and classes.
 
@@ -31,10 +31,7 @@ from django.db.models import (
     BigIntegerField,
     Count,
     F,
-    FilteredRelation,
-    Max,
     OuterRef,
-    Q,
     QuerySet,
     Subquery,
     Sum,
@@ -65,32 +62,6 @@ def usage_subquery(
         resource_provider_id=OuterRef(provider), resource_class_id=OuterRef(resource_class)
     ).values("used")[:1]
     return Coalesce(Subquery(used, output_field=BigIntegerField()), Value(0))
-
-
-def usage_joined(*, inventories: QuerySet, group_by: Sequence[str], name: str = "used") -> QuerySet:
-    """``inventories`` (an Inventory queryset) grouped by the columns ``group_by`` (which
-    should include ``"id"``: one group per row) and annotated with ``name``: the row's usage,
-    LEFT JOINed from its provider's usage row of its class (one at most). Grouping (the
-    one row's MAX) keeps a condition on ``name`` a HAVING, applied after the inventory
-    rows are chosen; as a WHERE, PostgreSQL misjudged how many rows pass and ran a filter on
-    providers (traits, aggregates) once per inventory row, twice as slow at 10,000 and
-    100,000 providers (docs/performance.md, issue 28)."""
-    return (
-        inventories.annotate(
-            _class_usage=FilteredRelation(
-                "resource_provider__usage_rows",
-                condition=Q(
-                    resource_provider__usage_rows__resource_class_id=F("resource_class_id")
-                ),
-            )
-        )
-        .values(*group_by)
-        .annotate(
-            # MAX of the one row: SUM would do as well, but PostgreSQL sums a bigint into a
-            # numeric, which reaches Python as a Decimal (and clients as 32.0).
-            **{name: Coalesce(Max("_class_usage__used"), Value(0), output_field=BigIntegerField())}
-        )
-    )
 
 
 def usage_joined_rows(*, inventories: QuerySet, name: str = "used") -> QuerySet:
