@@ -9,17 +9,17 @@ from django.test.utils import CaptureQueriesContext
 
 from tests.scheduling.scheduler_helpers import boot, make_flavor, make_host
 
-# The flavor; the pass (resource classes, the bound of the engine's window of roots (the pass
-# reads PLACEMENT_SCHEDULER_MAX_PLACEMENT_RESULTS candidates: one window on a small cloud),
-# the engine's selection, sharing providers, the hosts
+# The flavor; the pass (resource classes with the sharing providers in one statement, the
+# bound of the engine's window of roots (the pass reads PLACEMENT_SCHEDULER_MAX_PLACEMENT_RESULTS
+# candidates: one window on a small cloud), the engine's selection, the hosts
 # with their aggregates and metadata, unavailable hosts, the trees' inventories); the claim
 # (its savepoint, owners, provider locks, consumers, inventories with usage, allocations,
 # generations, the servers); the devices of the answer; the request's transaction. The usage
 # rows (allocations' ProviderUsage) are written by the allocations' insert on PostgreSQL, by a
 # statement of their own on SQLite (which has no INSERT in a WITH): 25 and 35 before them.
-WARM_BOOT = {"postgresql": 20, "sqlite": 27}
+WARM_BOOT = {"postgresql": 19, "sqlite": 26}
 # The same, for three instances at once: the same statements, each writing three rows.
-WARM_BOOT_OF_THREE = {"postgresql": 20, "sqlite": 37}
+WARM_BOOT_OF_THREE = {"postgresql": 19, "sqlite": 36}
 
 
 def statements(api, **body):
