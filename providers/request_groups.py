@@ -70,6 +70,9 @@ class CandidateRequest:
     # Before 1.29 a client knows nothing of trees: no candidate may use two providers of one
     # tree, and the summaries list only the providers the candidates use.
     nested_aware: bool = True
+    # The scheduler's own narrowing, never from a query string: only the trees of these root
+    # ids (a boot's or a move's target host), read as windows of those roots alone.
+    roots: frozenset | None = None
 
 
 @dataclass(frozen=True)

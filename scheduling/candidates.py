@@ -977,7 +977,8 @@ class CandidatesById:
     # {(provider id, class id): the row selected, as SELECTION_COLUMNS} (scheduler passes
     # only): the pass's trees' totals take these rows instead of reading them again.
     rows: dict[InventoryKey, SelectedRow] | None = None
-    # Whether the request's limit stopped the read: more candidates may exist.
+    # Whether the request's limit, or its own roots (a target host), stopped the read: more
+    # candidates may exist.
     limited: bool = False
     # Why the work or time budget stopped the engine before every candidate was found
     # (None: it was not): a simulated fill over this answer is then a lower bound.
@@ -1152,7 +1153,12 @@ def _candidates_in_windows(request, resolved, anchors, allowed_roots, budget, an
     size = max(1, FIRST_WINDOW_ROOTS, per_candidate * request.limit)
     seen = _Seen()
     progress = _WindowsRead(wanted=request.limit)
-    for window in _root_windows(size, _SharingRows(anchors), progress):
+    sharing = _SharingRows(anchors)
+    if request.roots is None:
+        windows = _root_windows(size, sharing, progress)
+    else:  # a window per root named, in id order: no other tree is read
+        windows = (_Window(root, root, sharing) for root in sorted(request.roots))
+    for window in windows:
         selection = _select(resolved, full=full, window=window)
         answer.root_of.update(selection.root_of)
         if full:
@@ -1175,7 +1181,8 @@ def _find_in_windows(request, resolved, anchors, allowed_roots, budget, answer, 
     )
     generated = _for_tree_blind(request, generated, answer)
     answer.candidates = _answered(request, generated, capped, budget)
-    answer.limited = len(answer.candidates) >= request.limit
+    # Narrowed to the request's own roots, the read left the other trees out too.
+    answer.limited = len(answer.candidates) >= request.limit or request.roots is not None
     answer.cut_short = budget.reason
     if answer.rows is not None:
         # A pass keeps the rows of the trees answered and of the sharing providers: the last
@@ -1216,12 +1223,14 @@ def find_candidates(
         _bound(settings.PLACEMENT_ALLOCATION_CANDIDATES_TIME_BUDGET),
     )
     if _in_windows(request, resolved, shared):
-        allowed = _allowed_roots(root_required, root_forbidden, None)
+        allowed = _allowed_roots(request, root_required, root_forbidden, None)
         answer = CandidatesById(requested_classes=requested)
         return _find_in_windows(request, resolved, anchors, allowed, budget, answer, capped)
     selection = _select(resolved, full=not capped, read=shared.read if shared else None)
     assembler = _Assembler(request, resolved, selection, anchors, budget)
-    roots = assembler.candidate_roots(_allowed_roots(root_required, root_forbidden, shared))
+    roots = assembler.candidate_roots(
+        _allowed_roots(request, root_required, root_forbidden, shared)
+    )
     answer = CandidatesById(requested_classes=requested, root_of=selection.root_of)
     if not roots:
         return answer
@@ -1232,7 +1241,9 @@ def find_candidates(
         assembler.parent_of = {pk: parent_id for pk, _uuid, parent_id, _root in answer.members}
     generated = _for_tree_blind(request, assembler.candidates(roots), answer)
     answer.candidates = _answered(request, generated, capped, budget)
-    answer.limited = bool(request.limit) and len(answer.candidates) >= request.limit
+    answer.limited = request.roots is not None or (
+        bool(request.limit) and len(answer.candidates) >= request.limit
+    )
     answer.cut_short = budget.reason
     answer.sharing = frozenset(assembler.anchors)
     if not capped:
@@ -1255,16 +1266,16 @@ def _for_tree_blind(request, generated, answer):
     return (c for c in generated if _one_provider_per_tree(c.allocations, root_of))
 
 
-def _allowed_roots(root_required, root_forbidden, shared):
+def _allowed_roots(request, root_required, root_forbidden, shared):
     """The roots with the root traits (None: no root trait asked), read once per asked
-    traits for several requests (``shared``)."""
+    traits for several requests (``shared``), and among the request's own ``roots``."""
     if not root_required and not root_forbidden:
-        return None
+        return request.roots
     key = (root_required, root_forbidden)
     memo = shared.roots_meeting if shared else {}
     if key not in memo:
         memo[key] = _roots_meeting(root_required, root_forbidden)
-    return memo[key]
+    return memo[key] if request.roots is None else memo[key] & request.roots
 
 
 def _answered(request, generated, capped, budget):

@@ -1,7 +1,7 @@
 """Names a scheduling request gives (a target host, an availability zone): each must exist, or
 the request is a 400 naming it, never a 409 no_valid_host after a pass that could not succeed."""
 
-from django.db.models import F, Q
+from django.db.models import F, Q, QuerySet
 
 from placementsite.core import uuids
 from placementsite.core.exceptions import InvalidRequest
@@ -14,13 +14,24 @@ class UnknownName(InvalidRequest):
     code = "scheduler.unknown_name"
 
 
-def host_exists(*, name: str) -> bool:
-    """A host (a root provider) of this name or uuid."""
+def _hosts_named(name: str) -> QuerySet[ResourceProvider]:
+    """The hosts (root providers) of this name or uuid."""
     match = Q(name=name)
     parsed = uuids.parse(name)
     if parsed is not None:
         match |= Q(uuid=parsed)
-    return ResourceProvider.objects.filter(match, root_id=F("id")).exists()
+    return ResourceProvider.objects.filter(match, root_id=F("id"))
+
+
+def host_exists(*, name: str) -> bool:
+    """A host (a root provider) of this name or uuid."""
+    return _hosts_named(name).exists()
+
+
+def target_host_roots(*, target: str) -> frozenset[int]:
+    """The root ids of the hosts a ``target_host`` hint names (by name or uuid): a superset
+    of those the target host filter keeps (it compares the hint's text)."""
+    return frozenset(_hosts_named(target).values_list("id", flat=True))
 
 
 def zone_exists(*, zone: str) -> bool:

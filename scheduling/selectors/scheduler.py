@@ -41,6 +41,7 @@ from ..plugins import (
     configured_filters,
     configured_weighers,
 )
+from .names import target_host_roots
 from .pass_hosts import PassTreeFacts, hosts_of_pass
 from .pools import STEP_NAME as POOLS_STEP
 from .pools import HostRef, pools_taken, without_unavailable_pools
@@ -169,8 +170,8 @@ class Selection:
     filters: list[FilterStep]
     weighed: list[WeighedHost]  # best first
     chosen: WeighedHost | None = None
-    # Whether the pass's bound (PLACEMENT_SCHEDULER_MAX_PLACEMENT_RESULTS) cut the engine's
-    # read: hosts beyond those judged may exist.
+    # Whether the pass's bound (PLACEMENT_SCHEDULER_MAX_PLACEMENT_RESULTS), or its reading of
+    # a target host's tree alone, cut the engine's read: hosts beyond those judged may exist.
     limited: bool = False
 
     def attempt_order(self) -> list[WeighedHost]:
@@ -282,9 +283,18 @@ def max_placement_results() -> int | None:
 def candidates_for(*, spec: SchedulingSpec, limit: int | None = None) -> CandidatesById:
     """The engine's answer for the spec's flavor (its variants in order, see
     :func:`~scheduling.candidates.find_candidates_in_order`), at most ``limit`` candidates
-    per variant (the first trees by id); unknown names are a 400."""
+    per variant (the first trees by id); unknown names are a 400.
+
+    A bounded read (a boot's or a move's) for a ``target_host`` reads that host's tree alone
+    (and the sharing providers): the host filter would leave no other, and the first trees by
+    id may not hold it (at 100,000 hosts the bound then cut the read and the pass planned
+    again over every host, 4 s). Capacity and explain (no bound) still judge every host."""
+    target = spec.hints.get("target_host") if limit else None
+    roots = target_host_roots(target=target) if target else None
     requests = [
-        replace(variant.candidate_request, limit=limit) if limit else variant.candidate_request
+        replace(variant.candidate_request, limit=limit, roots=roots)
+        if limit
+        else variant.candidate_request
         for variant in spec.flavor_request.variants
     ]
     try:

@@ -123,3 +123,42 @@ def test_capacity_and_explain_judge_every_host(api, five_hosts):
     assert bounded == unbounded
     capacity, explained = bounded
     assert explained["candidate_hosts"] == 5 and explained["placeable"] == 7
+
+
+def test_a_target_host_past_the_bound_is_read_alone(api, five_hosts, reads):
+    # h1 is the last host by id: a bounded read of the first trees would not hold it.
+    with _bound(1):
+        assert _hosts(boot(api, name="a", scheduler_hints={"target_host": "h1"})) == ["h1"]
+        by_uuid = {"target_host": five_hosts["h1"]}  # make_host gives the uuid
+        assert _hosts(boot(api, name="b", scheduler_hints=by_uuid)) == ["h1"]
+    # Its tree alone was read (the others left out: ``limited``), and it took the boot
+    # without a plan made again over every host.
+    assert reads == [(1, True), (1, True)]
+
+
+def test_a_full_target_host_is_no_valid_host_explained_over_every_host(api, five_hosts, reads):
+    with _bound(1):
+        # h1 takes four of m1.small (see test_more_instances_than_the_bound).
+        assert (
+            _hosts(boot(api, name="four", count=4, scheduler_hints={"target_host": "h1"}))
+            == ["h1"] * 4
+        )
+        response = boot(api, name="fifth", scheduler_hints={"target_host": "h1"})
+    assert response.status == 409, response
+    assert response.error_code == "scheduler.no_valid_host"
+    # The target's tree alone, then every host, so that the funnel shows the filter's part.
+    assert reads[-2:] == [(0, True), (4, False)]
+    explained = response.error["explain"]
+    assert explained["candidate_hosts"] == 4
+    target_filter = [f for f in explained["filters"] if f["dropped_count"]]
+    assert target_filter and target_filter[0]["passed"] == 0
+
+
+def test_a_move_to_a_target_host_past_the_bound(api, five_hosts, reads):
+    with _bound(1):
+        server = boot_one(api)
+        assert server["host"] == "h5"
+        response = api.post(f"/api/servers/{server['id']}/migrate/", {"host": "h2"})
+    assert response.status == 201, response
+    assert response.json["migration"]["dest_host"] == "h2"
+    assert reads[-1] == (1, True)
