@@ -47,7 +47,6 @@ from placementsite.core.exceptions import (
     ConcurrentUpdate,
     Conflict,
     InvalidRequest,
-    InventoryInUse,
     NotFound,
 )
 from providers.capacity import CAPACITY_FIELDS, Capacity, CapacityExceeded
@@ -61,7 +60,7 @@ from providers.services.generations import (
 from providers.services.inventories import (
     InventoryClassUnknown,
     ProviderInventories,
-    inventories_write,
+    inventories_replaced,
 )
 
 from ..models import Allocation, Consumer, ConsumerType, Project, User
@@ -657,12 +656,9 @@ def _reshape_inventory(
     allow_reserved_equal_total: bool,
 ) -> None:
     """One inventory write of the reshaper, on a provider it has locked, then its bump."""
-    try:
-        inventories_write(
-            provider=provider,
-            inventories=inventories,
-            allow_reserved_equal_total=allow_reserved_equal_total,
-        )
-    except InventoryInUse as exc:
-        raise InventoryInUse(f"update conflict: {exc.detail}") from None
+    inventories_replaced(
+        provider=provider,
+        inventories=inventories,
+        allow_reserved_equal_total=allow_reserved_equal_total,
+    )
     bump_generation(provider=provider)

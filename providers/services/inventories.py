@@ -262,6 +262,25 @@ def inventories_write(
     return rows
 
 
+def inventories_replaced(
+    *,
+    provider: ResourceProvider,
+    inventories: Mapping[str, Capacity],
+    allow_reserved_equal_total: bool,
+) -> list[Inventory]:
+    """:func:`inventories_write` of a provider's whole inventory set at once (the endpoint's
+    PUT, the host sync's held write, the reshaper): removing a class still in use is refused
+    as Placement refuses it there, an "update conflict"."""
+    try:
+        return inventories_write(
+            provider=provider,
+            inventories=inventories,
+            allow_reserved_equal_total=allow_reserved_equal_total,
+        )
+    except InventoryInUse as exc:
+        raise InventoryInUse(f"update conflict: {exc.detail}") from None
+
+
 # --- endpoint writes ---------------------------------------------------------
 
 
@@ -277,14 +296,11 @@ def inventories_replace(
         provider = provider_for_update(uuid=provider_uuid)
         inventories = {name: inventory_checked(inventory=inv) for name, inv in inventories.items()}
         check_generation(provider=provider, generation=generation, message=GENERATION_CONFLICT)
-        try:
-            rows = inventories_write(
-                provider=provider,
-                inventories=inventories,
-                allow_reserved_equal_total=allow_reserved_equal_total,
-            )
-        except InventoryInUse as exc:
-            raise InventoryInUse(f"update conflict: {exc.detail}") from None
+        rows = inventories_replaced(
+            provider=provider,
+            inventories=inventories,
+            allow_reserved_equal_total=allow_reserved_equal_total,
+        )
         _bump(provider)
         return provider, rows
 
@@ -304,14 +320,11 @@ def inventories_replace_held(
             provider = providers.get(str(uuid))
             if provider is None:
                 raise provider_not_found(uuid=uuid)
-            try:
-                inventories_write(
-                    provider=provider,
-                    inventories=wanted,
-                    allow_reserved_equal_total=allow_reserved_equal_total,
-                )
-            except InventoryInUse as exc:
-                raise InventoryInUse(f"update conflict: {exc.detail}") from None
+            inventories_replaced(
+                provider=provider,
+                inventories=wanted,
+                allow_reserved_equal_total=allow_reserved_equal_total,
+            )
         bump_generations(providers=providers.values())
 
 
