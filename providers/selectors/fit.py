@@ -47,7 +47,7 @@ from typing import Any, NamedTuple, cast
 from django.db.models import BigIntegerField, BooleanField, ExpressionWrapper, F, Q, Window
 from django.db.models.functions import RowNumber
 
-from placementsite.core.db import reading_connection
+from placementsite.core.db import query_rows
 
 from ..capacity import (
     CAPACITY_FIELDS,
@@ -317,9 +317,7 @@ def _verdict_rows(
     )
     # Straight from the cursor, as the capacity judge reads: 100,000 rows of ids and booleans
     # need no converters (SQLite's 0 and 1 answer as False and True do).
-    with reading_connection().cursor() as cursor:
-        cursor.execute(*rows.query.sql_with_params())
-        fetched = cursor.fetchall()
+    fetched = query_rows(rows.query)
     root_of = {row[0]: row[1] for row in fetched}
     return rules, [row[0] for row in fetched], root_of, [row[2:] for row in fetched]
 
@@ -670,9 +668,7 @@ class _CapacityJudge:
             "resource_provider_id", "resource_class_id", *CAPACITY_FIELDS, "used"
         )
         # Straight from the cursor: thousands of rows of ints and floats need no converters.
-        with reading_connection().cursor() as cursor:
-            cursor.execute(*query.query.sql_with_params())
-            rows = cursor.fetchall()
+        rows = query_rows(query.query)
         case_index: dict[tuple[Any, ...], int] = {}  # (*inventory shape, used) -> case
         case_of = self.case_of
         for row in rows:

@@ -41,7 +41,7 @@ from django.db.models.expressions import RawSQL
 from django.db.models.functions import Coalesce
 from django.db.models.lookups import In
 
-from placementsite.core.db import EpochSeconds, UuidText, reading_connection
+from placementsite.core.db import EpochSeconds, UuidText, query_rows
 
 from .. import usage
 from ..capacity import CAPACITY_FIELDS, can_provide_q, usable_expression
@@ -284,9 +284,7 @@ def provider_listing(
         )
         .query
     )
-    with reading_connection().cursor() as cursor:
-        cursor.execute(*query.sql_with_params())
-        rows = cursor.fetchall()
+    rows = query_rows(query)
     if not rows:
         return ProviderListing(rows, None)
     newest = max(map(itemgetter(5), rows))
