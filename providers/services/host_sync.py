@@ -268,11 +268,10 @@ def record_sync(
     desired = subject.desired_of(record)
     read_hash = record.report_hash
     with transaction.atomic():
-        record = subject.model.objects.select_for_update(skip_locked=True).filter(pk=pk).first()
-        if record is None:
+        locked = _locked_needing_sync(subject, [pk], force)
+        if not locked:
             return None
-        if not force and not subject.needs(record):
-            return None
+        (record,) = locked
         if record.report_hash != read_hash:  # a newer report arrived meanwhile
             desired = subject.desired_of(record)
         outcome = _sync_locked(subject, record, desired, names, now)
