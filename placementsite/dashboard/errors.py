@@ -8,6 +8,7 @@ dashboard's navigation on an error page, so no error is a dead end.
 import logging
 from pathlib import Path
 
+from django.core.exceptions import DisallowedHost
 from django.http import FileResponse, Http404, HttpResponseServerError
 from django.shortcuts import render
 from django.urls import reverse
@@ -48,7 +49,17 @@ def permission_denied(request, exception=None):
 
 
 def bad_request(request, exception=None):
-    return _error_page(request, 400, "Bad request", "The request could not be understood.")
+    message = "The request could not be understood."
+    if isinstance(exception, DisallowedHost):
+        # The commonest 400 of a new deployment: say which setting lets the name in.
+        host = request.META.get("HTTP_HOST", "")
+        message = (
+            f"This service does not answer for the host {host!r}: add it to DJANGO_ALLOWED_HOSTS."
+        )
+    response = _error_page(request, 400, "Bad request", message)
+    # The APIs' middleware puts this in their JSON error body instead of the page.
+    response.error_detail = message if isinstance(exception, DisallowedHost) else ""
+    return response
 
 
 def server_error(request):

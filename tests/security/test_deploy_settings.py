@@ -73,6 +73,24 @@ def test_request_for_another_host_is_refused(path):
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("path", ["/resource_providers", "/api/capacity/"])
+def test_refused_host_is_named_in_the_api_error(path):
+    # An operator who forgot DJANGO_ALLOWED_HOSTS learns it from the client's error.
+    response = Client().get(path, HTTP_HOST="evil.example", HTTP_X_AUTH_TOKEN="admin")
+    assert response.status_code == 400
+    (error,) = response.json()["errors"]
+    assert "'evil.example'" in error["detail"]
+    assert "DJANGO_ALLOWED_HOSTS" in error["detail"]
+
+
+@pytest.mark.django_db
+def test_refused_host_is_named_on_the_html_error_page():
+    response = Client().get("/dashboard/", HTTP_HOST="evil.example")
+    assert response.status_code == 400
+    assert b"DJANGO_ALLOWED_HOSTS" in response.content
+
+
+@pytest.mark.django_db
 def test_request_for_the_loopback_address_is_served():
     assert Client().get("/", HTTP_HOST="127.0.0.1:8000").status_code == 200
 

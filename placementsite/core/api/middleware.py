@@ -73,6 +73,13 @@ def _has_nul(request):
     return any("\x00" in key or "\x00" in value for key, value in request.GET.items())
 
 
+def _detail_of_django_error(response):
+    """What one of Django's own error pages says, for a JSON error body: its error handler's
+    ``error_detail`` (a refused Host header), or the 404's message."""
+    detail = getattr(response, "error_detail", "")
+    return detail or {404: "The resource could not be found."}.get(response.status_code, "")
+
+
 class PlacementApiMiddleware:
     def __init__(self, get_response):
         self.get_response = get_response
@@ -154,7 +161,7 @@ class PlacementApiMiddleware:
             "application/json"
         ):
             # Django's own 404/405 pages for URLs no view answers.
-            detail = {404: "The resource could not be found."}.get(response.status_code, "")
+            detail = _detail_of_django_error(response)
             response = rest_error_response(request, response.status_code, detail)
         return response
 
@@ -193,8 +200,7 @@ class PlacementApiMiddleware:
         if response.get("Content-Type", "").startswith("application/json"):
             return response
         status = response.status_code
-        detail = {404: "The resource could not be found."}.get(status, "")
-        replaced = error_response(request, status, detail)
+        replaced = error_response(request, status, _detail_of_django_error(response))
         if response.has_header("Allow"):
             replaced["Allow"] = response["Allow"]
         return replaced
