@@ -92,6 +92,12 @@ class Candidate(NamedTuple):
     mappings: list[GroupMapping]
 
 
+# A candidate as the engine answers the API's edge: a Candidate, or for one provider giving
+# every amount asked (a flat host's candidate) that provider's id alone, its allocations and
+# mappings following from the request (AllocationCandidates.alone_amounts, alone_suffixes).
+AnsweredCandidate = Candidate | int
+
+
 class RenderedCandidate(NamedTuple):
     """A candidate as a client sees it: ``allocations`` is ``{provider uuid: {class name:
     amount}}``, ``mappings`` ``{suffix: [provider uuids]}``."""
@@ -119,11 +125,15 @@ class AllocationCandidates:
     straight from ids into its microversion's shape: building an intermediate
     :class:`RenderedCandidate` for each of thousands took a fifth of a large answer's time."""
 
-    candidates: list[Candidate] = field(default_factory=list)
+    candidates: list[AnsweredCandidate] = field(default_factory=list)
     uuids: dict[int, str] = field(default_factory=dict)
     class_names: dict[int, str] = field(default_factory=dict)
     provider_summaries: list[ProviderSummary] = field(default_factory=list)
     requested_classes: frozenset[str] = frozenset()
+    # What a candidate given as its provider's id takes: (class id, amount) in class order
+    # (as its allocations are), and the suffixes of the groups that provider answers, in order.
+    alone_amounts: tuple[tuple[int, int], ...] = ()
+    alone_suffixes: tuple[str, ...] = ()
 
 
 # --- step 1: select ---------------------------------------------------------
@@ -494,8 +504,11 @@ class _Seen:
 class _Assembler:
     """Builds candidates tree by tree, lazily, from what :func:`_select` found."""
 
-    def __init__(self, request, resolved, selection, anchors, budget=None):
+    def __init__(self, request, resolved, selection, anchors, budget=None, alone_as_id=False):
         self.request = request
+        # Whether a candidate of one provider giving every slot (and no sharing provider) is
+        # yielded as that provider's id (an :data:`AnsweredCandidate`) rather than built.
+        self.alone_as_id = alone_as_id
         self.budget = budget or _Budget(None, None)
         self.resolved = resolved
         self.fits = selection.fits
@@ -660,6 +673,17 @@ class _Assembler:
 
     def for_root(self, root_id):
         """Every combination for one anchor root, as a tuple of providers (one per slot)."""
+        options = self._options(root_id)
+        if options is None:
+            return iter(())
+        if self.simple:
+            return itertools.product(*options)
+        subtree = self._subtree_index(options) if self.request.same_subtree else None
+        return self._fill(0, options, subtree, [], {}, set())
+
+    def _options(self, root_id):
+        """Per slot, its providers for one anchor root (the tree's own, then the sharing
+        providers anchored there), or None when a slot has none."""
         sources = self._sources
         if sources is None:  # per slot: its providers by root, local and shared (_options)
             sources = self._sources = [
@@ -674,12 +698,7 @@ class _Assembler:
             else local.get(root_id, _NO_OPTIONS)
             for local, shared in sources
         ]
-        if not all(options):
-            return iter(())
-        if self.simple:
-            return itertools.product(*options)
-        subtree = self._subtree_index(options) if self.request.same_subtree else None
-        return self._fill(0, options, subtree, [], {}, set())
+        return options if all(options) else None
 
     def _fill(self, index, options, subtree, picked, usage, granular_used):
         if index == len(self.slots):
@@ -809,10 +828,11 @@ class _Assembler:
         slot shares an inventory with another, so each allocation is one slot's, and the
         mappings follow from the slots' suffixes. The unsuffixed group's required traits
         are checked over its providers (the first slots), once per distinct tuple of them."""
-        anchors = self.anchors
+        if self.alone_as_id:
+            yield from self._alone_or_built(roots, seen_shared)
+            return
         spend = self.budget.spend
-        entries, by_class, suffixes, one_suffix = self._product_layout()
-        slots = len(self.slot_suffixes)
+        layout = self._product_layout()
         traits_ok = self._unsuffixed_traits_check()
         for root_id in roots:
             combinations = self.for_root(root_id)
@@ -820,24 +840,67 @@ class _Assembler:
                 combinations = self._meeting(combinations, traits_ok)
             for picked in combinations:
                 spend()
-                first = picked[0] if picked else None
-                alone = bool(picked) and picked.count(first) == slots
-                if alone:
-                    allocations = [((first, c), a) for _i, c, a in by_class]
-                else:
-                    allocations = sorted([((picked[i], c), a) for i, c, a in entries])
-                if one_suffix is not None:
-                    mappings = [(one_suffix, [first] if alone else list(dict.fromkeys(picked)))]
-                else:
-                    mappings = [
-                        (suffix, list(dict.fromkeys([picked[i] for i in indexes])))
-                        for suffix, indexes in suffixes
-                    ]
-                if first in anchors and self._repeats_shared(
-                    picked, allocations, mappings, seen_shared
-                ):
+                candidate = self._built(picked, layout, seen_shared)
+                if candidate is not None:
+                    yield candidate
+
+    def _alone_or_built(self, roots, seen_shared):
+        """:meth:`_plain_product_candidates` answering the API's edge (``alone_as_id``): a
+        combination of one provider giving every slot, but a sharing provider (the trees
+        it is shared with could each give it), is that provider's id (an
+        :data:`AnsweredCandidate`). A tree of one provider giving every slot (a flat host)
+        has no other combination: it is answered without combining."""
+        anchors = self.anchors
+        spend = self.budget.spend
+        layout = self._product_layout()
+        slots = len(self.slot_suffixes)
+        traits_ok = self._unsuffixed_traits_check()
+        for root_id in roots:
+            options = self._options(root_id)
+            if options is None:
+                continue
+            only = options[0]
+            if len(only) == 1 and options.count(only) == slots and only[0] not in anchors:
+                spend()
+                if traits_ok is None or traits_ok((only[0],) * slots):
+                    yield only[0]
+                continue
+            combinations = itertools.product(*options)
+            if traits_ok is not None:
+                combinations = self._meeting(combinations, traits_ok)
+            for picked in combinations:
+                spend()
+                first = picked[0]
+                if picked.count(first) == slots and first not in anchors:
+                    yield first
                     continue
-                yield Candidate(allocations, mappings)
+                candidate = self._built(picked, layout, seen_shared)
+                if candidate is not None:
+                    yield candidate
+
+    def _built(self, picked, layout, seen_shared):
+        """The :class:`Candidate` of one combination of the plain product (see
+        :meth:`_plain_product_candidates`), or None when it repeats one of sharing providers
+        alone yielded already."""
+        entries, by_class, suffixes, one_suffix = layout
+        first = picked[0] if picked else None
+        alone = bool(picked) and picked.count(first) == len(picked)
+        if alone:
+            allocations = [((first, c), a) for _i, c, a in by_class]
+        else:
+            allocations = sorted([((picked[i], c), a) for i, c, a in entries])
+        if one_suffix is not None:
+            mappings = [(one_suffix, [first] if alone else list(dict.fromkeys(picked)))]
+        else:
+            mappings = [
+                (suffix, list(dict.fromkeys([picked[i] for i in indexes])))
+                for suffix, indexes in suffixes
+            ]
+        if first in self.anchors and self._repeats_shared(
+            picked, allocations, mappings, seen_shared
+        ):
+            return None
+        return Candidate(allocations, mappings)
 
     def _unsuffixed_traits_check(self):
         """None when the unsuffixed group requires no trait, else whether a combination's
@@ -958,7 +1021,8 @@ def _collect_within_budget(generated, most, budget):
 class CandidatesById:
     """The engine's answer by id, before it is rendered for a client.
 
-    ``candidates``: the :class:`Candidate` found, in order. ``root_of`` gives the root of
+    ``candidates``: the :class:`Candidate` found, in order (answering the API's edge, see
+    :func:`_find`, an :data:`AnsweredCandidate` each). ``root_of`` gives the root of
     every provider they name, ``class_names`` the names of the classes, ``sharing`` the
     sharing providers among them. ``members`` holds the
     :func:`~scheduling.queries.tree_members` rows of the candidate trees when the engine read
@@ -987,9 +1051,15 @@ class CandidatesById:
     def roots(self) -> set[int]:
         """Ids of the trees the candidates use, sharing providers' trees included."""
         root_of = self.root_of
+        candidates = self.candidates
         # The mappings name every provider of a candidate: those its allocations take from
-        # (each allocation is a group's) and those of resourceless groups.
-        return {root_of[p] for _a, mappings in self.candidates for _s, ps in mappings for p in ps}
+        # (each allocation is a group's) and those of resourceless groups. A one-provider
+        # candidate given as its id (AnsweredCandidate) names that provider alone.
+        roots = {root_of[c] for c in candidates if type(c) is int}
+        roots.update(
+            root_of[p] for c in candidates if type(c) is not int for _s, ps in c[1] for p in ps
+        )
+        return roots
 
     def render(self, candidate: Candidate, uuids: dict[int, str]) -> RenderedCandidate:
         """One candidate as a client sees it, with ``uuids`` mapping provider ids to uuids."""
@@ -1144,7 +1214,9 @@ def _root_windows(size, sharing, progress):
         first, size = last + 1, progress.next_size(size)
 
 
-def _candidates_in_windows(request, resolved, anchors, allowed_roots, budget, answer, full):
+def _candidates_in_windows(
+    request, resolved, anchors, allowed_roots, budget, answer, full, alone_as_id
+):
     """The candidates of ``request`` as :meth:`_Assembler.candidates` over every root gives
     them, selecting a window of roots at a time as they are consumed; the providers' roots
     and the sharing providers used (of ``anchors``) go into ``answer`` as each window is read,
@@ -1163,7 +1235,7 @@ def _candidates_in_windows(request, resolved, anchors, allowed_roots, budget, an
         answer.root_of.update(selection.root_of)
         if full:
             answer.rows.update(selection.rows)
-        assembler = _Assembler(request, resolved, selection, anchors, budget)
+        assembler = _Assembler(request, resolved, selection, anchors, budget, alone_as_id)
         answer.sharing |= frozenset(assembler.anchors)
         roots = [r for r in assembler.candidate_roots(allowed_roots) if window.holds(r)]
         for candidate in assembler.candidates(roots, seen):
@@ -1171,13 +1243,15 @@ def _candidates_in_windows(request, resolved, anchors, allowed_roots, budget, an
             yield candidate
 
 
-def _find_in_windows(request, resolved, anchors, allowed_roots, budget, answer, capped):
+def _find_in_windows(
+    request, resolved, anchors, allowed_roots, budget, answer, capped, alone_as_id
+):
     """:func:`find_candidates` for a request answered window by window (see
     :func:`_in_windows`)."""
     if not capped:
         answer.rows = {}
     generated = _candidates_in_windows(
-        request, resolved, anchors, allowed_roots, budget, answer, full=not capped
+        request, resolved, anchors, allowed_roots, budget, answer, not capped, alone_as_id
     )
     generated = _for_tree_blind(request, generated, answer)
     answer.candidates = _answered(request, generated, capped, budget)
@@ -1212,6 +1286,12 @@ def find_candidates(
 
     Raises UnknownResourceClass / UnknownTrait for names that do not exist.
     """
+    return _find(request, capped=capped, shared=shared)
+
+
+def _find(request, *, capped=True, shared=None, alone_as_id=False):
+    """:func:`find_candidates`; with ``alone_as_id`` (the API's edge) a candidate of one
+    provider giving every slot is that provider's id (see :data:`AnsweredCandidate`)."""
     if shared is None:
         names, anchors = _names_and_anchors(request.groups.values(), _root_traits(request))
     else:
@@ -1225,9 +1305,11 @@ def find_candidates(
     if _in_windows(request, resolved, shared):
         allowed = _allowed_roots(request, root_required, root_forbidden, None)
         answer = CandidatesById(requested_classes=requested)
-        return _find_in_windows(request, resolved, anchors, allowed, budget, answer, capped)
+        return _find_in_windows(
+            request, resolved, anchors, allowed, budget, answer, capped, alone_as_id
+        )
     selection = _select(resolved, full=not capped, read=shared.read if shared else None)
-    assembler = _Assembler(request, resolved, selection, anchors, budget)
+    assembler = _Assembler(request, resolved, selection, anchors, budget, alone_as_id)
     roots = assembler.candidate_roots(
         _allowed_roots(request, root_required, root_forbidden, shared)
     )
@@ -1263,7 +1345,7 @@ def _for_tree_blind(request, generated, answer):
     if not answer.tree_blind:
         return generated
     root_of = answer.root_of
-    return (c for c in generated if _one_provider_per_tree(c.allocations, root_of))
+    return (c for c in generated if type(c) is int or _one_provider_per_tree(c[0], root_of))
 
 
 def _allowed_roots(request, root_required, root_forbidden, shared):
@@ -1340,21 +1422,41 @@ def candidates_for_request(request: CandidateRequest) -> AllocationCandidates:
 
     Raises UnknownResourceClass / UnknownTrait for names that do not exist.
     """
-    found = find_candidates(request)
+    found = _find(request, alone_as_id=True)
     if not found.candidates:
         return AllocationCandidates(requested_classes=found.requested_classes)
     summaries, members = _summaries(found.roots(), found.members)
     uuids = {provider_id: uuid for provider_id, uuid, _parent_id, _root_id in members}
     if found.tree_blind:
-        used = {uuids[p] for c in found.candidates for (p, _c), _a in c.allocations}
+        used = {uuids[c] for c in found.candidates if type(c) is int}
+        used.update(
+            uuids[p] for c in found.candidates if type(c) is not int for (p, _c), _a in c[0]
+        )
         summaries = [summary for summary in summaries if summary.uuid in used]
+    alone_amounts, alone_suffixes = _alone_layout(request, found.class_names)
     return AllocationCandidates(
         candidates=found.candidates,
         uuids=uuids,
         class_names=found.class_names,
         provider_summaries=summaries,
         requested_classes=found.requested_classes,
+        alone_amounts=alone_amounts,
+        alone_suffixes=alone_suffixes,
     )
+
+
+def _alone_layout(request, class_names):
+    """What a candidate given as its provider's id takes (see :data:`AnsweredCandidate`):
+    ``((class id, amount), ...)`` of every group asking resources, in class order, and
+    those groups' suffixes in order (as :meth:`_Assembler._product_layout` orders them)."""
+    class_ids = {name: class_id for class_id, name in class_names.items()}
+    asking = {suffix: group for suffix, group in request.groups.items() if group.resources}
+    amounts = sorted(
+        (class_ids[name], amount)
+        for group in asking.values()
+        for name, amount in group.resources.items()
+    )
+    return tuple(amounts), tuple(sorted(asking))
 
 
 def _any_tree():

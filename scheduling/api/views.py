@@ -15,30 +15,55 @@ from .. import metrics, policies
 
 
 def allocation_requests_repr(found, version):
-    """The ``allocation_requests`` list: one dict per candidate, built once from its ids."""
+    """The ``allocation_requests`` list: one dict per candidate, built once from its ids. The
+    candidates given as their provider's id (one provider giving every amount: see
+    scheduling.candidates.AnsweredCandidate) share one resources dict, the same in each."""
     uuids, names = found.uuids, found.class_names
+    alone = {"resources": {names[class_id]: amount for class_id, amount in found.alone_amounts}}
     if version < (1, 12):
+        resources = alone["resources"]
         return [
-            {
+            {"allocations": [{"resource_provider": {"uuid": uuids[c]}, "resources": resources}]}
+            if type(c) is int
+            else {
                 "allocations": [
                     {"resource_provider": {"uuid": uuid}, "resources": entry["resources"]}
-                    for uuid, entry in _allocations_repr(allocations, uuids, names).items()
+                    for uuid, entry in _allocations_repr(c[0], uuids, names).items()
                 ]
             }
-            for allocations, _mappings in found.candidates
+            for c in found.candidates
         ]
     if version < (1, 34):
         return [
-            {"allocations": _allocations_repr(allocations, uuids, names)}
-            for allocations, _mappings in found.candidates
+            {"allocations": {uuids[c]: alone}}
+            if type(c) is int
+            else {"allocations": _allocations_repr(c[0], uuids, names)}
+            for c in found.candidates
+        ]
+    suffixes = found.alone_suffixes
+    if len(suffixes) == 1:
+        (suffix,) = suffixes
+        return [
+            {"allocations": {uuids[c]: alone}, "mappings": {suffix: [uuids[c]]}}
+            if type(c) is int
+            else _with_mappings(c, uuids, names)
+            for c in found.candidates
         ]
     return [
-        {
-            "allocations": _allocations_repr(allocations, uuids, names),
-            "mappings": {suffix: [uuids[p] for p in ps] for suffix, ps in mappings},
-        }
-        for allocations, mappings in found.candidates
+        {"allocations": {uuids[c]: alone}, "mappings": {suffix: [uuids[c]] for suffix in suffixes}}
+        if type(c) is int
+        else _with_mappings(c, uuids, names)
+        for c in found.candidates
     ]
+
+
+def _with_mappings(candidate, uuids, names):
+    """A candidate (a Candidate) as ``allocation_requests`` lists it from 1.34."""
+    allocations, mappings = candidate
+    return {
+        "allocations": _allocations_repr(allocations, uuids, names),
+        "mappings": {suffix: [uuids[p] for p in ps] for suffix, ps in mappings},
+    }
 
 
 def _allocations_repr(allocations, uuids, names):

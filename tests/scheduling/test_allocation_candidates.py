@@ -490,6 +490,43 @@ def test_dict_form_allocations_from_1_12(api_at, cloud):
     assert value == {"resources": {"VCPU": 1}}
 
 
+def test_each_shape_of_hosts_alone_and_with_a_sharing_provider(api_at, cloud):
+    """A host giving every amount (a flat host's candidate) and a host taking its disk from a
+    sharing provider, in each shape of allocation_requests: in root order, each provider's
+    classes in the order of their ids."""
+    cn1, cn2, ss = cloud["cn1"], cloud["cn2"], cloud["ss"]
+    host = [("VCPU", 1), ("MEMORY_MB", 512), ("DISK_GB", 100)]
+    with_disk = [(cn1, [("VCPU", 1), ("MEMORY_MB", 512)]), (ss, [("DISK_GB", 100)])]
+    expected = [[(cn1, host)], with_disk, [(cn2, host)]]
+    listed = get(api_at("1.10"), FLAVOR).json["allocation_requests"]
+    assert [
+        [(a["resource_provider"]["uuid"], list(a["resources"].items())) for a in r["allocations"]]
+        for r in listed
+    ] == expected
+    for version in ("1.12", "1.34"):
+        found = get(api_at(version), FLAVOR).json["allocation_requests"]
+        assert [
+            [(uuid, list(value["resources"].items())) for uuid, value in r["allocations"].items()]
+            for r in found
+        ] == expected
+    mapped = get(api_at("1.34"), FLAVOR).json["allocation_requests"]
+    assert [list(r) for r in mapped] == [["allocations", "mappings"]] * 3
+    assert [r["mappings"] for r in mapped] == [{"": [cn1]}, {"": [cn1, ss]}, {"": [cn2]}]
+
+
+def test_two_groups_on_one_host_map_each_suffix_to_it(api_at, cloud):
+    query = "resources_B=VCPU:1&resources_A=MEMORY_MB:512&group_policy=none"
+    found = get(api_at("1.34"), query).json["allocation_requests"]
+    assert [r["mappings"] for r in found] == [
+        {"_A": [cloud["cn1"]], "_B": [cloud["cn1"]]},
+        {"_A": [cloud["cn2"]], "_B": [cloud["cn2"]]},
+    ]
+    assert [list(r["mappings"]) for r in found] == [["_A", "_B"]] * 2
+    assert [list(r["allocations"][cloud["cn1"]]["resources"].items()) for r in found[:1]] == [
+        [("VCPU", 1), ("MEMORY_MB", 512)]
+    ]
+
+
 def test_summary_resources_all_inventories_from_1_27(api_at, cloud):
     old = get(api_at("1.26"), "resources=VCPU:1").json["provider_summaries"][cloud["cn1"]]
     new = get(api_at("1.27"), "resources=VCPU:1").json["provider_summaries"][cloud["cn1"]]
