@@ -164,13 +164,16 @@ def _root_traits(request):
     return set(request.root_forbidden).union(*request.root_required)
 
 
-def _names_and_anchors(groups, traits):
-    """The :class:`Names` of the classes and traits of ``groups`` and ``traits``, and the
-    sharing anchors (see :func:`_anchors_of`): one query for both."""
+def _names_and_anchors(groups, traits, first_window=None):
+    """The :class:`Names` of the classes and traits of ``groups`` and ``traits``, the
+    sharing anchors (see :func:`_anchors_of`) and the last root of the first window: one
+    query for all. With ``first_window`` (its number of roots, see LIMIT_IN_WINDOWS) only the
+    anchors of the trees in that window are read, and its last root (None: every root is in
+    it); without, every anchor, and None."""
     class_names, trait_names = names_wanted(groups, traits=traits)
-    class_ids, trait_ids, rows = queries.names_and_sharing_anchors(class_names, trait_names)
-    names = names_found(class_names, trait_names, class_ids, trait_ids)
-    return names, _anchors_of(rows)
+    found = queries.names_and_sharing_anchors(class_names, trait_names, first_window)
+    names = names_found(class_names, trait_names, found.class_ids, found.trait_ids)
+    return names, _anchors_of(found.anchors), found.window_last
 
 
 def _resolve_all(request, names):
@@ -246,20 +249,20 @@ def _select(resolved, full=False, read=None, window=None):
 
 def _group_rows(rg, unsuffixed, columns, read, window):
     """A group's selection rows: all of them, or those of a window of trees and of the
-    sharing providers (whatever their tree: each serves the trees it is shared with), those
-    read once for every window."""
+    sharing providers outside it anchored to its trees (whatever their tree: each serves the
+    trees it is shared with), in one statement."""
     if window is None:
         return read(*_selection_sql(rg, unsuffixed, columns))
-    rows = list(read(*window.bind(_selection_sql(rg, unsuffixed, columns, _IN_WINDOW))))
-    sharing = window.sharing
-    if sharing.anchors:
-        shared = sharing.read(*_selection_sql(rg, unsuffixed, columns, _SHARING))
-        rows += [
-            row
-            for row in shared
-            if row[SELECTED_PROVIDER] in sharing.anchors and not window.holds(row[SELECTED_ROOT])
-        ]
-    return rows
+    in_window = _selection_sql(rg, unsuffixed, columns, _IN_WINDOW)
+    anchors = window.anchors
+    if not anchors:
+        return read(*window.bind(in_window))
+    sql, params = in_window
+    shared_sql, shared_params = _selection_sql(rg, unsuffixed, columns, _SHARING)
+    rows = read(*window.bind((f"{sql} UNION ALL {shared_sql}", (*params, *shared_params))))
+    # The rows outside the window are the sharing providers': those anchored in it serve.
+    holds, provider_at, root_at = window.holds, SELECTED_PROVIDER, SELECTED_ROOT
+    return [row for row in rows if row[provider_at] in anchors or holds(row[root_at])]
 
 
 def _select_resourceless(fit, rg, unsuffixed, root_of):
@@ -327,7 +330,7 @@ def _providers_meeting(rg, unsuffixed):
 
 
 # What a window's selection is among (see _selection_sql): the providers of the trees in a
-# window of roots, or the sharing providers.
+# window of roots, or the sharing providers outside it.
 _IN_WINDOW = "in window"
 _SHARING = "sharing"
 # Placeholders for a window's bounds in the SQL built once per shape (valid bigints no
@@ -340,20 +343,20 @@ def _among(kind):
     """The providers condition of a windowed selection (see _selection_sql)."""
     if kind == _IN_WINDOW:
         return Q(root_id__gte=_FIRST_ROOT_PLACEHOLDER, root_id__lte=_LAST_ROOT_PLACEHOLDER)
-    return Q(
-        Exists(
-            ResourceProviderTrait.objects.filter(
-                resource_provider_id=OuterRef("pk"), trait__name=SHARING_TRAIT
-            )
+    outside = Q(root_id__lt=_FIRST_ROOT_PLACEHOLDER) | Q(root_id__gt=_LAST_ROOT_PLACEHOLDER)
+    sharing = Exists(
+        ResourceProviderTrait.objects.filter(
+            resource_provider_id=OuterRef("pk"), trait__name=SHARING_TRAIT
         )
     )
+    return outside & Q(sharing)
 
 
 def _selection_sql(rg, unsuffixed, columns, among=None):
     """``(sql, params)`` selecting the inventory rows that fit ``rg`` (in no order: the
     caller sorts them); ``among``: only those of the providers in a window of roots
     (``_IN_WINDOW``: its bounds are the placeholders ``_Window.bind`` fills) or of the
-    sharing providers (``_SHARING``).
+    sharing providers outside it (``_SHARING``, the same placeholders).
 
     The text depends only on the request (class and trait ids, amounts, aggregate and tree
     uuids), never on the data, and building it through the ORM took about as long as running
@@ -1142,22 +1145,14 @@ _LOWEST_ID = -(2**63)  # bigint's bounds: the first window starts at one, the la
 _HIGHEST_ID = 2**63 - 1
 
 
-@dataclass
-class _SharingRows(_QueryMemo):
-    """The sharing providers (``anchors``, see :func:`_anchors_of`) and each group's
-    selection rows of them, read once for all the windows of a request."""
-
-    anchors: dict
-    rows: dict = field(default_factory=dict)
-
-
 @dataclass(frozen=True)
 class _Window:
-    """The roots with ids from ``first`` to ``last`` (both included)."""
+    """The roots with ids from ``first`` to ``last`` (both included), and the sharing
+    ``anchors`` (see :func:`_anchors_of`) of their trees, or more."""
 
     first: int
     last: int
-    sharing: _SharingRows
+    anchors: dict
 
     def holds(self, root_id):
         return self.first <= root_id <= self.last
@@ -1169,7 +1164,16 @@ class _Window:
         return sql, [bounds.get(p, p) if type(p) is int else p for p in params]
 
 
-def _in_windows(request, resolved, shared):
+class _WindowsOf(NamedTuple):
+    """What a request read in windows read with its names: the sharing ``anchors`` (see
+    :func:`_anchors_of`) of its first window's trees (or of every tree, for a request of its
+    own roots), and the first window's ``last`` root (None: every root is in it)."""
+
+    anchors: dict
+    last: int | None
+
+
+def _in_windows(request, shared):
     """Whether the request is answered window by window: a limit on the candidates (of the
     API, or a boot's PLACEMENT_SCHEDULER_MAX_PLACEMENT_RESULTS), answered in order, each group
     asking resources (a resourceless group's providers are not selected by inventory) and no
@@ -1180,8 +1184,15 @@ def _in_windows(request, resolved, shared):
         and bool(request.limit)
         and not settings.PLACEMENT_RANDOMIZE_ALLOCATION_CANDIDATES
         and not request.same_subtree
-        and all(rg.resources for rg in resolved.values())
+        and all(group.resources for group in request.groups.values())
     )
+
+
+def _first_window(request, full):
+    """The number of roots of a request's first window (see LIMIT_IN_WINDOWS); ``full``: a
+    scheduler's pass."""
+    per_candidate = PASS_WINDOW_ROOTS_PER_CANDIDATE if full else WINDOW_ROOTS_PER_CANDIDATE
+    return max(1, FIRST_WINDOW_ROOTS, per_candidate * request.limit)
 
 
 @dataclass
@@ -1201,41 +1212,45 @@ class _WindowsRead:
         return max(size * 2, int(needed * 1.5) + 1)
 
 
-def _root_windows(size, sharing, progress):
+def _root_windows(size, first_window, progress):
     """Windows of ``size`` roots, then as many as ``progress`` (a :class:`_WindowsRead`, kept
-    by the caller) says, until the last root (one query each, on the primary key's index)."""
-    first = _LOWEST_ID
+    by the caller) says, until the last root. The first one's last root and anchors are
+    ``first_window`` (a :class:`_WindowsOf`, read with the request's names); each next one's
+    last root is a query (on the primary key's index), and the second reads every anchor, for
+    all of them."""
+    first, last, anchors = _LOWEST_ID, first_window.last, first_window.anchors
+    every = None
     while True:
-        last = queries.root_at_offset(first=first, offset=size - 1)
-        yield _Window(first, _HIGHEST_ID if last is None else last, sharing)
+        yield _Window(first, _HIGHEST_ID if last is None else last, anchors)
         if last is None:
             return
         progress.roots += size
         first, size = last + 1, progress.next_size(size)
+        last = queries.root_at_offset(first=first, offset=size - 1)
+        if every is None:
+            anchors = every = _anchors_of(queries.sharing_anchors())
 
 
 def _candidates_in_windows(
-    request, resolved, anchors, allowed_roots, budget, answer, full, alone_as_id
+    request, resolved, first, allowed_roots, budget, answer, full, alone_as_id
 ):
     """The candidates of ``request`` as :meth:`_Assembler.candidates` over every root gives
     them, selecting a window of roots at a time as they are consumed; the providers' roots
-    and the sharing providers used (of ``anchors``) go into ``answer`` as each window is read,
-    and with ``full`` (a scheduler's pass) the rows selected too."""
-    per_candidate = PASS_WINDOW_ROOTS_PER_CANDIDATE if full else WINDOW_ROOTS_PER_CANDIDATE
-    size = max(1, FIRST_WINDOW_ROOTS, per_candidate * request.limit)
+    and the sharing providers used go into ``answer`` as each window is read, and with
+    ``full`` (a scheduler's pass) the rows selected too. ``first``: what was read with the
+    request's names (a :class:`_WindowsOf`)."""
     seen = _Seen()
     progress = _WindowsRead(wanted=request.limit)
-    sharing = _SharingRows(anchors)
     if request.roots is None:
-        windows = _root_windows(size, sharing, progress)
+        windows = _root_windows(_first_window(request, full), first, progress)
     else:  # a window per root named, in id order: no other tree is read
-        windows = (_Window(root, root, sharing) for root in sorted(request.roots))
+        windows = (_Window(root, root, first.anchors) for root in sorted(request.roots))
     for window in windows:
         selection = _select(resolved, full=full, window=window)
         answer.root_of.update(selection.root_of)
         if full:
             answer.rows.update(selection.rows)
-        assembler = _Assembler(request, resolved, selection, anchors, budget, alone_as_id)
+        assembler = _Assembler(request, resolved, selection, window.anchors, budget, alone_as_id)
         answer.sharing |= frozenset(assembler.anchors)
         roots = [r for r in assembler.candidate_roots(allowed_roots) if window.holds(r)]
         for candidate in assembler.candidates(roots, seen):
@@ -1244,14 +1259,14 @@ def _candidates_in_windows(
 
 
 def _find_in_windows(
-    request, resolved, anchors, allowed_roots, budget, answer, capped, alone_as_id
+    request, resolved, windows, allowed_roots, budget, answer, capped, alone_as_id
 ):
     """:func:`find_candidates` for a request answered window by window (see
     :func:`_in_windows`)."""
     if not capped:
         answer.rows = {}
     generated = _candidates_in_windows(
-        request, resolved, anchors, allowed_roots, budget, answer, not capped, alone_as_id
+        request, resolved, windows, allowed_roots, budget, answer, not capped, alone_as_id
     )
     generated = _for_tree_blind(request, generated, answer)
     answer.candidates = _answered(request, generated, capped, budget)
@@ -1292,21 +1307,30 @@ def find_candidates(
 def _find(request, *, capped=True, shared=None, alone_as_id=False):
     """:func:`find_candidates`; with ``alone_as_id`` (the API's edge) a candidate of one
     provider giving every slot is that provider's id (see :data:`AnsweredCandidate`)."""
+    windowed = _in_windows(request, shared)
+    # A request read in windows of roots from the first needs the anchors of its first window
+    # alone, and its bound: read with its names.
+    first_window = None
+    if windowed and request.roots is None:
+        first_window = _first_window(request, not capped)
     if shared is None:
-        names, anchors = _names_and_anchors(request.groups.values(), _root_traits(request))
+        names, anchors, last = _names_and_anchors(
+            request.groups.values(), _root_traits(request), first_window
+        )
     else:
-        names, anchors = shared.names, shared.anchors
+        names, anchors, last = shared.names, shared.anchors, None
     resolved, root_required, root_forbidden = _resolve_all(request, names)
     requested = frozenset(name for group in request.groups.values() for name in group.resources)
     budget = _Budget(
         _bound(settings.PLACEMENT_ALLOCATION_CANDIDATES_MAX_EXAMINED),
         _bound(settings.PLACEMENT_ALLOCATION_CANDIDATES_TIME_BUDGET),
     )
-    if _in_windows(request, resolved, shared):
+    if windowed:
         allowed = _allowed_roots(request, root_required, root_forbidden, None)
         answer = CandidatesById(requested_classes=requested)
+        windows = _WindowsOf(anchors, last)
         return _find_in_windows(
-            request, resolved, anchors, allowed, budget, answer, capped, alone_as_id
+            request, resolved, windows, allowed, budget, answer, capped, alone_as_id
         )
     selection = _select(resolved, full=not capped, read=shared.read if shared else None)
     assembler = _Assembler(request, resolved, selection, anchors, budget, alone_as_id)
@@ -1399,7 +1423,7 @@ def find_candidates_in_order(
     answer = CandidatesById()
     if not requests:
         return answer
-    names, anchors = _names_and_anchors(
+    names, anchors, _last = _names_and_anchors(
         [group for request in requests for group in request.groups.values()],
         set().union(*(_root_traits(request) for request in requests)),
     )

@@ -15,6 +15,8 @@ import random
 import uuid
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from scheduling import candidates as engine
 from tests.factories import make_allocation, make_consumer, make_provider, trait
@@ -264,3 +266,23 @@ def test_randomised_order_is_read_whole(api, settings, monkeypatch):
     response = api.get("/allocation_candidates?resources=VCPU:1&limit=1")
     assert len(response.json["allocation_requests"]) == 1
     assert read == []
+
+
+def test_a_request_answered_in_its_first_window_costs_five_statements(api, settings):
+    """The first window's bound and its trees' sharing anchors are read with the request's
+    names, its sharing providers outside it with its selection: names, selection, then the
+    summaries' three (tree members, inventories, traits)."""
+    settings.PLACEMENT_RANDOMIZE_ALLOCATION_CANDIDATES = False
+    make_provider(inventories={"DISK_GB": 1000}, traits=[SHARING], aggregates=AGGREGATES[:1])
+    for _ in range(3):
+        make_provider(inventories={"VCPU": 8, "MEMORY_MB": 4096}, aggregates=AGGREGATES[:1])
+    url = "/allocation_candidates?resources=VCPU:1,MEMORY_MB:256,DISK_GB:10&limit=2"
+    assert api.get(url).status == 200  # caches warm
+
+    with CaptureQueriesContext(connection) as captured:
+        response = api.get(url)
+
+    assert response.status == 200, response
+    assert len(response.json["allocation_requests"]) == 2
+    statements = [query["sql"] for query in captured.captured_queries]
+    assert len(statements) == 5, "\n".join(statements)
