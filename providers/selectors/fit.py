@@ -37,11 +37,12 @@ own line with its own verdict.
 """
 
 import uuid as uuidlib
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from heapq import merge
-from itertools import islice, repeat
+from itertools import chain, compress, islice, repeat
+from operator import itemgetter
 from typing import Any, NamedTuple, cast
 
 from django.db.models import (
@@ -255,21 +256,53 @@ class _Tally:
     left_out: list[tuple[list[int], list[Rule]]] = field(default_factory=list)
     # (kinds, class ids short of) per pattern
     left_kinds: list[tuple[set[str], list[int]]] = field(default_factory=list)
-    refined: dict[int, frozenset[str]] = field(default_factory=dict)  # position -> model's kinds
+    # index in left_out -> the capacity model's kinds of each of its providers, in its order
+    refined: dict[int, list[frozenset[str]]] = field(default_factory=dict)
     failed_by_pattern: dict[Pattern, list[Rule]] = field(default_factory=dict)
     fitting_roots: set[int] = field(default_factory=set)
     host_reason_counts: list[tuple[str, int]] = field(default_factory=list)
 
 
-# (positions, class ids short of): providers that have an inventory of a class but failed its
-# resource rule, whose reasons the capacity model must tell.
-Shortfalls = list[tuple[list[int], list[int]]]
+# (index in the tally's left_out, positions, class ids short of): providers that have an
+# inventory of a class but failed its resource rule, whose reasons the capacity model must tell.
+Shortfalls = list[tuple[int, list[int], list[int]]]
+
+
+class _Cloud(NamedTuple):
+    """Every provider, by its position in name order, and what the counts need of each."""
+
+    ids: list[int]
+    roots: list[int]  # the id of each provider's root (its own for a root)
+    patterns: list[Pattern]
+    sharing_ids: set[int]
+    sharing: list[int]  # positions of the sharing providers
+    # 1 for a provider alone in its tree and not sharing: it is its own host's only provider,
+    # so its host's reasons are its own and it is counted per pattern, not one by one.
+    alone: bytearray
+
+    @classmethod
+    def of(cls, ids: list[int], roots: list[int], patterns: list[Pattern]) -> "_Cloud":
+        sharing_ids = set(
+            ResourceProviderTrait.objects.filter(trait__name=SHARING_TRAIT).values_list(
+                "resource_provider_id", flat=True
+            )
+        )
+        sharing = list(compress(range(len(ids)), map(sharing_ids.__contains__, ids)))
+        in_trees = {root for root, providers in Counter(roots).items() if providers > 1}
+        if in_trees:
+            alone = bytearray(root not in in_trees for root in roots)
+        else:
+            alone = bytearray(b"\x01") * len(ids)
+        for position in sharing:
+            alone[position] = 0
+        return cls(ids, roots, patterns, sharing_ids, sharing, alone)
 
 
 class _Picked(NamedTuple):
     """The providers shown for one group, the first ``shown`` of each side by name."""
 
     fitting: list[int]  # provider ids
+    hosts: list[int]  # the root of each fitting provider
     left_out: list[tuple[int, list[Rule]]]  # (provider id, failed rules)
     sharing: list[tuple[int, list[Rule]]]  # (provider id, failed rules; [] = fits)
 
@@ -284,7 +317,7 @@ def fit_report(*, groups: Mapping[str, RequestGroup], shown: int = 100) -> list[
     """
     resolved = resolve_request(groups={s: g for s, g in groups.items() if g.asks_something()})
     class_ids = sorted({class_id for r in resolved.values() for class_id in r.resources})
-    rules, ids, root_of, patterns = _verdict_rows(resolved, class_ids)
+    rules, ids, roots, patterns = _verdict_rows(resolved, class_ids)
     tallies = [_Tally(r) for r in resolved.values()]
     short, wanted = _tally_groups(tallies, rules, ids, patterns, class_ids)
 
@@ -293,24 +326,20 @@ def fit_report(*, groups: Mapping[str, RequestGroup], shown: int = 100) -> list[
         _count_shortfalls(tally, shortfalls, judge, ids)
 
     # Hosts: which trees have a fitting provider; sharing providers apart (one query).
-    sharing_ids = set(
-        ResourceProviderTrait.objects.filter(trait__name=SHARING_TRAIT).values_list(
-            "resource_provider_id", flat=True
-        )
-    )
+    cloud = _Cloud.of(ids, roots, patterns)
     for tally in tallies:
-        _count_hosts(tally, ids, root_of, sharing_ids)
-    hosts = {root_of[pid] or pid for pid in root_of} - sharing_ids
-    picked = [_pick(tally, ids, patterns, shown, root_of, sharing_ids) for tally in tallies]
-    return _reports(resolved, tallies, picked, judge, root_of, len(hosts))
+        _count_hosts(tally, cloud)
+    hosts = set(roots) - cloud.sharing_ids
+    picked = [_pick(tally, cloud, shown) for tally in tallies]
+    return _reports(resolved, tallies, picked, judge, len(hosts))
 
 
 def _verdict_rows(
     resolved: Mapping[str, ResolvedGroup], class_ids: Sequence[int]
-) -> tuple[list[list[Rule]], list[int], dict[int, int | None], list[Pattern]]:
-    """``(rules of each group, provider ids, {provider id: root id}, patterns)``: every
-    provider's root and answers, in name order (one query, :func:`_verdict_sql`): whether it
-    has an inventory of each class asked and whether it meets each rule of each group."""
+) -> tuple[list[list[Rule]], list[int], list[int], list[Pattern]]:
+    """``(rules of each group, provider ids, root ids, patterns)``: every provider's root and
+    answers, in name order (one query, :func:`_verdict_sql`): whether it has an inventory of
+    each class asked and whether it meets each rule of each group."""
     rules = [provider_filter.group_rules(resolved=r) for r in resolved.values()]
     sql, params = _verdict_sql(list(resolved.values()), rules, class_ids)
     # Straight from the cursor, as the capacity judge reads: 100,000 rows of ids and booleans
@@ -318,14 +347,15 @@ def _verdict_rows(
     with reading_connection().cursor() as cursor:
         cursor.execute(sql, params)
         fetched = cursor.fetchall()
-    root_of = {row[0]: row[1] for row in fetched}
-    return rules, [row[0] for row in fetched], root_of, [row[2:] for row in fetched]
+    ids, roots = list(map(itemgetter(0), fetched)), list(map(itemgetter(1), fetched))
+    return rules, ids, roots, list(map(itemgetter(slice(2, None)), fetched))
 
 
 def _verdict_sql(
     resolved_groups: Sequence[ResolvedGroup], rules: Sequence[list[Rule]], class_ids: Sequence[int]
 ) -> tuple[str, tuple[Any, ...]]:
-    """``(sql, params)`` of ``(id, root id, *pattern)`` per provider, in name order.
+    """``(sql, params)`` of ``(id, root id, *pattern)`` per provider, in name order (a root
+    is its own root).
 
     The rules on a provider's own rows (traits, aggregates, tree) are columns of the provider
     read. The resource rules and "has an inventory of the class" are counted in one pass over
@@ -366,7 +396,8 @@ def _verdict_sql(
         .values_list("p_id", "p_root", "p_name", *row_rules)
     )
     sql, params = providers.query.sql_with_params()
-    sql = f'SELECT "p"."p_id", "p"."p_root", {", ".join(columns)} FROM ({sql}) "p"'
+    root = 'COALESCE("p"."p_root", "p"."p_id")'
+    sql = f'SELECT "p"."p_id", {root}, {", ".join(columns)} FROM ({sql}) "p"'
     if counted:
         inventories = Inventory.objects.filter(resource_class_id__in=list(class_ids))
         per_provider = (
@@ -402,9 +433,9 @@ def _tally_groups(
     for tally, rules_of_group in zip(tallies, rules, strict=True):
         stop = column + len(rules_of_group)
         short.append(_tally_group(tally, rules_of_group, positions, (column, stop), column_of))
-        for where, short_of in short[-1]:
+        for _index, where, short_of in short[-1]:
             for class_id in short_of:
-                wanted[class_id].update(ids[p] for p in where)
+                wanted[class_id].update(map(ids.__getitem__, where))
         column = stop
     return short, wanted
 
@@ -419,8 +450,8 @@ def _tally_group(
     """Count one group's verdict over every pattern of answers into ``tally``.
 
     ``span`` is the ``(start, stop)`` of the group's rule columns in a pattern. Returns
-    ``[(positions, class ids), ...]``: providers that have an inventory of a class but
-    failed its resource rule, whose reasons the capacity model must tell.
+    ``[(index in left_out, positions, class ids), ...]``: providers that have an inventory of
+    a class but failed its resource rule, whose reasons the capacity model must tell.
     """
     start, stop = span
     shortfalls = []
@@ -449,76 +480,119 @@ def _tally_group(
         for kind in kinds:
             tally.counts[kind] += len(where)
         if short_of:
-            shortfalls.append((where, short_of))
+            shortfalls.append((len(tally.left_out) - 1, where, short_of))
     return shortfalls
 
 
 def _count_shortfalls(
     tally: _Tally, shortfalls: Shortfalls, judge: "_CapacityJudge", ids: Sequence[int]
 ) -> None:
-    """Count which of the capacity model's rules refused, for providers with the inventory."""
+    """Count which of the capacity model's rules refused, for providers with the inventory;
+    each provider's kinds are kept in ``tally.refined`` for its host's reasons."""
     amounts = tally.resolved.resources
-    refined = tally.refined
-    providers_by_kinds: defaultdict[frozenset[str], int] = defaultdict(int)
-    for where, short_of in shortfalls:
-        # Per class, the provider's case (its inventory and usage) and the kinds of each
-        # case met, looked up rather than judged again: 100,000 providers have few cases.
-        asked: list[tuple[Callable[[int], int | None], int, dict[int | None, frozenset[str]]]]
-        asked = [(judge.case_of[c].get, amounts[c], {}) for c in short_of]
-        for position in where:
-            provider_id = ids[position]
-            kinds: frozenset[str] = frozenset()
-            for case_of, amount, memo in asked:
-                case = case_of(provider_id)
-                found = memo.get(case)
-                if found is None:
-                    found = memo[case] = judge.case_kinds(case, amount)
-                kinds = found if not kinds else kinds | found
-            providers_by_kinds[kinds] += 1
-            refined[position] = kinds
+    providers_by_kinds: Counter[frozenset[str]] = Counter()
+    for index, where, short_of in shortfalls:
+        provider_ids = list(map(ids.__getitem__, where))
+        # Per class, each provider's case (its inventory and usage) and the kinds of each
+        # case, judged once: 100,000 providers have few cases.
+        per_class = []
+        for class_id in short_of:
+            cases = list(map(judge.case_of[class_id].get, provider_ids))
+            kinds_of = {case: judge.case_kinds(case, amounts[class_id]) for case in set(cases)}
+            per_class.append(list(map(kinds_of.__getitem__, cases)))
+        if len(per_class) == 1:
+            refined = per_class[0]
+        else:
+            combined = list(zip(*per_class, strict=True))
+            union_of = {kinds: frozenset().union(*kinds) for kinds in set(combined)}
+            refined = list(map(union_of.__getitem__, combined))
+        tally.refined[index] = refined
+        providers_by_kinds.update(refined)
     # Counted per set of kinds, not per provider: a cloud has few such sets.
     for kinds, providers in providers_by_kinds.items():
         for kind in kinds:
             tally.counts[kind] += providers
 
 
-def _count_hosts(
-    tally: _Tally,
-    ids: Sequence[int],
-    root_of: Mapping[int, int | None],
-    sharing_ids: set[int],
-) -> None:
+def _count_hosts(tally: _Tally, cloud: _Cloud) -> None:
     """The hosts with a fitting provider, and per kind of reason how many other hosts'
-    closest provider fails for it."""
-    tally.fitting_roots = {
-        root_of[ids[p]] or ids[p] for where in tally.fitting for p in where
-    } - sharing_ids
+    closest provider fails for it (a provider alone in its tree is its host's closest:
+    those are counted per set of reasons, the providers of trees one by one)."""
+    tally.fitting_roots = (
+        set(map(cloud.roots.__getitem__, chain.from_iterable(tally.fitting))) - cloud.sharing_ids
+    )
+    alone = cloud.alone
+    in_trees = 0 in alone
     closest: dict[int, tuple[int, frozenset[str]]] = {}  # left-out host -> its closest's score
     # (pattern's kinds, capacity model's kinds) -> (distance, all kinds)
     scored: dict[tuple[frozenset[str], frozenset[str]], tuple[int, frozenset[str]]] = {}
-    refined = tally.refined.get
-    fitting_roots = tally.fitting_roots
+    alone_by_key: Counter[tuple[frozenset[str], frozenset[str]]] = Counter()
     nothing: frozenset[str] = frozenset()
-    for (where, _failed), (kinds, _short_of) in zip(tally.left_out, tally.left_kinds, strict=True):
+    for index, ((where, _failed), (kinds, _short_of)) in enumerate(
+        zip(tally.left_out, tally.left_kinds, strict=True)
+    ):
         pattern_kinds = frozenset(kinds)
-        for p in where:
-            pid = ids[p]
-            root = root_of[pid] or pid
-            if root in fitting_roots or pid in sharing_ids:
-                continue
-            key = (pattern_kinds, refined(p, nothing))
-            score = scored.get(key)
-            if score is None:
-                found = key[0] | key[1]
-                score = scored[key] = (sum(_DISTANCE.get(kind, 1) for kind in found), found)
-            current = closest.get(root)
-            if current is None or score[0] < current[0]:
-                closest[root] = score
+        refined = tally.refined.get(index)
+        if refined is None:
+            alone_by_key[pattern_kinds, nothing] += sum(map(alone.__getitem__, where))
+        else:
+            # Counted per set of kinds first (a frozenset keeps its hash), then keyed.
+            per_kinds = Counter(compress(refined, map(alone.__getitem__, where)))
+            for model_kinds, hosts in per_kinds.items():
+                alone_by_key[pattern_kinds, model_kinds] += hosts
+        if in_trees:
+            _closest_in_trees(tally, cloud, where, pattern_kinds, refined, closest, scored)
     host_counts: defaultdict[str, int] = defaultdict(int)
+    for key, hosts in alone_by_key.items():
+        if hosts:
+            for kind in _score(key, scored)[1]:
+                host_counts[kind] += hosts
     for _distance, found_kinds in closest.values():
         for kind in found_kinds:
             host_counts[kind] += 1
     tally.host_reason_counts = _most_common_first(host_counts)
+
+
+def _score(
+    key: tuple[frozenset[str], frozenset[str]],
+    scored: dict[tuple[frozenset[str], frozenset[str]], tuple[int, frozenset[str]]],
+) -> tuple[int, frozenset[str]]:
+    """``(distance, all kinds)`` of a left-out provider's (pattern's kinds, model's kinds)."""
+    score = scored.get(key)
+    if score is None:
+        found = key[0] | key[1]
+        score = scored[key] = (sum(_DISTANCE.get(kind, 1) for kind in found), found)
+    return score
+
+
+_NOT = bytes([1, 0]) + bytes(254)  # bytes.translate's table: 0 -> 1, 1 -> 0
+
+
+def _closest_in_trees(
+    tally: _Tally,
+    cloud: _Cloud,
+    where: list[int],
+    pattern_kinds: frozenset[str],
+    refined: list[frozenset[str]] | None,
+    closest: dict[int, tuple[int, frozenset[str]]],
+    scored: dict[tuple[frozenset[str], frozenset[str]], tuple[int, frozenset[str]]],
+) -> None:
+    """Keep in ``closest`` each host's closest left-out provider among those of ``where``
+    that share their tree (not alone in it, not sharing), the first met among equals."""
+    roots, fitting_roots = cloud.roots, tally.fitting_roots
+    model_kinds = refined if refined is not None else repeat(frozenset())
+    # Those not alone in their tree, picked in C: most providers of a cloud are.
+    others = map(cloud.alone.translate(_NOT).__getitem__, where)
+    for p, kinds in compress(zip(where, model_kinds, strict=False), others):
+        if cloud.ids[p] in cloud.sharing_ids:
+            continue
+        root = roots[p]
+        if root in fitting_roots:
+            continue
+        score = _score((pattern_kinds, kinds), scored)
+        current = closest.get(root)
+        if current is None or score[0] < current[0]:
+            closest[root] = score
 
 
 def _most_common_first(counts: Mapping[str, int]) -> list[tuple[str, int]]:
@@ -526,16 +600,10 @@ def _most_common_first(counts: Mapping[str, int]) -> list[tuple[str, int]]:
     return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
 
 
-def _pick(
-    tally: _Tally,
-    ids: Sequence[int],
-    patterns: Sequence[Pattern],
-    shown: int,
-    root_of: Mapping[int, int | None],
-    sharing_ids: set[int],
-) -> _Picked:
+def _pick(tally: _Tally, cloud: _Cloud, shown: int) -> _Picked:
     """The first ``shown`` of each side, by name. A provider of a host that fits is not
     listed as left out; sharing providers are listed apart."""
+    ids, roots = cloud.ids, cloud.roots
     fitting = list(islice(merge(*tally.fitting), shown))
     # (position, failed rules) in name order, without a dict over every provider.
     in_order: Iterator[tuple[int, list[Rule]]] = merge(
@@ -545,16 +613,15 @@ def _pick(
     kept = (
         (p, failed)
         for p, failed in in_order
-        if (root_of[ids[p]] or ids[p]) not in tally.fitting_roots and ids[p] not in sharing_ids
+        if roots[p] not in tally.fitting_roots and ids[p] not in cloud.sharing_ids
     )
     left_out = list(islice(kept, shown))
     sharing = [
-        (pid, tally.failed_by_pattern.get(pattern, []))
-        for pid, pattern in zip(ids, patterns, strict=True)
-        if pid in sharing_ids
-    ][:shown]
+        (ids[p], tally.failed_by_pattern.get(cloud.patterns[p], [])) for p in cloud.sharing[:shown]
+    ]
     return _Picked(
         fitting=[ids[p] for p in fitting],
+        hosts=[roots[p] for p in fitting],
         left_out=[(ids[p], failed) for p, failed in left_out],
         sharing=sharing,
     )
@@ -565,7 +632,6 @@ def _reports(
     tallies: Sequence[_Tally],
     picked: Sequence[_Picked],
     judge: "_CapacityJudge",
-    root_of: Mapping[int, int | None],
     host_count: int,
 ) -> list[GroupReport]:
     """One GroupReport per group, with words for the providers shown."""
@@ -574,7 +640,7 @@ def _reports(
         [shown.left_out + shown.sharing for shown in picked],
         [t.resolved for t in tallies],
     )
-    refs = provider_refs(ids=_ids_shown(picked, root_of))
+    refs = provider_refs(ids=_ids_shown(picked))
     largest = _largest_free_where_nothing_fits(tallies, judge)
     if largest:
         refs.update(provider_refs(ids={rp for rp, _free in largest.values()} - set(refs)))
@@ -584,12 +650,12 @@ def _reports(
     ]
 
 
-def _ids_shown(picked: Iterable[_Picked], root_of: Mapping[int, int | None]) -> set[int]:
+def _ids_shown(picked: Iterable[_Picked]) -> set[int]:
     """The providers the reports show: those picked, and the hosts of the fitting ones."""
     ids: set[int] = set()
     for shown in picked:
         ids.update(shown.fitting)
-        ids.update(root_of[pid] or pid for pid in shown.fitting)
+        ids.update(shown.hosts)
         ids.update(pid for pid, _failed in shown.left_out)
         ids.update(pid for pid, _failed in shown.sharing)
     return ids
