@@ -54,7 +54,7 @@ from django.db.models import (
     Q,
     Window,
 )
-from django.db.models.functions import RowNumber
+from django.db.models.functions import Coalesce, RowNumber
 
 from placementsite.core.db import query_rows, reading_connection
 
@@ -338,10 +338,17 @@ def _verdict_rows(
     resolved: Mapping[str, ResolvedGroup], class_ids: Sequence[int]
 ) -> tuple[list[list[Rule]], list[int], list[int], list[Pattern]]:
     """``(rules of each group, provider ids, root ids, patterns)``: every provider's root and
-    answers, in name order (one query, :func:`_verdict_sql`): whether it has an inventory of
-    each class asked and whether it meets each rule of each group."""
-    rules = [provider_filter.group_rules(resolved=r) for r in resolved.values()]
-    sql, params = _verdict_sql(list(resolved.values()), rules, class_ids)
+    answers, in name order: whether it has an inventory of each class asked and whether it
+    meets each rule of each group.
+
+    Two queries: how many inventory rows could take an amount asked, then the answers, in
+    the shape that costs less for that many (:func:`_verdict_sql`)."""
+    groups = list(resolved.values())
+    if _few_could_fit(groups, class_ids):
+        rules, sql, params = _verdict_sql_per_rule(groups, class_ids)
+    else:
+        rules = [provider_filter.group_rules(resolved=r) for r in groups]
+        sql, params = _verdict_sql(groups, rules, class_ids)
     # Straight from the cursor, as the capacity judge reads: 100,000 rows of ids and booleans
     # need no converters (SQLite's 0 and 1 answer as False and True do).
     with reading_connection().cursor() as cursor:
@@ -349,6 +356,53 @@ def _verdict_rows(
         fetched = cursor.fetchall()
     ids, roots = list(map(itemgetter(0), fetched)), list(map(itemgetter(1), fetched))
     return rules, ids, roots, list(map(itemgetter(slice(2, None)), fetched))
+
+
+# "Few" inventory rows could take the amounts asked: at most one in this many of the classes'.
+_FEW_ONE_IN = 8
+
+
+def _few_could_fit(resolved_groups: Sequence[ResolvedGroup], class_ids: Sequence[int]) -> bool:
+    """Whether few of the inventory rows of the classes asked could take an amount asked of
+    their class were they unused (the capacity rule with no usage; one pass over the rows,
+    no join): then the answers are best read one rule at a time
+    (:func:`_verdict_sql_per_rule`), each rule's set of providers built from those few rows,
+    rather than counted over every row (:func:`_verdict_sql`). A request nothing fits takes
+    twice as long (0.09 to 0.22 s at 100,000 providers, load 4) counted over every row."""
+    asked = sorted({pair for r in resolved_groups for pair in r.resources.items()})
+    if not asked:
+        return False
+    could = {
+        f"could_{n}": Count("id", filter=Q(resource_class_id=class_id) & can_provide_q(amount))
+        for n, (class_id, amount) in enumerate(asked)
+    }
+    counts = Inventory.objects.filter(resource_class_id__in=list(class_ids)).aggregate(
+        rows=Count("id"), **could
+    )
+    return sum(counts[name] for name in could) * _FEW_ONE_IN <= counts["rows"]
+
+
+def _verdict_sql_per_rule(
+    resolved_groups: Sequence[ResolvedGroup], class_ids: Sequence[int]
+) -> tuple[list[list[Rule]], str, tuple[Any, ...]]:
+    """``(rules of each group, sql, params)``: :func:`_verdict_sql`'s rows, each rule a
+    condition of its own on the provider (:func:`provider_filter.rule_verdicts`: a resource
+    rule is the set of the providers with the capacity) and each class held one more."""
+    has_inventory = {
+        f"has_inventory_{class_id}": ExpressionWrapper(
+            provider_filter.has_inventory(resource_class_id=class_id),
+            output_field=BooleanField(),
+        )
+        for class_id in class_ids
+    }
+    rules, rows = provider_filter.rule_verdicts(
+        resolved_groups=resolved_groups,
+        providers=ResourceProvider.objects.order_by("name"),
+        tree_root=Coalesce(F("root_id"), F("id")),
+        **has_inventory,
+    )
+    sql, params = rows.query.sql_with_params()
+    return rules, sql, params
 
 
 def _verdict_sql(

@@ -599,3 +599,30 @@ def test_the_largest_free_amount_names_the_first_made_of_equals(db, staff, read_
     finally:
         _CapacityJudge.WHOLE_CLASS_ABOVE = limit
     assert "VCPU: asked 5; at most 4 free, on zz-older" in re.sub(r"\s+", " ", text)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"resources": "VCPU:2,MEMORY_MB:1024", "required": "HW_CPU_X86_AVX2"},
+        {"resources": "VCPU:3", "forbidden": "CUSTOM_MAINT", "member_of": str(AGG_A)},
+        {"resources": "VCPU:100000,MEMORY_MB:100000"},
+        {
+            "resources": "MEMORY_MB:3072",
+            "g1-resources": "VCPU:1",
+            "g2-member_of": f"!{AGG_B}",
+            "g3-resources": "PCPU:3",
+        },
+    ],
+)
+def test_both_shapes_of_the_verdict_query_give_the_same_page(cloud, staff, monkeypatch, fields):
+    # The verdicts are read one rule at a time when few inventory rows could take the amounts
+    # asked, else counted over every row of the classes asked: the page must not change.
+    from providers.selectors import fit
+
+    pages = []
+    for few in (True, False):
+        monkeypatch.setattr(fit, "_few_could_fit", lambda *_args, few=few: few)
+        page = evaluate(staff, **fields).content.decode()
+        pages.append(page.split('class="card group-result"', 1)[1].split("</main>", 1)[0])
+    assert pages[0] == pages[1]
