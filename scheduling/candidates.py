@@ -457,13 +457,41 @@ class _Slot(NamedTuple):
     class_id: int | None
 
 
-class _SubtreeIndex(NamedTuple):
-    """What :meth:`_Assembler._subtree_choices` looks options up in, per slot of a
-    same_subtree constraint (see :meth:`_Assembler._subtree_index`)."""
+# A slot with at most this many options in a tree has them tried one by one against a
+# same_subtree constraint; one with more has them looked up from each ancestor (see
+# :meth:`_Assembler._subtree_choices`: the same choices, in the same order).
+FEW_SUBTREE_OPTIONS = 8
 
-    option_sets: list[frozenset[int]]  # per slot: its options
-    below: dict[int, dict[int, list[int]]]  # slot -> provider -> [its options in its subtree]
-    position: dict[int, dict[int, int]]  # slot -> option -> its place among the options
+
+class _SubtreeIndex:
+    """A tree's ``options`` (per slot, see :meth:`_Assembler.for_root`) as
+    :meth:`_Assembler._subtree_choices` looks them up, built per slot on first use: the
+    options as a set, and for a slot of many options ``{provider: [its options in its
+    subtree]}`` (from each option's ``lineage``) with each option's place among them."""
+
+    def __init__(self, options, lineage):
+        self.options = options
+        self._lineage = lineage
+        self._sets = {}
+        self._below = {}
+
+    def option_set(self, index):
+        found = self._sets.get(index)
+        if found is None:
+            found = self._sets[index] = frozenset(self.options[index])
+        return found
+
+    def below(self, index):
+        """``({provider: [options of slot index in its subtree]}, {option: its place})``."""
+        found = self._below.get(index)
+        if found is None:
+            below = defaultdict(list)
+            for provider_id in self.options[index]:
+                for ancestor in self._lineage(provider_id):
+                    below[ancestor].append(provider_id)
+            position = {p: n for n, p in enumerate(self.options[index])}
+            found = self._below[index] = (below, position)
+        return found
 
 
 class _SlotAmount(NamedTuple):
@@ -532,11 +560,12 @@ class _Assembler:
         self.slot_suffixes = [slot.suffix for slot in self.slots]
         self.slot_amounts = [tuple(self._amounts(s, k).items()) for s, k in self.slots]
         self.simple = self._is_plain_product()
+        self.distinct = self._picks_distinct()
         # Index of the last slot of the unsuffixed group: its required traits are checked there.
         self.last_unsuffixed = max(
             (i for i, slot in enumerate(self.slots) if slot.suffix == ""), default=None
         )
-        self.subtree_at = self._subtree_constraints()
+        self.subtree_plan = self._subtree_plan()
 
     def _is_plain_product(self):
         """Whether every combination of options is valid capacity-wise and distinct: no two
@@ -551,13 +580,30 @@ class _Assembler:
             and not self.request.same_subtree
         )
 
-    def _subtree_constraints(self):
-        """Per slot, the same_subtree constraints that include it, each as slot indexes."""
+    def _picks_distinct(self):
+        """Whether a combination's allocations tell which provider each slot took: no class
+        is asked twice (no two slots share an inventory, so no capacity is summed) and every
+        slot takes something. Two combinations are then never the same candidate, but for
+        those of sharing providers alone found from each tree they are shared with."""
+        classes = [class_id for amounts in self.slot_amounts for class_id, _a in amounts]
+        return len(classes) == len(set(classes)) and not self.resourceless
+
+    def _subtree_plan(self):
+        """Per slot, for each same_subtree constraint that includes it after its first slot:
+        ``(its slots before this one, its slots after it)``. At a constraint's first slot
+        any option may be the top: the constraint does not narrow that slot's choices."""
         slot_of = {slot.suffix: i for i, slot in enumerate(self.slots) if slot.suffix}
         constraints = [
             tuple(sorted(slot_of[s] for s in suffixes)) for suffixes in self.request.same_subtree
         ]
-        return [[c for c in constraints if i in c] for i in range(len(self.slots))]
+        return [
+            [
+                (tuple(i for i in c if i < index), tuple(i for i in c if i > index))
+                for c in constraints
+                if index in c and c[0] < index
+            ]
+            for index in range(len(self.slots))
+        ]
 
     def _roots_for(self, suffix, key):
         fit = self.fits[suffix]
@@ -615,58 +661,65 @@ class _Assembler:
             found = self._lineages[provider_id] = frozenset(chain)
         return found
 
-    def _subtree_index(self, options):
-        """Per slot of a same_subtree constraint: its options as a set, by position, and
-        ``{provider: [options in its subtree]}`` (from each option's lineage)."""
-        option_sets = [frozenset(o) for o in options]
-        below, position = {}, {}
-        for index, constraints in enumerate(self.subtree_at):
-            if not constraints:
-                continue
-            found = defaultdict(list)
-            for provider_id in options[index]:
-                for ancestor in self._lineage(provider_id):
-                    found[ancestor].append(provider_id)
-            below[index] = found
-            position[index] = {p: n for n, p in enumerate(options[index])}
-        return _SubtreeIndex(option_sets, below, position)
+    def _subtree_choices(self, index, picked, subtree):
+        """The options of slot ``index`` in the tree (``subtree``, a :class:`_SubtreeIndex`)
+        that keep every same_subtree constraint possible, given the providers ``picked`` for
+        the slots before it, in their original order (see :meth:`_keeping_constraint`).
 
-    def _subtree_choices(self, index, picked, options, subtree):
-        """The options of slot ``index`` that keep every same_subtree constraint possible,
-        given the providers ``picked`` for the slots before it, in their original order
-        (see :meth:`_keeping_constraint`)."""
+        A few options are tried one by one: an option follows when it is a common ancestor
+        of those picked or lies below one of the tops. Many options (a wide tree) are found
+        through each top's list of options below it instead, without trying them one by one:
+        on a wide tree most of them could never complete a combination."""
+        options = subtree.options[index]
+        kept = [
+            self._keeping_constraint(earlier, later, picked, subtree)
+            for earlier, later in self.subtree_plan[index]
+        ]
+        if len(options) <= FEW_SUBTREE_OPTIONS:
+            return self._few_choices(options, kept)
+        below, position = subtree.below(index)
         allowed = None
-        for constraint in self.subtree_at[index]:
-            found = self._keeping_constraint(index, constraint, picked, subtree)
-            if found is None:
-                continue  # the constraint's first slot: any option may be its top
+        for common, tops in kept:
+            found = {p for top in tops for p in below.get(top, ())}
+            found.update(p for p in common if p in position)
             allowed = found if allowed is None else allowed & found
-        if allowed is None:
-            return options[index]
-        return sorted(allowed, key=subtree.position[index].__getitem__)
+        return sorted(allowed, key=position.__getitem__)
 
-    def _keeping_constraint(self, index, constraint, picked, subtree):
-        """The options of slot ``index`` that keep one same_subtree ``constraint`` possible,
-        or None when none of its slots before ``index`` is picked (any option may be its top).
+    def _few_choices(self, options, kept):
+        """The ``options`` (tried one by one) in ``common`` or below one of ``tops`` for each
+        ``(common, tops)`` constraint ``kept``."""
+        lineage = self._lineage
+        if len(kept) == 1:  # most often: one constraint
+            ((common, tops),) = kept
+            return [p for p in options if p in common or not lineage(p).isdisjoint(tops)]
+        return [
+            p
+            for p in options
+            if all(p in common or not lineage(p).isdisjoint(tops) for common, tops in kept)
+        ]
+
+    def _keeping_constraint(self, earlier, later, picked, subtree):
+        """``(common, tops)`` of one same_subtree constraint whose slots ``earlier`` are
+        picked already and ``later`` are not yet: an option of the slot between them keeps
+        the constraint possible when it is in ``common`` or below one of ``tops``.
 
         A constraint holds when one of its providers (the top) is an ancestor or self of all
-        of them, so the top is a common ancestor of those picked so far. An option ``p`` may
-        follow when such a common ancestor is ``p`` itself, or lies above ``p`` and is picked
-        already or an option of a later slot of the constraint. Found through each ancestor's
-        list of options below it, without trying the options one by one: on a wide tree
-        most of them could never complete a combination. At a constraint's last slot this is
-        the rule itself.
+        of them, so the top is a common ancestor of those picked so far (``common``). An
+        option ``p`` may follow when such a common ancestor is ``p`` itself, or lies above
+        ``p`` and is picked already or an option of a later slot of the constraint (one of
+        ``tops``). At a constraint's last slot this is the rule itself.
         """
-        members = {picked[i] for i in constraint if i < index}
-        if not members:
-            return None
-        option_sets = subtree.option_sets
-        common = frozenset.intersection(*(self._lineage(p) for p in members))
-        later = [option_sets[i] for i in constraint if i > index]
-        tops = [t for t in common if t in members or any(t in s for s in later)]
-        found = {p for top in tops for p in subtree.below[index].get(top, ())}
-        found.update(p for p in common if p in option_sets[index])
-        return found
+        members = {picked[i] for i in earlier}
+        if len(members) == 1:
+            (member,) = members
+            common = self._lineage(member)
+            if not later:
+                return common, (member,)
+        else:
+            common = frozenset.intersection(*(self._lineage(p) for p in members))
+        later_sets = [subtree.option_set(i) for i in later]
+        tops = [t for t in common if t in members or any(t in s for s in later_sets)]
+        return common, tops
 
     def _traits_ok(self, unsuffixed_providers):
         if not self.unsuffixed_required:
@@ -681,8 +734,8 @@ class _Assembler:
             return iter(())
         if self.simple:
             return itertools.product(*options)
-        subtree = self._subtree_index(options) if self.request.same_subtree else None
-        return self._fill(0, options, subtree, [], {}, set())
+        subtree = _SubtreeIndex(options, self._lineage) if self.request.same_subtree else None
+        return self._fill(options, subtree)
 
     def _options(self, root_id):
         """Per slot, its providers for one anchor root (the tree's own, then the sharing
@@ -703,38 +756,69 @@ class _Assembler:
         ]
         return options if all(options) else None
 
-    def _fill(self, index, options, subtree, picked, usage, granular_used):
-        if index == len(self.slots):
-            yield tuple(picked)
+    def _fill(self, options, subtree):
+        """The combinations of ``options`` (a provider per slot) that keep the request's
+        rules, depth first in the options' order, each choice tried spent from the budget:
+        ``group_policy=isolate``, capacity where two slots land on one inventory, the
+        unsuffixed group's required traits and same_subtree (a slot's choices are those that
+        keep its constraints possible). One generator per tree, walking the slots with a
+        stack of the choices left at each."""
+        if not self.slots:
+            yield ()
             return
-        suffix = self.slot_suffixes[index]
-        amounts = self.slot_amounts[index]
-        spend = self.budget.spend
-        check_traits = index == self.last_unsuffixed and self.unsuffixed_required
-        choices = options[index]
-        if self.subtree_at[index]:
-            choices = self._subtree_choices(index, picked, options, subtree)
-        for provider_id in choices:
-            spend()
-            # As Placement: isolate keeps every suffixed group apart, resourceless ones too.
-            isolated = self.isolate and suffix
-            if isolated and provider_id in granular_used:
+        last = len(self.slots) - 1
+        plan, spend = self.subtree_plan, self.budget.spend
+        # Without isolate, summed capacity or traits to check, any choice may be taken.
+        free = self.distinct and not self.isolate and not self.unsuffixed_required
+        take, drop = (_take_any, _drop_any) if free else (self._take, _drop)
+        picked, kept = [], []  # the providers picked, and what taking each changed
+        usage, granular_used = {}, set()
+        pending = [iter(options[0])]  # no constraint narrows its first slot's choices
+        while pending:
+            index = len(pending) - 1
+            provider_id = next(pending[index], None)
+            if provider_id is None:  # the slot's choices are spent: back to the slot before
+                pending.pop()
+                if picked:
+                    drop(picked, kept, usage, granular_used)
                 continue
-            added = self._add_if_room(usage, provider_id, amounts)
-            if added is None:
+            spend()
+            taken = take(index, provider_id, picked, usage, granular_used)
+            if taken is None:
                 continue
             picked.append(provider_id)
-            if check_traits and not self._traits_ok(picked):
-                picked.pop()
-                _give_back(usage, added)
+            kept.append(taken)
+            if index == last:
+                yield tuple(picked)
+                drop(picked, kept, usage, granular_used)
                 continue
-            if isolated:
-                granular_used.add(provider_id)
-            yield from self._fill(index + 1, options, subtree, picked, usage, granular_used)
-            picked.pop()
-            if isolated:
-                granular_used.discard(provider_id)
+            index += 1
+            choices = self._subtree_choices(index, picked, subtree) if plan[index] else None
+            pending.append(iter(options[index] if choices is None else choices))
+
+    def _take(self, index, provider_id, picked, usage, granular_used):
+        """Whether ``provider_id`` may fill slot ``index`` after ``picked``: None if not,
+        else what :func:`_drop` undoes when it leaves (``usage`` and ``granular_used`` have
+        it). Without two slots on one inventory (``distinct``) no capacity is summed."""
+        # As Placement: isolate keeps every suffixed group apart, resourceless ones too.
+        isolated = self.isolate and self.slot_suffixes[index] != ""
+        if isolated and provider_id in granular_used:
+            return None
+        added = _NOTHING_ADDED
+        if not self.distinct:
+            added = self._add_if_room(usage, provider_id, self.slot_amounts[index])
+            if added is None:
+                return None
+        if (
+            index == self.last_unsuffixed
+            and self.unsuffixed_required
+            and not self._traits_ok([*picked, provider_id])
+        ):
             _give_back(usage, added)
+            return None
+        if isolated:
+            granular_used.add(provider_id)
+        return added, isolated
 
     def _add_if_room(self, usage, provider_id, amounts):
         """Add ``amounts`` (``((class id, amount), ...)``) on ``provider_id`` to ``usage``
@@ -763,6 +847,9 @@ class _Assembler:
         if self.simple:
             yield from self._plain_product_candidates(roots, seen.shared)
             return
+        if self.distinct:
+            yield from self._distinct_candidates(roots, seen.shared)
+            return
         seen = seen.every
         # The general path (_fill) has checked the traits while combining.
         spend = self.budget.spend
@@ -773,6 +860,36 @@ class _Assembler:
                 allocations = sorted(usage.items())
                 mappings = sorted(chosen.items())
                 if self._repeats(allocations, mappings, seen):
+                    continue
+                yield Candidate(allocations, mappings)
+
+    def _distinct_candidates(self, roots, seen_shared):
+        """:meth:`candidates` of the general path when picks are ``distinct``: each
+        allocation is one slot's (no usage to sum) and only combinations of sharing
+        providers alone may repeat (as in :meth:`_built`, which this inlines: a granular
+        group's mapping is its one slot's provider)."""
+        anchors = self.anchors
+        spend = self.budget.spend
+        layout = self._product_layout()
+        entries = layout.entries
+        # Per suffix (in order): its one slot, or its slots (the unsuffixed group's classes).
+        suffixes = [
+            (suffix, indexes[0] if len(indexes) == 1 else indexes)
+            for suffix, indexes in layout.suffixes
+        ]
+        for root_id in roots:
+            for picked in self.for_root(root_id):
+                spend()
+                allocations = sorted([((picked[i], c), a) for i, c, a in entries])
+                mappings = [
+                    (suffix, [picked[at]] if type(at) is int else _distinct(picked, at))
+                    for suffix, at in suffixes
+                ]
+                if (
+                    picked
+                    and picked[0] in anchors
+                    and self._repeats_shared(picked, allocations, mappings, seen_shared)
+                ):
                     continue
                 yield Candidate(allocations, mappings)
 
@@ -1492,6 +1609,34 @@ def _one_provider_per_tree(allocations, root_of):
     """A candidate a client before 1.29 may see: no two of its providers share a tree."""
     providers = {provider_id for (provider_id, _class_id), _amount in allocations}
     return len(providers) == len({root_of[p] for p in providers})
+
+
+def _distinct(picked, indexes):
+    """The providers ``picked`` at ``indexes``, each once, in that order."""
+    return list(dict.fromkeys([picked[i] for i in indexes]))
+
+
+_NOTHING_ADDED: tuple = ()  # what a slot of a ``distinct`` request adds to the usage
+
+
+def _take_any(_index, _provider_id, _picked, _usage, _granular_used):
+    """:meth:`_Assembler._take` when any choice may be taken."""
+    return _NOTHING_ADDED
+
+
+def _drop_any(picked, kept, _usage, _granular_used):
+    """:func:`_drop` after :func:`_take_any`."""
+    picked.pop()
+    kept.pop()
+
+
+def _drop(picked, kept, usage, granular_used):
+    """Undo :meth:`_Assembler._take` for the last provider picked."""
+    provider_id = picked.pop()
+    added, isolated = kept.pop()
+    if isolated:
+        granular_used.discard(provider_id)
+    _give_back(usage, added)
 
 
 def _give_back(usage, added):
