@@ -32,7 +32,9 @@ BUDGET = {
     # as providers (with its one filter, the aggregate), + the members' totals (2) and sharing
     # count (1)
     "aggregate": 17,
-    "try": 13,  # the fit report, hosts: trees, sharing (+ the largest free when no host fits)
+    # the fit report: how many rows could fit, the verdicts, hosts: trees, sharing (+ the
+    # largest free of each class asked when no host fits: two here at size 1)
+    "try": 14,
     # The try page's candidates (loaded by its script, so no navigation): the names checked (2),
     # the candidates engine (with a limit: + the bound of its window of roots, one window
     # here), the hosts of the candidates shown (1), the units (1)
