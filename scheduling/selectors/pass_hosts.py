@@ -9,7 +9,7 @@ enabled/stale marks, which the built-in filters read, are read up front: two sma
 """
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from django.conf import settings
@@ -69,6 +69,8 @@ def hosts_of_pass(*, found: CandidatesById) -> list[HostState]:
         else:
             root_id = candidate_root(found=found, candidate=candidate)
         by_host.setdefault(root_id, []).append(candidate)
+    for root_id in found.alone:  # their one candidate is built when asked (build_alone)
+        by_host[root_id] = []
     if not by_host:
         return []
     tree = PassTreeFacts(found, by_host)
@@ -130,6 +132,20 @@ class PassTreeFacts:
         self._cell_pages: dict[int, list[str]] | None = None  # {provider: CUSTOM_MEMPAGE_*}
         self._device_roots: set[int] = set()
         self._numa_suffixes: tuple[str, ...] | None = None
+        # The hosts whose one candidate the engine left unbuilt (CandidatesById.alone), their
+        # lists empty in by_host until build_alone: fill_flat counts them without it.
+        self.alone: list[int] = list(found.alone)
+        # (root id, times) fill_flat took of those hosts' candidates, as _pending.
+        self._pending_alone: list[tuple[int, int]] = []
+
+    def build_alone(self) -> None:
+        """Build the candidate of every host :attr:`alone` (for anything but
+        :meth:`fill_flat`: each is then one of the host's candidates like the others)."""
+        if self.alone:
+            alone, self.alone = self.alone, []
+            build = self.found.alone_candidate
+            for root_id in alone:
+                self.by_host[root_id] = [build(root_id)]
 
     # usage and capacity
     def totals(self, root_id: int) -> dict[str, list[int]]:
@@ -581,20 +597,32 @@ class PassTreeFacts:
         candidates keep the engine's order) and no host limit (only free units bound)."""
         return not self._numa_groups() and not self.has_limits()
 
-    def fill_flat(self, root_ids: Iterable[int]) -> dict[int, int] | None:
+    def fill_flat(self, root_ids: Collection[int]) -> dict[int, int] | None:
         """:meth:`fill_alone` of each host of ``root_ids`` in turn, for a :meth:`flat` pass:
         ``{root id: instances}`` of those taking some; None as soon as one would be None.
 
         The same steps as fill_alone (each candidate in order, taken as many times as every
         bounded slot's free units allow) in one loop over 100,000 hosts, without a call per
         candidate and host but one; the usage the hosts show is recorded when first read
-        (:meth:`_flush_taken`), not slot by slot here."""
+        (:meth:`_flush_taken`), not slot by slot here. The hosts :attr:`alone` (whose one
+        candidate is unbuilt) are counted first, in a loop of their own: they share no
+        provider with any other host."""
         free = self.free()
         unbounded = self.unbounded
         by_host = self.by_host
         pending = self._pending
+        alone = set(self.alone)
         placed: dict[int, int] = {}
         try:
+            if alone:
+                counted = _take_alone(
+                    free, [r for r in root_ids if r in alone], self.found.alone_amounts
+                )
+                if counted is None:
+                    return None
+                self._pending_alone.extend(counted.items())
+                placed.update(counted)
+                root_ids = [r for r in root_ids if r not in alone]
             for root_id in root_ids:
                 count = 0
                 for candidate in by_host[root_id]:
@@ -607,7 +635,7 @@ class PassTreeFacts:
                 if count:
                     placed[root_id] = count
         finally:
-            if pending:
+            if pending or self._pending_alone:
                 self.consumed = True
                 self._rendered.clear()
                 if self._totals is not None:  # the usage is read already: keep it current
@@ -621,6 +649,14 @@ class PassTreeFacts:
             pending, self._pending = self._pending, []
             self._record_taken(
                 (slot, each * times) for allocations, times in pending for slot, each in allocations
+            )
+        if self._pending_alone:
+            taken, self._pending_alone = self._pending_alone, []
+            amounts = self.found.alone_amounts
+            self._record_taken(
+                ((root_id, class_id), each * times)
+                for root_id, times in taken
+                for class_id, each in amounts
             )
 
     def _fill_one_by_one(self, root_id: int) -> int | None:
@@ -744,6 +780,7 @@ class PassTreeFacts:
         one naming a provider deleted since the engine read it (a host sync changed the
         tree's shape) is stale and left out."""
         if root_id not in self._rendered:
+            self.build_alone()
             found = self.fitting(root_id)
             self._know_uuids(p for (p, _c), _a in _allocations(found))
             self._rendered[root_id] = [
@@ -799,6 +836,31 @@ def _take_fitting(
         for slot, amount in allocations:
             free[slot] -= amount * times
     return times
+
+
+def _take_alone(
+    free: dict[Slot, int], root_ids: Iterable[int], amounts: Sequence[tuple[int, int]]
+) -> dict[int, int] | None:
+    """:func:`_take_fitting` of each host's one candidate, taking ``amounts`` (``((class id,
+    amount), ...)``) from the host's root alone (CandidatesById.alone), without building
+    it: ``{root id: times}`` of those taking some, None when one is bounded by nothing."""
+    placed = {}
+    for root_id in root_ids:
+        times = None
+        for class_id, amount in amounts:
+            have = free[(root_id, class_id)]
+            if have < amount:
+                times = 0
+                break
+            if amount > 0 and (times is None or have // amount < times):
+                times = have // amount
+        if times is None:
+            return None
+        if times:
+            for class_id, amount in amounts:
+                free[(root_id, class_id)] -= amount * times
+            placed[root_id] = times
+    return placed
 
 
 def _add_rows(totals: Totals, rows: Iterable[TreeRow]) -> None:

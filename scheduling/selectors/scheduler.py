@@ -280,7 +280,9 @@ def max_placement_results() -> int | None:
     return bound if bound > 0 else None
 
 
-def candidates_for(*, spec: SchedulingSpec, limit: int | None = None) -> CandidatesById:
+def candidates_for(
+    *, spec: SchedulingSpec, limit: int | None = None, alone_apart: bool = False
+) -> CandidatesById:
     """The engine's answer for the spec's flavor (its variants in order, see
     :func:`~scheduling.candidates.find_candidates_in_order`), at most ``limit`` candidates
     per variant (the first trees by id); unknown names are a 400.
@@ -288,7 +290,9 @@ def candidates_for(*, spec: SchedulingSpec, limit: int | None = None) -> Candida
     A bounded read (a boot's or a move's) for a ``target_host`` reads that host's tree alone
     (and the sharing providers): the host filter would leave no other, and the first trees by
     id may not hold it (at 100,000 hosts the bound then cut the read and the pass planned
-    again over every host, 4 s). Capacity and explain (no bound) still judge every host."""
+    again over every host, 4 s). Capacity and explain (no bound) still judge every host.
+    ``alone_apart``: a what-if count's read (see
+    :func:`~scheduling.candidates.find_candidates`)."""
     target = spec.hints.get("target_host") if limit else None
     roots = target_host_roots(target=target) if target else None
     requests = [
@@ -299,7 +303,7 @@ def candidates_for(*, spec: SchedulingSpec, limit: int | None = None) -> Candida
     ]
     try:
         try:
-            return engine.find_candidates_in_order(requests, capped=False)
+            return engine.find_candidates_in_order(requests, capped=False, alone_apart=alone_apart)
         except request_groups.UnknownTrait as exc:
             # PCI NUMA affinity's legacy variant requires the pci plugin's trait, which the
             # sync creates with the first device reporting no NUMA node: before that (or after
@@ -332,16 +336,24 @@ class SchedulingPass:
     """
 
     def __init__(
-        self, spec: SchedulingSpec, *, leave_out: Collection[int] = (), limit: int | None = None
+        self,
+        spec: SchedulingSpec,
+        *,
+        leave_out: Collection[int] = (),
+        limit: int | None = None,
+        alone_apart: bool = False,
     ) -> None:
         """``limit``: at most that many candidates per flavor variant (a boot's or a move's
-        bound, see :func:`max_placement_results`); capacity and explain judge every host."""
+        bound, see :func:`max_placement_results`); capacity and explain judge every host.
+        ``alone_apart`` (capacity's count): the candidate of a host taking everything from
+        its root alone is left unbuilt by the engine and counted by :meth:`fill` from the
+        free units (built when anything else asks for it)."""
         self.spec = spec
         with cyclic_gc_paused():
             # Candidates taking from a stale or disabled pool are left out: hosts left with
             # none are the pools step's refusals.
             self.found, self.pools_dropped = without_unavailable_pools(
-                found=candidates_for(spec=spec, limit=limit)
+                found=candidates_for(spec=spec, limit=limit, alone_apart=alone_apart)
             )
             spec.check_time()
             self.hosts = [h for h in hosts_of_pass(found=self.found) if h.id not in leave_out]
@@ -373,6 +385,8 @@ class SchedulingPass:
         """Filters and weighers over the hosts that still fit, and the pick (a random one
         among the best ``PLACEMENT_SCHEDULER_HOST_SUBSET_SIZE``)."""
         with cyclic_gc_paused():
+            if self.tree is not None:
+                self.tree.build_alone()
             hosts, gone = self.fitting_hosts()
             dropped: list[tuple[HostState | HostRef, Status]] = [
                 (host, Status.unschedulable(why)) for host, why in self.pools_dropped
@@ -406,6 +420,7 @@ class SchedulingPass:
         """Consume ``host``'s first fitting candidate; returns it as a client sees it, or
         None when it is stale (a provider of it deleted since the engine read it)."""
         tree = self._trees()
+        tree.build_alone()
         candidate = tree.first_fitting(host.id)
         if candidate is None:
             return None
@@ -470,6 +485,7 @@ class SchedulingPass:
         tree = self._trees()
         if once and tree.flat():
             return self._fill_flat(tree)
+        tree.build_alone()
         with cyclic_gc_paused():
             for host in self.hosts:
                 self.spec.check_time()

@@ -13,8 +13,9 @@ import uuid as uuidlib
 
 import pytest
 
+from providers.models import Aggregate, ResourceProvider
 from scheduling.extra_specs import translate_flavor
-from scheduling.models import Flavor
+from scheduling.models import AggregateMetadata, Flavor
 from scheduling.selectors.pass_hosts import PassTreeFacts
 from scheduling.selectors.scheduler import SchedulingPass, SchedulingSpec
 from tests.providers.devices import PLUGINS, report_and_sync
@@ -154,3 +155,132 @@ def test_a_flat_cloud_fills_in_one_loop_as_one_instance_at_a_time(api, settings,
     assert fits == _slow_fill("f"), (seed, sharing)
     assert response.json["total"] == sum(fits.values())
     assert calls or sharing  # without a sharing provider, always the one loop
+
+
+def _general_fill(name, zone=""):
+    """The fill over a pass whose engine built every host's candidates (no host's counted
+    apart from its free units): ``{host: fits}``."""
+    flavor = Flavor.objects.get(name=name)
+    spec = SchedulingSpec(
+        flavor=flavor,
+        flavor_request=translate_flavor(flavor, aggregates=()),
+        availability_zone=zone,
+    )
+    placed = SchedulingPass(spec).fill()
+    return {host.name: count for host, count in placed.values()}
+
+
+def _random_inventories(rng, classes):
+    inventories = {}
+    for rc in classes:
+        total = {"VCPU": rng.choice([2, 4, 8]), "MEMORY_MB": rng.choice([2048, 4096, 8192])}.get(
+            rc, rng.choice([20, 100])
+        )
+        inventory = {"total": total, "allocation_ratio": rng.choice([1.0, 1.5, 2.0])}
+        if rng.random() < 0.3:
+            inventory["reserved"] = total // 4
+        if rc == "VCPU" and rng.random() < 0.15:
+            inventory["max_unit"] = 1  # refuses any flavor of two VCPUs
+        inventories[rc] = inventory
+    return inventories
+
+
+def _mixed_cloud(api, rng):
+    """Hosts made through the Placement API: flat ones (every class on the root), nested ones
+    (a class, or part of one, on a child), some without a disk of their own; some in a zone's
+    aggregate with metadata a flavor may ask, some in an aggregate with a sharing disk
+    provider. Returns the names of the flat hosts outside the sharing aggregate."""
+    zone = Aggregate.objects.create(uuid=uuidlib.uuid4())
+    AggregateMetadata.objects.create(
+        aggregate=zone, name="rack", availability_zone="az1", metadata={"disk": "ssd"}
+    )
+    shared = str(uuidlib.uuid4())
+    alone = set()
+    for index in range(rng.randint(3, 8)):
+        name = f"h{index}"
+        kind = rng.choice(["flat", "flat", "child_disk", "child_vcpu", "no_disk"])
+        aggregates = []
+        if rng.random() < 0.5:
+            aggregates.append(str(zone.uuid))
+        in_shared = kind == "no_disk" or rng.random() < 0.3
+        if in_shared:
+            aggregates.append(shared)
+        own = {"flat": ["VCPU", "MEMORY_MB", "DISK_GB"], "child_disk": ["VCPU", "MEMORY_MB"]}
+        classes = own.get(kind, ["VCPU", "MEMORY_MB"] if kind == "no_disk" else ["MEMORY_MB"])
+        if kind == "child_vcpu":
+            classes = ["VCPU", "MEMORY_MB", "DISK_GB"] if rng.random() < 0.5 else classes
+        root = make_host(api, name, _random_inventories(rng, classes), aggregates=aggregates)
+        if kind == "child_disk":
+            make_host(api, f"{name}-disk", _random_inventories(rng, ["DISK_GB"]), parent=root)
+        elif kind == "child_vcpu":
+            child = ["VCPU"] if "DISK_GB" in classes else ["VCPU", "DISK_GB"]
+            make_host(api, f"{name}-cell", _random_inventories(rng, child), parent=root)
+        if kind == "flat" and not in_shared:
+            alone.add(name)
+    if rng.random() < 0.7:
+        make_host(
+            api,
+            "shared-disk",
+            {"DISK_GB": {"total": rng.choice([10, 40, 1000])}},
+            traits=["MISC_SHARES_VIA_AGGREGATE"],
+            aggregates=[shared],
+        )
+    return alone
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_hosts_counted_apart_give_what_the_general_fill_gives(api, settings, monkeypatch, seed):
+    """Capacity's pass leaves a flat host's one candidate (everything from its root)
+    unbuilt and counts it from the free units (CandidatesById.alone): on random clouds of
+    flat and nested hosts, with reserved units, ratios, a max_unit refusing, a sharing disk
+    provider, existing servers, and filters dropping hosts (an aggregate's extra spec, a
+    zone), the answer is the fill over a pass where the engine built every candidate, and
+    the scheduler's own one-instance-at-a-time fill: same total, same hosts, same fits."""
+    rng = random.Random(seed)
+    settings.PLACEMENT_SCHEDULER_HOST_SUBSET_SIZE = 1
+    reads_usage = rng.random() < 0.25
+    if reads_usage:  # a filter reading usage: each host is filled one instance at a time
+        settings.PLACEMENT_SCHEDULER_FILTERS += ",extended_resource:VCPU:3"
+    counted = []
+    fill_flat = PassTreeFacts.fill_flat
+    monkeypatch.setattr(
+        PassTreeFacts,
+        "fill_flat",
+        lambda tree, roots: counted.extend(set(tree.alone) & set(roots)) or fill_flat(tree, roots),
+    )
+    alone = _mixed_cloud(api, rng)
+    make_flavor(api, "first", vcpus=1, ram=512, disk=rng.choice([1, 5]))
+    specs = rng.choice([{}, {}, {"aggregate_instance_extra_specs:disk": "ssd"}])
+    make_flavor(
+        api, "f", vcpus=rng.choice([1, 2]), ram=rng.choice([512, 1024]), disk=5, extra_specs=specs
+    )
+    for index in range(rng.randint(0, 5)):
+        assert boot(api, "first", name=f"old{index}").status in (201, 409)
+    zone = rng.choice(["", "", "az1"])
+
+    query = "flavor=f" + (f"&availability_zone={zone}" if zone else "")
+    response = api.get(f"/api/capacity/?{query}")
+
+    assert response.status == 200, response
+    fits = {h["name"]: h["fits"] for h in response.json["hosts"] if h["fits"]}
+    general = _general_fill("f", zone)
+    assert fits == general, (seed, sorted(alone))
+    assert response.json["total"] == sum(general.values())
+    assert {h["name"] for h in response.json["hosts"]} == set(general)
+    if not zone:
+        assert fits == _slow_fill("f"), seed
+    # Every flat host outside the sharing aggregate that takes an instance was counted apart
+    # (the filters kept it: the fill counts only those). Others may be too: a nested host
+    # whose child has no room for one instance, a host of the aggregate without a sharing
+    # provider.
+    counted_names = set(
+        ResourceProvider.objects.filter(id__in=counted).values_list("name", flat=True)
+    )
+    if not reads_usage:
+        assert alone & set(general) <= counted_names, seed
+
+    # A work budget stopping the engine stops it at the same tree either way (a host
+    # counted apart is one combination examined, as its candidate is).
+    settings.PLACEMENT_ALLOCATION_CANDIDATES_MAX_EXAMINED = rng.randint(1, 6)
+    cut = api.get(f"/api/capacity/?{query}").json
+    assert {h["name"]: h["fits"] for h in cut["hosts"] if h["fits"]} == _general_fill("f", zone)
