@@ -380,8 +380,10 @@ def _selection_sql(rg, unsuffixed, columns, among=None):
         providers = _providers_meeting(rg, unsuffixed)
         if among is not None:
             providers = providers.filter(_among(among))
+        # Over the whole cloud (no window, no tree), the providers are judged as a set.
+        hashed = among is None and group.in_tree is None
         found = rp_selectors.fitting_inventories_sql(
-            resolved=rg, providers=providers, columns=columns
+            resolved=rg, providers=providers, columns=columns, hashed=hashed
         )
         if len(_SELECTION_SQL) >= _SELECTION_SQL_SIZE:
             _SELECTION_SQL.clear()

@@ -407,7 +407,7 @@ def providers_meeting(
 
 
 def fitting_inventories_sql(
-    *, resolved: ResolvedGroup, providers: QuerySet, columns: Sequence[str]
+    *, resolved: ResolvedGroup, providers: QuerySet, columns: Sequence[str], hashed: bool = False
 ) -> tuple[str, tuple[Any, ...]]:
     """``(sql, params)`` of the inventory rows of ``providers`` (a queryset) that can take
     the group's amount of their class, each as ``columns`` (inventory fields, ``root_id``
@@ -421,9 +421,19 @@ def fitting_inventories_sql(
     twice as slow at 10,000 and 100,000 providers (docs/performance.md, issue 28).
     ``OFFSET 0`` keeps PostgreSQL from pulling the rule into the subquery; grouping per row
     (a HAVING) did the same but sorted every row, on disk past ``work_mem`` (300,000 rows at
-    100,000 providers: 0.65 against 0.31 s in EXPLAIN ANALYZE)."""
+    100,000 providers: 0.65 against 0.31 s in EXPLAIN ANALYZE).
+
+    ``hashed``: ``providers`` judged as membership of their set, built once and probed per
+    inventory row (``IS TRUE`` keeps PostgreSQL from a semi-join), for a selection over the
+    whole cloud. Without planner statistics (a fresh database) PostgreSQL guessed the rows of
+    the asked classes at a few dozen of thousands and checked the providers' rules (an
+    aggregate) once per row through the primary key; judged as membership, the rules run
+    once per provider whatever the guess."""
     inventories = Inventory.objects.filter(resource_class_id__in=list(resolved.resources))
-    if providers.query.where:  # no condition on providers: no semi-join
+    if providers.query.where and hashed:
+        among = _IsTrue(In(F("resource_provider_id"), providers.values("id")))
+        inventories = inventories.filter(among)
+    elif providers.query.where:  # no condition on providers: no semi-join
         inventories = inventories.filter(resource_provider_id__in=providers.values("id"))
     chosen = usage.usage_joined_rows(
         inventories.annotate(root_id=F("resource_provider__root_id"))
