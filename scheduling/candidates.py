@@ -692,27 +692,32 @@ class _Assembler:
         through each top's list of options below it instead, without trying them one by one:
         on a wide tree most of them could never complete a combination."""
         options = subtree.options[index]
-        kept = [
-            self._keeping_constraint(earlier, later, picked, subtree)
-            for earlier, later in self.subtree_plan[index]
-        ]
+        plan = self.subtree_plan[index]
         if len(options) <= FEW_SUBTREE_OPTIONS:
-            return self._few_choices(options, kept)
+            return self._few_choices(options, plan, picked, subtree)
         below, position = subtree.below(index)
         allowed = None
-        for common, tops in kept:
+        for earlier, later in plan:
+            common, tops = self._keeping_constraint(earlier, later, picked, subtree)
             found = {p for top in tops for p in below.get(top, ())}
             found.update(p for p in common if p in position)
             allowed = found if allowed is None else allowed & found
         return sorted(allowed, key=position.__getitem__)
 
-    def _few_choices(self, options, kept):
-        """The ``options`` (tried one by one) in ``common`` or below one of ``tops`` for each
-        ``(common, tops)`` constraint ``kept``."""
+    def _few_choices(self, options, plan, picked, subtree):
+        """:meth:`_subtree_choices` among a few ``options``, tried one by one: those in
+        ``common`` or below one of ``tops`` of each constraint (see
+        :meth:`_keeping_constraint`)."""
         lineage = self._lineage
-        if len(kept) == 1:  # most often: one constraint
-            ((common, tops),) = kept
+        if len(plan) == 1:  # most often: one constraint
+            ((earlier, later),) = plan
+            if len(earlier) == 1 and not later:  # its second slot of two: above or below
+                top = picked[earlier[0]]
+                above = lineage(top)
+                return [p for p in options if p in above or top in lineage(p)]
+            common, tops = self._keeping_constraint(earlier, later, picked, subtree)
             return [p for p in options if p in common or not lineage(p).isdisjoint(tops)]
+        kept = [self._keeping_constraint(e, later, picked, subtree) for e, later in plan]
         return [
             p
             for p in options
@@ -791,7 +796,7 @@ class _Assembler:
         plan, spend = self.subtree_plan, self.budget.spend
         # Without isolate, summed capacity or traits to check, any choice may be taken.
         free = self.distinct and not self.isolate and not self.unsuffixed_required
-        take, drop = (_take_any, _drop_any) if free else (self._take, _drop)
+        take, drop = (None, _drop_any) if free else (self._take, _drop)
         picked, kept = [], []  # the providers picked, and what taking each changed
         usage, granular_used = {}, set()
         pending = [iter(options[0])]  # no constraint narrows its first slot's choices
@@ -804,11 +809,12 @@ class _Assembler:
                     drop(picked, kept, usage, granular_used)
                 continue
             spend()
-            taken = take(index, provider_id, picked, usage, granular_used)
-            if taken is None:
-                continue
+            if take is not None:
+                taken = take(index, provider_id, picked, usage, granular_used)
+                if taken is None:
+                    continue
+                kept.append(taken)
             picked.append(provider_id)
-            kept.append(taken)
             if index == last:
                 yield tuple(picked)
                 drop(picked, kept, usage, granular_used)
@@ -1684,15 +1690,9 @@ def _distinct(picked, indexes):
 _NOTHING_ADDED: tuple = ()  # what a slot of a ``distinct`` request adds to the usage
 
 
-def _take_any(_index, _provider_id, _picked, _usage, _granular_used):
-    """:meth:`_Assembler._take` when any choice may be taken."""
-    return _NOTHING_ADDED
-
-
-def _drop_any(picked, kept, _usage, _granular_used):
-    """:func:`_drop` after :func:`_take_any`."""
+def _drop_any(picked, _kept, _usage, _granular_used):
+    """:func:`_drop` when any choice may be taken (nothing kept)."""
     picked.pop()
-    kept.pop()
 
 
 def _drop(picked, kept, usage, granular_used):
