@@ -106,14 +106,12 @@ class RenderedCandidate(NamedTuple):
     mappings: dict[str, list[str]]
 
 
-class ProviderSummary(NamedTuple):
-    """One provider of the candidates' trees, as ``provider_summaries`` lists it."""
-
-    uuid: str
-    parent_uuid: str | None
-    root_uuid: str
-    resources: dict[str, dict[str, int]]  # every inventory: {class: {"capacity", "used"}}
-    traits: list[str]  # in stable order (see trait_lists)
+# One provider of the candidates' trees, as ``provider_summaries`` lists it: (uuid, parent
+# uuid, root uuid, every inventory as {class: {"capacity", "used"}}, trait names in stable
+# order: see trait_lists). A plain tuple: a large answer has one per host, and building a
+# NamedTuple cost ten times as much. The inventories' inner dicts are shared (read them only).
+ProviderSummary = tuple[str, str | None, str, dict[str, dict[str, int]], list[str]]
+SUMMARY_UUID = 0
 
 
 @dataclass
@@ -1088,11 +1086,10 @@ class _Assembler:
 
 
 def _summaries(root_ids, members=None):
-    """Summaries of every provider of the trees ``root_ids``, in id order, and the
-    :func:`~scheduling.queries.tree_members` rows of those providers: three queries, or two
-    with ``members`` (the
-    :func:`~scheduling.queries.tree_members` of the candidate trees, read already; trees
-    missing from it are read)."""
+    """Summaries (:data:`ProviderSummary`) of every provider of the trees ``root_ids``, in id
+    order, and ``{provider id: uuid}`` of those providers: three queries, or two with
+    ``members`` (the :func:`~scheduling.queries.tree_members` of the candidate trees, read
+    already; trees missing from it are read)."""
     if members is None:
         providers = queries.tree_members(root_ids)
     else:
@@ -1104,15 +1101,23 @@ def _summaries(root_ids, members=None):
     ids = [member[MEMBER_ID] for member in providers]
     uuids = {provider_id: uuid for provider_id, uuid, _parent_id, _root_id in providers}
     resources = {provider_id: {} for provider_id in ids}
-    # usable_units inlined, and each provider's dict looked up once: tens of thousands of rows.
-    last, of_provider = None, {}
-    for provider_id, name, total, reserved, ratio, used in queries.inventories_with_usage(ids):
+    # usable_units inlined, each provider's dict looked up once, and one dict per distinct
+    # inventory (class, total, reserved, ratio, used), shared by the providers having it
+    # (read-only): hundreds of thousands of rows, most of them alike.
+    last, of_provider, alike = None, {}, {}
+    for row in queries.inventories_with_usage(ids):
+        provider_id = row[0]
         if provider_id != last:
             last, of_provider = provider_id, resources[provider_id]
-        of_provider[name] = {"capacity": int((total - reserved) * ratio), "used": used}
+        inventory = row[1:]
+        summary = alike.get(inventory)
+        if summary is None:
+            name, total, reserved, ratio, used = inventory
+            summary = alike[inventory] = {"capacity": int((total - reserved) * ratio), "used": used}
+        of_provider[inventory[0]] = summary
     traits_of = trait_lists(ids)
     summaries = [
-        ProviderSummary(
+        (
             uuid,
             None if parent_id is None else uuids[parent_id],
             uuids[root_id],
@@ -1121,7 +1126,7 @@ def _summaries(root_ids, members=None):
         )
         for provider_id, uuid, parent_id, root_id in providers
     ]
-    return summaries, providers
+    return summaries, uuids
 
 
 def trait_lists(provider_ids: Iterable[int]) -> dict[int, list[str]]:
@@ -1637,14 +1642,13 @@ def candidates_for_request(request: CandidateRequest) -> AllocationCandidates:
     found = _find(request, alone_as_id=True)
     if not found.candidates:
         return AllocationCandidates(requested_classes=found.requested_classes)
-    summaries, members = _summaries(found.roots(), found.members)
-    uuids = {provider_id: uuid for provider_id, uuid, _parent_id, _root_id in members}
+    summaries, uuids = _summaries(found.roots(), found.members)
     if found.tree_blind:
         used = {uuids[c] for c in found.candidates if type(c) is int}
         used.update(
             uuids[p] for c in found.candidates if type(c) is not int for (p, _c), _a in c[0]
         )
-        summaries = [summary for summary in summaries if summary.uuid in used]
+        summaries = [summary for summary in summaries if summary[SUMMARY_UUID] in used]
     alone_amounts, alone_suffixes = _alone_layout(request, found.class_names)
     return AllocationCandidates(
         candidates=found.candidates,
