@@ -761,15 +761,20 @@ class _Assembler:
         subtree = _SubtreeIndex(options, self._lineage) if self.request.same_subtree else None
         return self._fill(options, subtree)
 
-    def _options(self, root_id):
-        """Per slot, its providers for one anchor root (the tree's own, then the sharing
-        providers anchored there), or None when a slot has none."""
-        sources = self._sources
-        if sources is None:  # per slot: its providers by root, local and shared (_options)
-            sources = self._sources = [
+    def _option_sources(self):
+        """Per slot: its providers by root, those of the tree and the sharing providers
+        anchored there (see :meth:`_options`), built once."""
+        if self._sources is None:
+            self._sources = [
                 (self.fits[suffix].by_root[key], self._shared_by_root(suffix, key))
                 for suffix, key in self.slots
             ]
+        return self._sources
+
+    def _options(self, root_id):
+        """Per slot, its providers for one anchor root (the tree's own, then the sharing
+        providers anchored there), or None when a slot has none."""
+        sources = self._option_sources()
         # Most slots have no sharing provider: their options are the tree's own list (the
         # combining below reads the options, never changes them).
         options = [
@@ -870,7 +875,8 @@ class _Assembler:
         yielded already over earlier roots (by other assemblers: see :class:`_Seen`)."""
         seen = seen or _Seen()
         if self.simple:
-            yield from self._plain_product_candidates(roots, seen.shared)
+            plain = self._alone_or_built if self.alone_as_id else self._plain_product_candidates
+            yield from plain(roots, seen.shared)
             return
         if self.distinct:
             yield from self._distinct_candidates(roots, seen.shared)
@@ -973,9 +979,6 @@ class _Assembler:
         slot shares an inventory with another, so each allocation is one slot's, and the
         mappings follow from the slots' suffixes. The unsuffixed group's required traits
         are checked over its providers (the first slots), once per distinct tuple of them."""
-        if self.alone_as_id:
-            yield from self._alone_or_built(roots, seen_shared)
-            return
         spend = self.budget.spend
         layout = self._product_layout()
         traits_ok = self._unsuffixed_traits_check()
@@ -1000,15 +1003,16 @@ class _Assembler:
         layout = self._product_layout()
         slots = len(self.slot_suffixes)
         traits_ok = self._unsuffixed_traits_check()
+        alone = self._alone_roots()
         for root_id in roots:
+            provider_id = alone.get(root_id)
+            if provider_id is not None:
+                spend()
+                if traits_ok is None or traits_ok((provider_id,) * slots):
+                    yield provider_id
+                continue
             options = self._options(root_id)
             if options is None:
-                continue
-            only = options[0]
-            if len(only) == 1 and options.count(only) == slots and only[0] not in anchors:
-                spend()
-                if traits_ok is None or traits_ok((only[0],) * slots):
-                    yield only[0]
                 continue
             combinations = itertools.product(*options)
             if traits_ok is not None:
@@ -1022,6 +1026,27 @@ class _Assembler:
                 candidate = self._built(picked, layout, seen_shared)
                 if candidate is not None:
                     yield candidate
+
+    def _alone_roots(self):
+        """``{root id: provider id}`` of the trees where one provider, not a sharing one, is
+        every slot's only option (a flat host's tree): their one combination, found a slot
+        at a time over every root rather than root by root."""
+        sources = self._option_sources()
+        anchored = set().union(*(shared for _local, shared in sources))
+        anchors = self.anchors
+        (first, _shared), *others = sources
+        alone = {
+            root_id: options[0]
+            for root_id, options in first.items()
+            if len(options) == 1 and options[0] not in anchors and root_id not in anchored
+        }
+        for local, _shared in others:
+            alone = {
+                root_id: provider_id
+                for root_id, provider_id in alone.items()
+                if local.get(root_id) == [provider_id]
+            }
+        return alone
 
     def _built(self, picked, layout, seen_shared):
         """The :class:`Candidate` of one combination of the plain product (see
@@ -1156,10 +1181,13 @@ def _collect_within_budget(generated, most, budget):
     if most == 0:
         return found
     try:
-        for candidate in generated:
-            found.append(candidate)
-            if most is not None and len(found) >= most:
-                break
+        if most is None:
+            found.extend(generated)  # keeps those found when the budget runs out
+        else:
+            for candidate in generated:
+                found.append(candidate)
+                if len(found) >= most:
+                    break
     except _BudgetExhausted:
         logger.warning(
             "Allocation candidates cut short (%s): answering with the %d found so far",
