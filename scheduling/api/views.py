@@ -2,6 +2,8 @@
 
 import time
 
+import orjson
+
 from placementsite.core.api.errors import HTTPBadRequest
 from placementsite.core.api.microversion import since
 from placementsite.core.api.views import PlacementView
@@ -15,15 +17,16 @@ from .. import metrics, policies
 
 
 def allocation_requests_repr(found, version):
-    """The ``allocation_requests`` list: one dict per candidate, built once from its ids. The
-    candidates given as their provider's id (one provider giving every amount: see
-    scheduling.candidates.AnsweredCandidate) share one resources dict, the same in each."""
+    """The ``allocation_requests`` list: one dict per candidate, built once from its ids. A
+    candidate given as its provider's id (one provider giving every amount: see
+    scheduling.candidates.AnsweredCandidate) is the same JSON in each but for that uuid: its
+    text, rendered once around a placeholder, is joined around each uuid instead."""
     uuids, names = found.uuids, found.class_names
-    alone = {"resources": {names[class_id]: amount for class_id, amount in found.alone_amounts}}
+    around = _alone_text(found, version)
+    fragment = orjson.Fragment
     if version < (1, 12):
-        resources = alone["resources"]
         return [
-            {"allocations": [{"resource_provider": {"uuid": uuids[c]}, "resources": resources}]}
+            fragment(uuids[c].join(around))
             if type(c) is int
             else {
                 "allocations": [
@@ -35,26 +38,35 @@ def allocation_requests_repr(found, version):
         ]
     if version < (1, 34):
         return [
-            {"allocations": {uuids[c]: alone}}
+            fragment(uuids[c].join(around))
             if type(c) is int
             else {"allocations": _allocations_repr(c[0], uuids, names)}
             for c in found.candidates
         ]
-    suffixes = found.alone_suffixes
-    if len(suffixes) == 1:
-        (suffix,) = suffixes
-        return [
-            {"allocations": {uuids[c]: alone}, "mappings": {suffix: [uuids[c]]}}
-            if type(c) is int
-            else _with_mappings(c, uuids, names)
-            for c in found.candidates
-        ]
     return [
-        {"allocations": {uuids[c]: alone}, "mappings": {suffix: [uuids[c]] for suffix in suffixes}}
-        if type(c) is int
-        else _with_mappings(c, uuids, names)
+        fragment(uuids[c].join(around)) if type(c) is int else _with_mappings(c, uuids, names)
         for c in found.candidates
     ]
+
+
+# Stands for the provider's uuid in the text of a one-provider candidate (see _alone_text):
+# no class name, suffix or key of the JSON can hold it.
+_UUID_PLACEHOLDER = "<provider uuid>"
+
+
+def _alone_text(found, version):
+    """The JSON text of a candidate given as its provider's id, at ``version``, split where
+    that provider's uuid goes: the dict :func:`allocation_requests_repr` builds for any
+    other candidate, encoded by orjson as the whole answer is (a uuid needs no escaping)."""
+    uuid = _UUID_PLACEHOLDER
+    resources = {found.class_names[class_id]: amount for class_id, amount in found.alone_amounts}
+    if version < (1, 12):
+        alone = {"allocations": [{"resource_provider": {"uuid": uuid}, "resources": resources}]}
+    else:
+        alone = {"allocations": {uuid: {"resources": resources}}}
+        if version >= (1, 34):
+            alone["mappings"] = {suffix: [uuid] for suffix in found.alone_suffixes}
+    return orjson.dumps(alone).decode().split(uuid)
 
 
 def _with_mappings(candidate, uuids, names):
