@@ -1112,17 +1112,11 @@ class _Assembler:
 
 def _summaries(root_ids, members=None):
     """Summaries (:data:`ProviderSummary`) of every provider of the trees ``root_ids``, in id
-    order, and ``{provider id: uuid}`` of those providers: three queries, or two with
-    ``members`` (the :func:`~scheduling.queries.tree_members` of the candidate trees, read
-    already; trees missing from it are read)."""
-    if members is None:
-        providers = queries.tree_members(root_ids)
-    else:
-        providers = [member for member in members if member[MEMBER_ROOT_ID] in root_ids]
-        # Trees of sharing providers are not among the candidate (anchor) trees.
-        missing = set(root_ids) - {member[MEMBER_ROOT_ID] for member in providers}
-        if missing:
-            providers = sorted(providers + list(queries.tree_members(missing)))
+    order, and ``{provider id: uuid}`` of those providers: three queries (one for a few trees:
+    queries.tree_summaries), or two with ``members`` (the
+    :func:`~scheduling.queries.tree_members` of the candidate trees, read already; trees
+    missing from it are read)."""
+    providers, inventory_rows, trait_rows = _summary_rows(root_ids, members)
     ids = [member[MEMBER_ID] for member in providers]
     uuids = {provider_id: uuid for provider_id, uuid, _parent_id, _root_id in providers}
     resources = {provider_id: {} for provider_id in ids}
@@ -1130,7 +1124,7 @@ def _summaries(root_ids, members=None):
     # inventory (class, total, reserved, ratio, used), shared by the providers having it
     # (read-only): hundreds of thousands of rows, most of them alike.
     last, of_provider, alike = None, {}, {}
-    for row in queries.inventories_with_usage(ids):
+    for row in inventory_rows:
         provider_id = row[0]
         if provider_id != last:
             last, of_provider = provider_id, resources[provider_id]
@@ -1140,7 +1134,7 @@ def _summaries(root_ids, members=None):
             name, total, reserved, ratio, used = inventory
             summary = alike[inventory] = {"capacity": int((total - reserved) * ratio), "used": used}
         of_provider[inventory[0]] = summary
-    traits_of = trait_lists(ids)
+    traits_of = trait_lists(ids, trait_rows)
     summaries = [
         (
             uuid,
@@ -1154,12 +1148,33 @@ def _summaries(root_ids, members=None):
     return summaries, uuids
 
 
-def trait_lists(provider_ids: Iterable[int]) -> dict[int, list[str]]:
+def _summary_rows(root_ids, members):
+    """What :func:`_summaries` reads: ``(tree members, inventories with usage, trait names or
+    None)`` of the trees ``root_ids`` (see queries.tree_summaries), in one query for a few
+    trees, else in two or one (with ``members``), the traits left to :func:`trait_lists`."""
+    if members is None and len(root_ids) <= queries.FEW_TREES:
+        return queries.tree_summaries(root_ids)
+    if members is None:
+        providers = queries.tree_members(root_ids)
+    else:
+        providers = [member for member in members if member[MEMBER_ROOT_ID] in root_ids]
+        # Trees of sharing providers are not among the candidate (anchor) trees.
+        missing = set(root_ids) - {member[MEMBER_ROOT_ID] for member in providers}
+        if missing:
+            providers = sorted(providers + list(queries.tree_members(missing)))
+    ids = [member[MEMBER_ID] for member in providers]
+    return providers, queries.inventories_with_usage(ids), None
+
+
+def trait_lists(
+    provider_ids: Iterable[int], rows: list[tuple[int, str]] | None = None
+) -> dict[int, list[str]]:
     """``{provider id: [trait names]}`` in the stable order of providers.selectors.traits
-    (standard traits, then custom ones, each in id order); one query."""
+    (standard traits, then custom ones, each in id order); one query, or none with ``rows``
+    (those of ``queries.trait_names(provider_ids)``, read already)."""
     standard = defaultdict(list)
     custom = defaultdict(list)
-    for provider_id, name in queries.trait_names(provider_ids):
+    for provider_id, name in queries.trait_names(provider_ids) if rows is None else rows:
         (custom if name.startswith(CUSTOM_PREFIX) else standard)[provider_id].append(name)
     for provider_id, names in custom.items():
         standard[provider_id] += names
