@@ -333,20 +333,20 @@ class Server:
         timeout = str(int(self.args.timeout) + 10)
         if self.name == "reference":
             base = [str(REFERENCE_SCRIPT), "--port", str(self.client.port), "--workers", workers]
-            base += ["--timeout", timeout, "--database", "bench_reference"]
+            base += ["--timeout", timeout, "--database", self.database]
             for step in (["install"], ["config"], ["--reset-db", "db-sync"]):
                 subprocess.run(base + step, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
             return base + ["serve"], dict(os.environ)
         env = dict(os.environ)
         env.update(
-            DATABASE_URL=f"{PG_URL}/bench_project",
+            DATABASE_URL=f"{PG_URL}/{self.database}",
             PLACEMENT_AUTH_STRATEGY="noauth2",
             PLACEMENT_RANDOMIZE_ALLOCATION_CANDIDATES="false",
             PLACEMENT_MAX_ALLOCATION_CANDIDATES=str(topology.max_candidates),
             DJANGO_DEBUG="false",
             DJANGO_SETTINGS_MODULE="placementsite.settings",
         )
-        recreate_database("bench_project")
+        recreate_database(self.database)
         python = str(ROOT / ".venv" / "bin" / "python")
         subprocess.run(
             [python, "manage.py", "migrate", "--noinput", "--skip-checks", "-v", "0"],
@@ -888,11 +888,13 @@ def parse_args(argv=None):
     parser.add_argument("--reference-url", help="reuse a running reference server (127.0.0.1)")
     parser.add_argument(
         "--project-database",
-        help="with --project-url: its PostgreSQL database, analyzed after loading",
+        help="its PostgreSQL database (default bench_project; with --project-url, the one it "
+        "serves), analyzed after loading",
     )
     parser.add_argument(
         "--reference-database",
-        help="with --reference-url: its PostgreSQL database, analyzed after loading",
+        help="its PostgreSQL database (default bench_reference, which must start with bench_; "
+        "with --reference-url, the one it serves), analyzed after loading",
     )
     parser.add_argument(
         "--wipe",
