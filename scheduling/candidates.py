@@ -214,8 +214,9 @@ def _select(resolved, full=False, read=None, window=None):
     every row's capacity fields and usage (the scheduler's passes keep them). ``read``: what
     runs a group's query (``queries.fetch``, or a memo of it shared by several requests).
     ``window`` (a :class:`_Window`): only the rows of the trees whose root it holds, and of
-    the sharing providers (groups asking resources only)."""
-    read = read or queries.fetch
+    the sharing providers (groups asking resources only). Groups asking the same (say six
+    ``VGPU:1``) run the same query: it is read once."""
+    read = read or _SelectionReads().read
     selection = _Selection()
     # Capacity fields are only read when two slots may land on the same inventory (a class
     # asked by two groups); otherwise SQL has said all there is to know and three columns do.
@@ -637,18 +638,14 @@ class _Assembler:
         provider); none when the request is not such a product."""
         if not self.simple or list(self.resolved) != [""] or self.unsuffixed_required:
             return set()
-        alone = set(roots).difference(self.anchors)
-        for suffix, key in self.slots:
-            by_root = self.fits[suffix].by_root[key]
-            # Set operations over the slot's roots: a test per root and slot cost 0.3 s at
-            # 100,000 hosts.
-            alone.intersection_update(
-                root_id
-                for root_id, providers in by_root.items()
-                if len(providers) == 1 and providers[0] == root_id
-            )
-            alone.difference_update(self._shared_by_root(suffix, key))
-        return alone
+        if not self.slots:
+            return set()
+        alone = {
+            root_id
+            for root_id, provider_id in self._alone_roots().items()
+            if provider_id == root_id
+        }
+        return alone.intersection(roots)
 
     def _shared_by_root(self, suffix, key):
         """``{root id: [sharing providers of the slot anchored there, from other trees]}``."""
@@ -1309,6 +1306,13 @@ class _QueryMemo:
         if key not in self.rows:
             self.rows[key] = queries.fetch(sql, params)
         return self.rows[key]
+
+
+@dataclass
+class _SelectionReads(_QueryMemo):
+    """The queries of one selection (see :func:`_select`), each read once."""
+
+    rows: dict = field(default_factory=dict)
 
 
 @dataclass
