@@ -295,3 +295,27 @@ def test_a_request_answered_in_its_first_window_costs_three_statements(api, sett
     assert len(statements) == 3, "\n".join(statements)
     monkeypatch.setattr(queries, "FEW_TREES", 0)  # the summaries in three statements
     assert api.get(url).content == response.content
+
+
+def test_groups_asking_the_same_read_their_selection_once(api, settings):
+    """Six granular groups asking one VGPU each (a wide request) run one selection statement
+    per window, not six: the names with the first window, the selection, the summaries."""
+    settings.PLACEMENT_RANDOMIZE_ALLOCATION_CANDIDATES = False
+    for _ in range(2):
+        root = make_provider(inventories={"VCPU": 8})
+        for _ in range(8):
+            make_provider(parent=root, inventories={"VGPU": 1})
+    groups = "&".join(f"resources{n}=VGPU:1" for n in range(1, 7))
+    url = f"/allocation_candidates?{groups}&group_policy=none&limit=3"
+    assert api.get(url).status == 200  # caches warm
+
+    with CaptureQueriesContext(connection) as captured:
+        response = api.get(url)
+
+    assert response.status == 200, response
+    assert len(response.json["allocation_requests"]) == 3
+    statements = [query["sql"] for query in captured.captured_queries]
+    assert len(statements) == 3, "\n".join(statements)
+    # Each candidate takes one VGPU from each of six of a tree's eight children.
+    for request in response.json["allocation_requests"]:
+        assert sum(a["resources"]["VGPU"] for a in request["allocations"].values()) == 6
