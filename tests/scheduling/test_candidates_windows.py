@@ -269,6 +269,15 @@ def test_randomised_order_is_read_whole(api, settings, monkeypatch):
     assert read == []
 
 
+def _warm_statements(api, url):
+    """The answer to ``url`` once its caches are warm, and the statements it ran."""
+    assert api.get(url).status == 200
+    with CaptureQueriesContext(connection) as captured:
+        response = api.get(url)
+    assert response.status == 200, response
+    return response, [query["sql"] for query in captured.captured_queries]
+
+
 def test_a_request_answered_in_its_first_window_costs_three_statements(api, settings, monkeypatch):
     """The first window's bound and its trees' sharing anchors are read with the request's
     names, its sharing providers outside it with its selection, and the summaries of its few
@@ -284,14 +293,9 @@ def test_a_request_answered_in_its_first_window_costs_three_statements(api, sett
         )
         make_provider(parent=host, inventories={"SRIOV_NET_VF": 4}, traits=["CUSTOM_B"] * index)
     url = "/allocation_candidates?resources=VCPU:1,MEMORY_MB:256,DISK_GB:10&limit=2"
-    assert api.get(url).status == 200  # caches warm
+    response, statements = _warm_statements(api, url)
 
-    with CaptureQueriesContext(connection) as captured:
-        response = api.get(url)
-
-    assert response.status == 200, response
     assert len(response.json["allocation_requests"]) == 2
-    statements = [query["sql"] for query in captured.captured_queries]
     assert len(statements) == 3, "\n".join(statements)
     monkeypatch.setattr(queries, "FEW_TREES", 0)  # the summaries in three statements
     assert api.get(url).content == response.content
@@ -307,14 +311,9 @@ def test_groups_asking_the_same_read_their_selection_once(api, settings):
             make_provider(parent=root, inventories={"VGPU": 1})
     groups = "&".join(f"resources{n}=VGPU:1" for n in range(1, 7))
     url = f"/allocation_candidates?{groups}&group_policy=none&limit=3"
-    assert api.get(url).status == 200  # caches warm
+    response, statements = _warm_statements(api, url)
 
-    with CaptureQueriesContext(connection) as captured:
-        response = api.get(url)
-
-    assert response.status == 200, response
     assert len(response.json["allocation_requests"]) == 3
-    statements = [query["sql"] for query in captured.captured_queries]
     assert len(statements) == 3, "\n".join(statements)
     # Each candidate takes one VGPU from each of six of a tree's eight children.
     for request in response.json["allocation_requests"]:
