@@ -1539,9 +1539,10 @@ def _find(request, *, capped=True, shared=None, alone_as_id=False, alone_apart=F
         _bound(settings.PLACEMENT_ALLOCATION_CANDIDATES_MAX_EXAMINED),
         _bound(settings.PLACEMENT_ALLOCATION_CANDIDATES_TIME_BUDGET),
     )
+    alone_amounts = _alone_amounts(resolved)
     if windowed:
         allowed = _allowed_roots(request, root_required, root_forbidden, None)
-        answer = CandidatesById(requested_classes=requested)
+        answer = CandidatesById(requested_classes=requested, alone_amounts=alone_amounts)
         windows = _WindowsOf(anchors, last)
         return _find_in_windows(
             request, resolved, windows, allowed, budget, answer, capped, alone_as_id
@@ -1551,7 +1552,9 @@ def _find(request, *, capped=True, shared=None, alone_as_id=False, alone_apart=F
     roots = assembler.candidate_roots(
         _allowed_roots(request, root_required, root_forbidden, shared)
     )
-    answer = CandidatesById(requested_classes=requested, root_of=selection.root_of)
+    answer = CandidatesById(
+        requested_classes=requested, root_of=selection.root_of, alone_amounts=alone_amounts
+    )
     if not roots:
         return answer
     if request.same_subtree:
@@ -1583,7 +1586,6 @@ def _apart_alone(assembler, roots, budget, answer, apart):
     at the same tree with or without them."""
     alone = assembler.alone_roots(roots) if apart else None
     if alone:
-        answer.alone_amounts = tuple(sorted(p for slot in assembler.slot_amounts for p in slot))
         roots = _roots_built(roots, alone, budget, answer.alone)
     return assembler.candidates(roots)
 
@@ -1696,30 +1698,22 @@ def candidates_for_request(request: CandidateRequest) -> AllocationCandidates:
             uuids[p] for c in found.candidates if type(c) is not int for (p, _c), _a in c[0]
         )
         summaries = [summary for summary in summaries if summary[SUMMARY_UUID] in used]
-    alone_amounts, alone_suffixes = _alone_layout(request, found.class_names)
     return AllocationCandidates(
         candidates=found.candidates,
         uuids=uuids,
         class_names=found.class_names,
         provider_summaries=summaries,
         requested_classes=found.requested_classes,
-        alone_amounts=alone_amounts,
-        alone_suffixes=alone_suffixes,
+        alone_amounts=found.alone_amounts,
+        alone_suffixes=tuple(sorted(s for s, group in request.groups.items() if group.resources)),
     )
 
 
-def _alone_layout(request, class_names):
-    """What a candidate given as its provider's id takes (see :data:`AnsweredCandidate`):
-    ``((class id, amount), ...)`` of every group asking resources, in class order, and
-    those groups' suffixes in order (as :meth:`_Assembler._product_layout` orders them)."""
-    class_ids = {name: class_id for class_id, name in class_names.items()}
-    asking = {suffix: group for suffix, group in request.groups.items() if group.resources}
-    amounts = sorted(
-        (class_ids[name], amount)
-        for group in asking.values()
-        for name, amount in group.resources.items()
-    )
-    return tuple(amounts), tuple(sorted(asking))
+def _alone_amounts(resolved):
+    """What a candidate of one provider giving every slot takes (see
+    :data:`AnsweredCandidate` and :attr:`CandidatesById.alone`): ``((class id, amount), ...)``
+    of every group, in class order, as its allocations list them."""
+    return tuple(sorted(pair for rg in resolved.values() for pair in rg.resources.items()))
 
 
 def _any_tree():
