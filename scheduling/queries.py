@@ -41,16 +41,17 @@ _PROVIDER_TRAITS = ResourceProviderTrait._meta.db_table
 _TRAITS = Trait._meta.db_table
 _PROVIDER_AGGREGATES = ResourceProviderAggregate._meta.db_table
 
+# Provider trait links (pt) with their trait's name (t).
+_TRAIT_LINK_NAMES = f"FROM {_PROVIDER_TRAITS} pt JOIN {_TRAITS} t ON t.id = pt.trait_id"
+# The ids of the providers with the trait named by the parameter (the sharing providers').
+_PROVIDERS_WITH_TRAIT = f"SELECT pt.resource_provider_id {_TRAIT_LINK_NAMES} WHERE t.name = %s"
+
 _SHARING_ANCHORS = f"""
     SELECT DISTINCT sharing.resource_provider_id, member.root_id
     FROM {_PROVIDER_AGGREGATES} sharing
     JOIN {_PROVIDER_AGGREGATES} membership ON membership.aggregate_id = sharing.aggregate_id
     JOIN {_PROVIDERS} member ON member.id = membership.resource_provider_id
-    WHERE sharing.resource_provider_id IN (
-        SELECT pt.resource_provider_id
-        FROM {_PROVIDER_TRAITS} pt JOIN {_TRAITS} t ON t.id = pt.trait_id
-        WHERE t.name = %s
-    )
+    WHERE sharing.resource_provider_id IN ({_PROVIDERS_WITH_TRAIT})
 """
 
 _TREE_MEMBERS = f"""
@@ -66,13 +67,17 @@ MEMBER_ID, MEMBER_UUID, MEMBER_PARENT_ID, MEMBER_ROOT_ID = range(4)
 
 # Usage per inventory row: its provider's maintained usage row of its class (allocations'
 # ProviderUsage, one at most), joined in; no allocation is summed.
-_INVENTORIES_WITH_USAGE = f"""
-    SELECT i.resource_provider_id, c.name, i.total, i.reserved, i.allocation_ratio,
-           COALESCE(u.used, 0)
+# Inventory rows (i) with their class's name (c) and their usage row (u), if any.
+_INVENTORY_CLASS_USAGE = f"""
     FROM {_INVENTORIES} i
     JOIN {_CLASSES} c ON c.id = i.resource_class_id
     LEFT JOIN {_USAGE} u ON u.resource_provider_id = i.resource_provider_id
        AND u.resource_class_id = i.resource_class_id
+"""
+_INVENTORIES_WITH_USAGE = f"""
+    SELECT i.resource_provider_id, c.name, i.total, i.reserved, i.allocation_ratio,
+           COALESCE(u.used, 0)
+    {_INVENTORY_CLASS_USAGE}
     WHERE {{inventory_provider_in}}
     ORDER BY i.resource_provider_id, i.resource_class_id
 """
@@ -110,7 +115,7 @@ _PROVIDER_TRAITS_AMONG = f"""
 # traits last).
 _TRAIT_NAMES = f"""
     SELECT pt.resource_provider_id, t.name
-    FROM {_PROVIDER_TRAITS} pt JOIN {_TRAITS} t ON t.id = pt.trait_id
+    {_TRAIT_LINK_NAMES}
     WHERE {{provider_in}}
     ORDER BY pt.trait_id
 """
@@ -182,11 +187,7 @@ _SHARING_ANCHORS_IN_FIRST_WINDOW = f"""
     FROM {_PROVIDER_AGGREGATES} sharing
     JOIN {_PROVIDERS} member
         ON member.root_id >= %s AND member.root_id <= COALESCE({_FIRST_WINDOW_LAST}, %s)
-    WHERE sharing.resource_provider_id IN (
-        SELECT pt.resource_provider_id
-        FROM {_PROVIDER_TRAITS} pt JOIN {_TRAITS} t ON t.id = pt.trait_id
-        WHERE t.name = %s
-    ) AND EXISTS (
+    WHERE sharing.resource_provider_id IN ({_PROVIDERS_WITH_TRAIT}) AND EXISTS (
         SELECT 1 FROM {_PROVIDER_AGGREGATES} membership
         WHERE membership.resource_provider_id = member.id
             AND membership.aggregate_id = sharing.aggregate_id{{barrier}}
@@ -279,14 +280,11 @@ FEW_TREES = 100
 _INVENTORIES_OF = f"""
     SELECT i.resource_provider_id AS provider_id, c.name, i.total, i.reserved,
            i.allocation_ratio, COALESCE(u.used, 0) AS used, i.resource_class_id
-    FROM {_INVENTORIES} i
-    JOIN {_CLASSES} c ON c.id = i.resource_class_id
-    LEFT JOIN {_USAGE} u ON u.resource_provider_id = i.resource_provider_id
-       AND u.resource_class_id = i.resource_class_id
+    {_INVENTORY_CLASS_USAGE}
 """
 _TRAITS_OF = f"""
     SELECT pt.resource_provider_id AS provider_id, t.name, pt.trait_id
-    FROM {_PROVIDER_TRAITS} pt JOIN {_TRAITS} t ON t.id = pt.trait_id
+    {_TRAIT_LINK_NAMES}
 """
 _LATERAL = "CROSS JOIN LATERAL ({rows} WHERE {column} = m.id OFFSET 0) x"
 _JOINED = "JOIN ({rows}) x ON x.provider_id = m.id"
