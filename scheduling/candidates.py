@@ -234,16 +234,26 @@ def _select(resolved, full=False, read=None, window=None):
             # first three columns order them): sorted here, as the database would sort
             # thousands of rows on disk.
             rows.sort()
-        by_provider = _classes_by_provider(rows, selection, columns is SELECTION_COLUMNS)
+        keep = columns is SELECTION_COLUMNS
         if not unsuffixed:
+            by_provider = _classes_by_provider(rows, selection, keep)
             _fit_granular(fit, by_provider, selection.root_of, set(rg.resources))
             continue
-        _fit_unsuffixed(fit, by_provider, selection.root_of)
-        if rg.required_traits and by_provider:
-            asked_traits = set().union(*rg.required_traits)
-            for provider_id, trait_id in queries.provider_traits(by_provider, asked_traits):
-                selection.required_traits_of.setdefault(provider_id, set()).add(trait_id)
+        _fit_unsuffixed(fit, rows, selection, keep)
+        if rg.required_traits:
+            _read_required_traits(selection, rg, fit)
     return selection
+
+
+def _read_required_traits(selection, rg, fit):
+    """Which of the unsuffixed group's required traits each of its providers has (one
+    query; the traits are checked over a combination's providers while assembling)."""
+    providers = sorted(set().union(*fit.providers.values()))
+    if not providers:
+        return
+    asked_traits = set().union(*rg.required_traits)
+    for provider_id, trait_id in queries.provider_traits(providers, asked_traits):
+        selection.required_traits_of.setdefault(provider_id, set()).add(trait_id)
 
 
 def _group_rows(rg, unsuffixed, columns, read, window):
@@ -295,15 +305,42 @@ def _classes_by_provider(rows, selection, keep):
     return {provider_id: by_provider[provider_id] for provider_id in sorted(by_provider)}
 
 
-def _fit_unsuffixed(fit, by_provider, root_of):
+def _fit_unsuffixed(fit, rows, selection, keep):
     """The unsuffixed group's resources may be spread over a tree: each provider fits for
-    each class it has room for."""
+    each class it has room for (in provider id order). ``keep``: see
+    :func:`_classes_by_provider`."""
+    if not keep:
+        _fit_unsuffixed_keys(fit, rows, selection.root_of)
+        return
+    by_provider = _classes_by_provider(rows, selection, keep)
+    root_of = selection.root_of
     fit_by_root, fit_providers = fit.by_root, fit.providers
     for provider_id, classes in by_provider.items():
         root_id = root_of[provider_id]
         for class_id in classes:
             fit_by_root[class_id][root_id].append(provider_id)
             fit_providers[class_id].append(provider_id)
+
+
+def _fit_unsuffixed_keys(fit, rows, root_of):
+    """:func:`_fit_unsuffixed` of rows of the key columns alone (nothing kept): one pass
+    gathers each class's providers, sorted afterwards (ints: cheap), and a class's providers
+    by root are built at once when no tree has two of them (flat hosts: a list of one
+    each), with a loop only otherwise. Ten thousand hosts: 10 ms down to 4.5 ms."""
+    by_class = {class_id: [] for class_id in fit.resources}
+    for provider_id, root_id, class_id in rows:  # as _KEY_COLUMNS
+        root_of[provider_id] = root_id
+        by_class[class_id].append(provider_id)
+    for class_id, providers in by_class.items():
+        providers.sort()
+        roots = list(map(root_of.__getitem__, providers))
+        by_root = dict(zip(roots, map(list, zip(providers)), strict=True))
+        if len(by_root) < len(providers):  # a tree with several providers of the class
+            by_root = defaultdict(list)
+            for provider_id, root_id in zip(providers, roots, strict=True):
+                by_root[root_id].append(provider_id)
+        fit.by_root[class_id] = by_root
+        fit.providers[class_id] = providers
 
 
 def _fit_granular(fit, by_provider, root_of, wanted):
