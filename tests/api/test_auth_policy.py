@@ -271,6 +271,51 @@ def test_open_keeps_admin_api_for_admins(settings):
     assert policy.check("admin_api", context("admin"))
 
 
+# --- decisions remembered -------------------------------------------------------------
+
+
+def oslo_decisions(monkeypatch):
+    """The decisions oslo.policy is asked for from now on, as ``(rule, project)``."""
+    asked = []
+    engine = policy.enforcer()
+    authorize = engine.authorize
+
+    def counting(rule, target, credentials, *args, **kwargs):
+        asked.append((rule, credentials["project_id"]))
+        return authorize(rule, target, credentials, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "authorize", counting)
+    return asked
+
+
+def test_the_same_callers_decision_is_taken_once_over_http(monkeypatch, db):
+    """Without a policy file the registered defaults decide alike each time: oslo.policy is
+    asked once per caller and rule, and every answer is the same."""
+    asked = oslo_decisions(monkeypatch)
+    reader = {"X-Roles": "reader"}
+    assert [client("alice:p1").get(LIST, headers=reader).status for _ in range(3)] == [403] * 3
+    assert [client("admin").get(LIST).status for _ in range(3)] == [200] * 3
+    assert client("bob:p2").get(LIST, headers=reader).status == 403
+    assert [project for _rule, project in asked[::2]] == ["p1", "p2"]
+    assert [rule for rule, _project in asked] == ["placement:resource_classes:list"] * 3
+
+
+def test_a_rule_registered_later_forgets_the_decisions(monkeypatch, db):
+    asked = oslo_decisions(monkeypatch)
+    assert policy.check("admin_api", context("admin"))
+    assert policy.check("admin_api", context("admin"))
+    policy.enforcer().register_default(policy.rule("test:later", "@", "A test's rule."))
+    assert policy.check("admin_api", context("admin"))
+    assert asked == [("admin_api", "p1"), ("admin_api", "p1")]
+
+
+def test_policy_file_decisions_are_taken_each_time(monkeypatch, policy_file):
+    policy_file({"placement:resource_classes:list": "@"})
+    asked = oslo_decisions(monkeypatch)
+    assert [client("admin").get(LIST).status for _ in range(2)] == [200, 200]
+    assert len(asked) == 2
+
+
 # --- operator policy file -------------------------------------------------------------
 
 
