@@ -617,12 +617,14 @@ def test_the_largest_free_amount_names_the_first_made_of_equals(db, staff, read_
 )
 def test_both_shapes_of_the_verdict_query_give_the_same_page(cloud, staff, monkeypatch, fields):
     # The verdicts are read one rule at a time when few inventory rows could take the amounts
-    # asked, else counted over every row of the classes asked: the page must not change.
+    # asked, else counted over every row of the classes asked, as bits of one integer column
+    # or, for a request of many answers, of several: the page must not change.
     from providers.selectors import fit
 
     pages = []
-    for few in (True, False):
+    for few, bits in ((True, fit._MASK_BITS), (False, fit._MASK_BITS), (False, 1), (False, 2)):
         monkeypatch.setattr(fit, "_few_could_fit", lambda *_args, few=few: few)
+        monkeypatch.setattr(fit, "_MASK_BITS", bits)
         page = evaluate(staff, **fields).content.decode()
         pages.append(page.split('class="card group-result"', 1)[1].split("</main>", 1)[0])
-    assert pages[0] == pages[1]
+    assert pages[1:] == pages[:1] * 3
