@@ -113,6 +113,8 @@ class PlacementApiMiddleware:
         The fields are also attributes of the record, so ``PLACEMENT_LOG_FORMAT=json`` writes
         them as JSON fields.
         """
+        if not logger.isEnabledFor(logging.INFO):
+            return  # gathering the fields (the full path, the body's length) would be for nothing
         context = getattr(request, "context", None)
         version = getattr(request, "microversion", None)
         fields = {
