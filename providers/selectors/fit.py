@@ -42,7 +42,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass, field
 from heapq import merge
 from itertools import chain, compress, islice, repeat
-from operator import itemgetter
+from operator import itemgetter, ne
 from typing import Any, NamedTuple, cast
 
 from django.db.models import (
@@ -285,7 +285,8 @@ class _Cloud(NamedTuple):
             )
         )
         sharing = list(compress(range(len(ids)), map(sharing_ids.__contains__, ids)))
-        in_trees = {root for root, providers in Counter(roots).items() if providers > 1}
+        # The roots of the providers that are not roots: the trees of more than one provider.
+        in_trees = set(compress(roots, map(ne, ids, roots)))
         if in_trees:
             alone = bytearray(root not in in_trees for root in roots)
         else:
@@ -315,9 +316,9 @@ def fit_report(*, groups: Mapping[str, RequestGroup], shown: int = 100) -> list[
     """
     resolved = resolve_request(groups={s: g for s, g in groups.items() if g.asks_something()})
     class_ids = sorted({class_id for r in resolved.values() for class_id in r.resources})
-    rules, ids, roots, patterns = _verdict_rows(resolved, class_ids)
+    rules, ids, roots, patterns, positions = _verdict_rows(resolved, class_ids)
     tallies = [_Tally(r) for r in resolved.values()]
-    short, wanted = _tally_groups(tallies, rules, ids, patterns, class_ids)
+    short, wanted = _tally_groups(tallies, rules, ids, positions, class_ids)
 
     judge = _CapacityJudge(wanted)
     for tally, shortfalls in zip(tallies, short, strict=True):
@@ -332,12 +333,19 @@ def fit_report(*, groups: Mapping[str, RequestGroup], shown: int = 100) -> list[
     return _reports(resolved, tallies, picked, judge, len(hosts))
 
 
-def _verdict_rows(
-    resolved: Mapping[str, ResolvedGroup], class_ids: Sequence[int]
-) -> tuple[list[list[Rule]], list[int], list[int], list[Pattern]]:
-    """``(rules of each group, provider ids, root ids, patterns)``: every provider's root and
-    answers, in name order: whether it has an inventory of each class asked and whether it
-    meets each rule of each group.
+class _Verdicts(NamedTuple):
+    """What :func:`_verdict_rows` read."""
+
+    rules: list[list[Rule]]  # of each group
+    ids: list[int]  # every provider, in name order
+    roots: list[int]
+    patterns: list[Pattern]
+    positions: dict[Pattern, list[int]]  # the positions of each pattern's providers, in order
+
+
+def _verdict_rows(resolved: Mapping[str, ResolvedGroup], class_ids: Sequence[int]) -> _Verdicts:
+    """Every provider's root and answers, in name order: whether it has an inventory of each
+    class asked and whether it meets each rule of each group.
 
     Two queries: how many inventory rows could take an amount asked, then the answers, in
     the shape that costs less for that many (:func:`_verdict_sql`)."""
@@ -354,12 +362,25 @@ def _verdict_rows(
         cursor.execute(sql, params)
         fetched = cursor.fetchall()
     ids, roots = list(map(itemgetter(0), fetched)), list(map(itemgetter(1), fetched))
-    answers = list(map(itemgetter(slice(2, None)), fetched))
     if pattern_of is None:
-        return rules, ids, roots, answers
-    # Identical masks decoded once; the providers sharing them share one pattern.
-    decoded = {masks: pattern_of(masks) for masks in set(answers)}
-    return rules, ids, roots, list(map(decoded.__getitem__, answers))
+        answers = list(map(itemgetter(slice(2, None)), fetched))
+        return _Verdicts(rules, ids, roots, answers, _positions_of(answers))
+    # Providers grouped by their masks (an int each when there is one: cheaper to hash than
+    # a pattern), each distinct masks decoded once into a pattern the providers share.
+    one_mask = not fetched or len(fetched[0]) == 3
+    keys: list[Any] = list(map(itemgetter(2 if one_mask else slice(2, None)), fetched))
+    by_key = _positions_of(keys)
+    decoded = {key: pattern_of((key,) if one_mask else key) for key in by_key}
+    positions = {decoded[key]: where for key, where in by_key.items()}
+    return _Verdicts(rules, ids, roots, list(map(decoded.__getitem__, keys)), positions)
+
+
+def _positions_of(keys: Iterable[Any]) -> dict[Any, list[int]]:
+    """``{key: [positions]}``: where each key stands in ``keys``, in order."""
+    positions: defaultdict[Any, list[int]] = defaultdict(list)
+    for position, key in enumerate(keys):
+        positions[key].append(position)
+    return positions
 
 
 # "Few" inventory rows could take the amounts asked: at most one in this many of the classes'.
@@ -534,16 +555,14 @@ def _tally_groups(
     tallies: Sequence[_Tally],
     rules: Sequence[list[Rule]],
     ids: Sequence[int],
-    patterns: Sequence[Pattern],
+    positions: Mapping[Pattern, list[int]],
     class_ids: Sequence[int],
 ) -> tuple[list[Shortfalls], dict[int, set[int]]]:
     """Count each group's verdict into its tally. Providers with the same answers (which
     classes they have inventory of, which rules they meet) get the same verdict: each such
-    pattern is judged once. Returns each group's :data:`Shortfalls` and ``{class id:
-    providers whose inventory of it the capacity model must read}``."""
-    positions: defaultdict[Pattern, list[int]] = defaultdict(list)  # in name order
-    for position, pattern in enumerate(patterns):
-        positions[pattern].append(position)
+    pattern (``positions``: its providers' positions, in name order) is judged once. Returns
+    each group's :data:`Shortfalls` and ``{class id: providers whose inventory of it the
+    capacity model must read}``."""
     column_of = {class_id: index for index, class_id in enumerate(class_ids)}
     wanted: defaultdict[int, set[int]] = defaultdict(set)
     short = []  # per group
