@@ -644,17 +644,17 @@ class _Assembler:
         ]
 
     def _roots_for(self, suffix, key):
-        fit = self.fits[suffix]
-        roots = set(fit.by_root[key])
-        for provider_id in self._sharing_among(fit.providers[key]):
-            roots |= self.anchors[provider_id]
+        """The roots where a slot has options: its providers' own, and the trees its sharing
+        providers are shared with (whose own roots are among the first)."""
+        roots = set(self.fits[suffix].by_root[key])
+        roots.update(self._shared_by_root(suffix, key))
         return roots
 
     def _sharing_among(self, providers):
         """The sharing providers among ``providers``, in their order (a few among thousands:
-        one membership test each, then the work for those alone)."""
+        one membership test each, in C, then the work for those alone)."""
         anchors = self.anchors
-        return [p for p in providers if p in anchors] if anchors else []
+        return list(filter(anchors.__contains__, providers)) if anchors else []
 
     def candidate_roots(self, allowed_roots=None):
         roots = None
