@@ -94,8 +94,37 @@ class Candidate(NamedTuple):
 
 # A candidate as the engine answers the API's edge: a Candidate, or for one provider giving
 # every amount asked (a flat host's candidate) that provider's id alone, its allocations and
-# mappings following from the request (AllocationCandidates.alone_amounts, alone_suffixes).
-AnsweredCandidate = Candidate | int
+# mappings following from the request (AllocationCandidates.alone_amounts, alone_suffixes),
+# or for a combination of the plain product (a host and a sharing provider, say) a plain
+# tuple of the provider picked for each slot (AllocationCandidates.slots: see
+# picked_candidate).
+AnsweredCandidate = Candidate | int | tuple[int, ...]
+# What each slot of a plain product takes: (suffix, ((class id, amount), ...)) per slot.
+SlotLayout = tuple[tuple[str, tuple[tuple[int, int], ...]], ...]
+
+
+def picked_candidate(slots: SlotLayout, picked: Sequence[int]) -> Candidate:
+    """The :class:`Candidate` of ``picked`` (a provider per slot of ``slots``), as the
+    engine builds it: allocations in inventory order, each group's providers in slot order."""
+    allocations = sorted(
+        ((provider_id, class_id), amount)
+        for (_suffix, amounts), provider_id in zip(slots, picked, strict=True)
+        for class_id, amount in amounts
+    )
+    by_suffix: dict[str, dict[int, None]] = {}
+    for (suffix, _amounts), provider_id in zip(slots, picked, strict=True):
+        by_suffix.setdefault(suffix, {})[provider_id] = None
+    return Candidate(allocations, [(s, list(ps)) for s, ps in sorted(by_suffix.items())])
+
+
+def answered_providers(candidate: AnsweredCandidate) -> Iterable[int]:
+    """The providers an :data:`AnsweredCandidate` names (its mappings': those of
+    resourceless groups too)."""
+    if type(candidate) is int:
+        return (candidate,)
+    if type(candidate) is tuple:
+        return candidate
+    return [p for _suffix, ps in candidate[1] for p in ps]
 
 
 class RenderedCandidate(NamedTuple):
@@ -132,6 +161,8 @@ class AllocationCandidates:
     # (as its allocations are), and the suffixes of the groups that provider answers, in order.
     alone_amounts: tuple[tuple[int, int], ...] = ()
     alone_suffixes: tuple[str, ...] = ()
+    # What a candidate given as a tuple of providers takes per slot (see picked_candidate).
+    slots: SlotLayout = ()
 
 
 # --- step 1: select ---------------------------------------------------------
@@ -560,6 +591,17 @@ def _slots_of(resolved):
     return slots
 
 
+def _slot_layout(resolved):
+    """Per slot (see :func:`_slots_of`): its suffix and what it takes (a
+    :data:`SlotLayout`)."""
+    layout = []
+    for suffix, class_id in _slots_of(resolved):
+        resources = resolved[suffix].resources
+        amounts = resources.items() if class_id is None else [(class_id, resources[class_id])]
+        layout.append((suffix, tuple(amounts)))
+    return tuple(layout)
+
+
 @dataclass
 class _Seen:
     """The candidates an assembler yielded (see :meth:`_Assembler._repeats`): ``every`` one
@@ -596,7 +638,7 @@ class _Assembler:
         self.resourceless = {s for s, rg in resolved.items() if s and not rg.resources}
         # Per slot: its suffix and what it takes, as ((class id, amount), ...).
         self.slot_suffixes = [slot.suffix for slot in self.slots]
-        self.slot_amounts = [tuple(self._amounts(s, k).items()) for s, k in self.slots]
+        self.slot_amounts = [amounts for _suffix, amounts in _slot_layout(resolved)]
         self.simple = self._is_plain_product()
         self.distinct = self._picks_distinct()
         # Index of the last slot of the unsuffixed group: its required traits are checked there.
@@ -695,12 +737,6 @@ class _Assembler:
                         shared[root_id].append(provider_id)
             self._shared_cache[cache_key] = shared
         return self._shared_cache[cache_key]
-
-    def _amounts(self, suffix, key):
-        rg = self.resolved[suffix]
-        if key is not None:
-            return {key: rg.resources[key]}
-        return rg.resources
 
     def _lineage(self, provider_id):
         """The provider and its ancestors, as a frozenset (computed once per provider)."""
@@ -1030,8 +1066,10 @@ class _Assembler:
         """:meth:`_plain_product_candidates` answering the API's edge (``alone_as_id``): a
         combination of one provider giving every slot, but a sharing provider (the trees
         it is shared with could each give it), is that provider's id (an
-        :data:`AnsweredCandidate`). A tree of one provider giving every slot (a flat host)
-        has no other combination: it is answered without combining."""
+        :data:`AnsweredCandidate`), any other combination not led by a sharing provider
+        (which may repeat: see :meth:`_built`) the tuple of its providers. A tree of one
+        provider giving every slot (a flat host) has no other combination: it is answered
+        without combining."""
         anchors = self.anchors
         spend = self.budget.spend
         layout = self._product_layout()
@@ -1054,8 +1092,8 @@ class _Assembler:
             for picked in combinations:
                 spend()
                 first = picked[0]
-                if picked.count(first) == slots and first not in anchors:
-                    yield first
+                if first not in anchors:
+                    yield first if picked.count(first) == slots else picked
                     continue
                 candidate = self._built(picked, layout, seen_shared)
                 if candidate is not None:
@@ -1108,15 +1146,22 @@ class _Assembler:
 
     def _unsuffixed_traits_check(self):
         """None when the unsuffixed group requires no trait, else whether a combination's
-        providers of that group (its first slots) have them, answered once per distinct tuple
-        of them."""
-        if not self.unsuffixed_required:
+        providers of that group (its first slots) have them: at once when one of them has
+        them all (a host with the trait and a sharing disk), else answered once per distinct
+        tuple of them."""
+        required = self.unsuffixed_required
+        if not required:
             return None
         slots = 0 if self.last_unsuffixed is None else self.last_unsuffixed + 1
         known = {}  # the unsuffixed group's providers (a tuple) -> whether they have them
+        complete = {
+            p for p, have in self.traits_of.items() if all(any_of & have for any_of in required)
+        }
 
         def traits_ok(picked):
             providers = picked[:slots]
+            if not complete.isdisjoint(providers):
+                return True
             ok = known.get(providers)
             if ok is None:
                 ok = known[providers] = self._traits_ok(providers)
@@ -1281,6 +1326,8 @@ class CandidatesById:
     # order) from the root alone; :meth:`alone_candidate` builds it.
     alone: list[int] = field(default_factory=list)
     alone_amounts: tuple[tuple[int, int], ...] = ()
+    # What a candidate given as a tuple of providers (the API's edge) takes per slot.
+    slots: SlotLayout = ()
 
     def roots(self) -> set[int]:
         """Ids of the trees the candidates use, sharing providers' trees included."""
@@ -1291,7 +1338,7 @@ class CandidatesById:
         # candidate given as its id (AnsweredCandidate) names that provider alone.
         roots = {root_of[c] for c in candidates if type(c) is int}
         roots.update(
-            root_of[p] for c in candidates if type(c) is not int for _s, ps in c[1] for p in ps
+            root_of[p] for c in candidates if type(c) is not int for p in answered_providers(c)
         )
         return roots
 
@@ -1577,9 +1624,12 @@ def _find(request, *, capped=True, shared=None, alone_as_id=False, alone_apart=F
         _bound(settings.PLACEMENT_ALLOCATION_CANDIDATES_TIME_BUDGET),
     )
     alone_amounts = _alone_amounts(resolved)
+    slots = _slot_layout(resolved)
     if windowed:
         allowed = _allowed_roots(request, root_required, root_forbidden, None)
-        answer = CandidatesById(requested_classes=requested, alone_amounts=alone_amounts)
+        answer = CandidatesById(
+            requested_classes=requested, alone_amounts=alone_amounts, slots=slots
+        )
         windows = _WindowsOf(anchors, last)
         return _find_in_windows(
             request, resolved, windows, allowed, budget, answer, capped, alone_as_id
@@ -1590,7 +1640,10 @@ def _find(request, *, capped=True, shared=None, alone_as_id=False, alone_apart=F
         _allowed_roots(request, root_required, root_forbidden, shared)
     )
     answer = CandidatesById(
-        requested_classes=requested, root_of=selection.root_of, alone_amounts=alone_amounts
+        requested_classes=requested,
+        root_of=selection.root_of,
+        alone_amounts=alone_amounts,
+        slots=slots,
     )
     if not roots:
         return answer
@@ -1647,7 +1700,11 @@ def _for_tree_blind(request, generated, answer):
     if not answer.tree_blind:
         return generated
     root_of = answer.root_of
-    return (c for c in generated if type(c) is int or _one_provider_per_tree(c[0], root_of))
+    return (
+        c
+        for c in generated
+        if type(c) is int or _one_provider_per_tree(set(_allocating(c)), root_of)
+    )
 
 
 def _allowed_roots(request, root_required, root_forbidden, shared):
@@ -1732,7 +1789,7 @@ def candidates_for_request(request: CandidateRequest) -> AllocationCandidates:
     if found.tree_blind:
         used = {uuids[c] for c in found.candidates if type(c) is int}
         used.update(
-            uuids[p] for c in found.candidates if type(c) is not int for (p, _c), _a in c[0]
+            uuids[p] for c in found.candidates if type(c) is not int for p in _allocating(c)
         )
         summaries = [summary for summary in summaries if summary[SUMMARY_UUID] in used]
     return AllocationCandidates(
@@ -1743,7 +1800,15 @@ def candidates_for_request(request: CandidateRequest) -> AllocationCandidates:
         requested_classes=found.requested_classes,
         alone_amounts=found.alone_amounts,
         alone_suffixes=tuple(sorted(s for s, group in request.groups.items() if group.resources)),
+        slots=found.slots,
     )
+
+
+def _allocating(candidate):
+    """The providers a candidate (not an id) allocates from (a tuple's: all of them)."""
+    if type(candidate) is tuple:
+        return candidate
+    return [provider_id for (provider_id, _class_id), _amount in candidate[0]]
 
 
 def _alone_amounts(resolved):
@@ -1758,9 +1823,9 @@ def _any_tree():
     return ResourceProvider.objects.filter(parent__isnull=False).exists()
 
 
-def _one_provider_per_tree(allocations, root_of):
-    """A candidate a client before 1.29 may see: no two of its providers share a tree."""
-    providers = {provider_id for (provider_id, _class_id), _amount in allocations}
+def _one_provider_per_tree(providers, root_of):
+    """A candidate a client before 1.29 may see: no two of its ``providers`` (a set) share
+    a tree."""
     return len(providers) == len({root_of[p] for p in providers})
 
 

@@ -20,33 +20,81 @@ def allocation_requests_repr(found, version):
     """The ``allocation_requests`` list: one dict per candidate, built once from its ids. A
     candidate given as its provider's id (one provider giving every amount: see
     scheduling.candidates.AnsweredCandidate) is the same JSON in each but for that uuid: its
-    text, rendered once around a placeholder, is joined around each uuid instead."""
+    text, rendered once around a placeholder, is joined around each uuid instead; one given
+    as a tuple of providers (a host and a sharing provider) is the text of its shape
+    (:func:`_picked_texts`) with their uuids."""
     uuids, names = found.uuids, found.class_names
     around = _alone_text(found, version)
     fragment = orjson.Fragment
-    if version < (1, 12):
-        return [
-            fragment(uuids[c].join(around))
-            if type(c) is int
-            else {
-                "allocations": [
-                    {"resource_provider": {"uuid": uuid}, "resources": entry["resources"]}
-                    for uuid, entry in _allocations_repr(c[0], uuids, names).items()
-                ]
-            }
-            for c in found.candidates
-        ]
-    if version < (1, 34):
-        return [
-            fragment(uuids[c].join(around))
-            if type(c) is int
-            else {"allocations": _allocations_repr(c[0], uuids, names)}
-            for c in found.candidates
-        ]
+    picked_text = _picked_texts(found, version)
+    repr_of = _candidate_repr(version)
     return [
-        fragment(uuids[c].join(around)) if type(c) is int else _with_mappings(c, uuids, names)
+        fragment(uuids[c].join(around))
+        if type(c) is int
+        else picked_text(c)
+        if type(c) is tuple
+        else repr_of(c, uuids, names)
         for c in found.candidates
     ]
+
+
+def _candidate_repr(version):
+    """What renders a :class:`~scheduling.candidates.Candidate` at ``version``."""
+    if version < (1, 12):
+        return _listed_repr
+    if version < (1, 34):
+        return _allocations_only
+    return _with_mappings
+
+
+def _listed_repr(candidate, uuids, names):
+    """A candidate as ``allocation_requests`` lists it before 1.12."""
+    return {
+        "allocations": [
+            {"resource_provider": {"uuid": uuid}, "resources": entry["resources"]}
+            for uuid, entry in _allocations_repr(candidate[0], uuids, names).items()
+        ]
+    }
+
+
+def _allocations_only(candidate, uuids, names):
+    """A candidate as ``allocation_requests`` lists it from 1.12 to 1.33."""
+    return {"allocations": _allocations_repr(candidate[0], uuids, names)}
+
+
+def _picked_texts(found, version):
+    """What gives the JSON text (an orjson Fragment) of a candidate given as a tuple of
+    providers, one per slot. The text depends only on its shape (which slots share a
+    provider, and the providers' id order: allocations list them in id order, mappings in
+    slot order): each shape's is rendered once, its providers' uuids as format fields, and
+    filled with each candidate's uuids."""
+    uuids, names, slots = found.uuids, found.class_names, found.slots
+    repr_of = _candidate_repr(version)
+    fragment = orjson.Fragment
+    templates = {}
+
+    def text(picked):
+        distinct = sorted(set(picked))
+        shape = tuple(map(distinct.index, picked))
+        template = templates.get(shape)
+        if template is None:
+            template = templates[shape] = _picked_template(repr_of, slots, shape, names)
+        return fragment(template.format(*[uuids[p] for p in distinct]))
+
+    return text
+
+
+def _picked_template(repr_of, slots, shape, names):
+    """The text of a candidate of ``shape`` (each slot's provider by its rank in id order)
+    with ``{rank}`` format fields for the uuids (a uuid, class name or suffix has no brace
+    or ``<``: the placeholders are found and the JSON's braces doubled safely)."""
+    placeholders = {rank: f"<provider {rank}>" for rank in set(shape)}
+    candidate = engine.picked_candidate(slots, shape)
+    text = orjson.dumps(repr_of(candidate, placeholders, names)).decode()
+    text = text.replace("{", "{{").replace("}", "}}")
+    for rank, placeholder in placeholders.items():
+        text = text.replace(placeholder, f"{{{rank}}}")
+    return text
 
 
 # Stands for the provider's uuid in the text of a one-provider candidate (see _alone_text):

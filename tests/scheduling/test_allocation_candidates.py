@@ -514,6 +514,45 @@ def test_each_shape_of_hosts_alone_and_with_a_sharing_provider(api_at, cloud):
     assert [r["mappings"] for r in mapped] == [{"": [cn1]}, {"": [cn1, ss]}, {"": [cn2]}]
 
 
+def test_a_sharing_provider_older_than_the_host_comes_first_in_its_allocations(api_at, db):
+    """A host with the required trait taking its disk from a sharing provider of a lower id
+    (allocations in provider id order, mappings in the order of the classes asked), one
+    group or two, in each shape of allocation_requests."""
+    ss = str(
+        make_provider(
+            "ss", inventories={"DISK_GB": 2000}, traits=[SHARES], aggregates=[AGG_SHARED]
+        ).uuid
+    )
+    cn = str(
+        make_provider(
+            "cn", inventories=COMPUTE, traits=["HW_CPU_X86_AVX2"], aggregates=[AGG_SHARED]
+        ).uuid
+    )
+    query = f"{FLAVOR}&required=HW_CPU_X86_AVX2&member_of={AGG_SHARED}"
+    host = {cn: {"resources": {"VCPU": 1, "MEMORY_MB": 512, "DISK_GB": 100}}}
+    shared = {ss: {"resources": {"DISK_GB": 100}}, cn: {"resources": {"VCPU": 1, "MEMORY_MB": 512}}}
+    listed = get(api_at("1.10"), FLAVOR).json["allocation_requests"]
+    assert [[a["resource_provider"]["uuid"] for a in r["allocations"]] for r in listed] == [
+        [cn],
+        [ss, cn],
+    ]
+    for version in ("1.21", "1.33"):
+        found = get(api_at(version), query).json["allocation_requests"]
+        assert found == [{"allocations": host}, {"allocations": shared}]
+        assert [list(r["allocations"]) for r in found] == [[cn], [ss, cn]]
+    found = get(api_at("1.39"), query).json["allocation_requests"]
+    assert [r["mappings"] for r in found] == [{"": [cn]}, {"": [cn, ss]}]
+    disk_first = get(api_at("1.39"), query.replace(FLAVOR, "resources=DISK_GB:100,VCPU:1"))
+    assert [r["mappings"] for r in disk_first.json["allocation_requests"]] == [
+        {"": [cn]},
+        {"": [ss, cn]},
+    ]
+    groups = "resources_C=VCPU:1,MEMORY_MB:512&resources_D=DISK_GB:100&group_policy=none"
+    found = get(api_at("1.39"), groups).json["allocation_requests"]
+    assert [r["mappings"] for r in found] == [{"_C": [cn], "_D": [cn]}, {"_C": [cn], "_D": [ss]}]
+    assert [list(r["allocations"]) for r in found] == [[cn], [ss, cn]]
+
+
 def test_two_groups_on_one_host_map_each_suffix_to_it(api_at, cloud):
     query = "resources_B=VCPU:1&resources_A=MEMORY_MB:512&group_policy=none"
     found = get(api_at("1.34"), query).json["allocation_requests"]
