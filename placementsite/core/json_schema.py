@@ -10,6 +10,7 @@ alike.
 
 import functools
 import json
+import re
 
 import jsonschema
 
@@ -42,6 +43,8 @@ _BY_IDENTITY_SIZE = 512
 
 
 def _validator(schema, format_checker):
+    """``(validator, plain)``: the compiled validator of ``schema`` and its :class:`_Plain`
+    check (None when the schema is not of that shape)."""
     key = (id(schema), id(format_checker))
     found = _BY_IDENTITY.get(key)
     if found is not None and found[0] is schema and found[1] is format_checker:
@@ -49,8 +52,80 @@ def _validator(schema, format_checker):
     validator = _compiled(json.dumps(schema), format_checker)
     if len(_BY_IDENTITY) >= _BY_IDENTITY_SIZE:
         _BY_IDENTITY.clear()
-    _BY_IDENTITY[key] = (schema, format_checker, validator)
-    return validator
+    _BY_IDENTITY[key] = (schema, format_checker, (validator, _Plain.of(schema)))
+    return validator, _BY_IDENTITY[key][2][1]
+
+
+# What a query string's schema is made of: an object of string values, each maybe matching a
+# pattern or one of an enum.
+_PLAIN_OBJECT = {"type", "properties", "patternProperties", "additionalProperties", "required"}
+_PLAIN_STRING = {"type", "pattern", "enum"}
+
+
+class _Plain:
+    """A quick yes of a schema of the query strings' shape (see _PLAIN_OBJECT): True only when
+    the instance certainly validates, as jsonschema would say (its keywords, its re.search);
+    anything else (an error to report, a value of another type) goes to jsonschema. A
+    candidates query's check takes a few microseconds where jsonschema's walk took 45."""
+
+    def __init__(self, properties, patterns, closed, required):
+        self.properties = properties  # name -> value checks
+        self.patterns = patterns  # [(compiled key pattern, value checks)]
+        self.closed = closed  # additionalProperties: false
+        self.required = required
+
+    @classmethod
+    def of(cls, schema):
+        if set(schema) - _PLAIN_OBJECT or schema.get("type") != "object":
+            return None
+        if schema.get("additionalProperties", True) not in (True, False):
+            return None
+        subschemas = [*schema.get("properties", {}).values()]
+        subschemas += schema.get("patternProperties", {}).values()
+        if not all(_is_plain_string(subschema) for subschema in subschemas):
+            return None
+        return cls(
+            {name: _string_check(sub) for name, sub in schema.get("properties", {}).items()},
+            [
+                (re.compile(pattern), _string_check(sub))
+                for pattern, sub in schema.get("patternProperties", {}).items()
+            ],
+            schema.get("additionalProperties", True) is False,
+            tuple(schema.get("required", ())),
+        )
+
+    def __call__(self, instance):
+        if type(instance) is not dict or not all(name in instance for name in self.required):
+            return False
+        for name, value in instance.items():
+            if type(value) is not str:
+                return False
+            checks = [self.properties[name]] if name in self.properties else []
+            checks += [check for key, check in self.patterns if key.search(name)]
+            if not checks and self.closed:
+                return False
+            if not all(check(value) for check in checks):
+                return False
+        return True
+
+
+def _is_plain_string(subschema):
+    return (
+        isinstance(subschema, dict)
+        and not set(subschema) - _PLAIN_STRING
+        and subschema.get("type") == "string"
+        and isinstance(subschema.get("pattern", ""), str)
+        and isinstance(subschema.get("enum", []), list)
+    )
+
+
+def _string_check(subschema):
+    """The check of a string value (see _is_plain_string)."""
+    pattern = re.compile(subschema["pattern"]) if "pattern" in subschema else None
+    enum = subschema.get("enum")
+    return lambda value: (
+        (pattern is None or pattern.search(value) is not None) and (enum is None or value in enum)
+    )
 
 
 def validate(instance, schema, format_checker=None):
@@ -59,9 +134,10 @@ def validate(instance, schema, format_checker=None):
     Raises :class:`jsonschema.ValidationError` (the best match) when ``instance`` does not
     validate.
     """
-    error = jsonschema.exceptions.best_match(
-        _validator(schema, format_checker).iter_errors(instance)
-    )
+    validator, plain = _validator(schema, format_checker)
+    if plain is not None and plain(instance):
+        return
+    error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
     if error is not None:
         raise error
 
