@@ -37,6 +37,7 @@ own line with its own verdict.
 """
 
 import uuid as uuidlib
+from bisect import bisect_left
 from collections import Counter, defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -264,6 +265,12 @@ class _Tally:
 Shortfalls = list[tuple[int, list[int], list[int]]]
 
 
+_NOT = bytes([1, 0]) + bytes(254)  # bytes.translate's table: 0 -> 1, 1 -> 0
+# The providers not alone in their tree are looked up one by one among positions when at
+# most one in this many of them (_Cloud.apart_in).
+_FEW_APART_ONE_IN = 8
+
+
 class _Cloud(NamedTuple):
     """Every provider, by its position in name order, and what the counts need of each."""
 
@@ -275,6 +282,7 @@ class _Cloud(NamedTuple):
     # 1 for a provider alone in its tree and not sharing: it is its own host's only provider,
     # so its host's reasons are its own and it is counted per pattern, not one by one.
     alone: bytearray
+    apart: list[int]  # the positions of the others (0 in alone), in order
 
     @classmethod
     def of(cls, ids: list[int], roots: list[int], patterns: list[Pattern]) -> "_Cloud":
@@ -292,7 +300,22 @@ class _Cloud(NamedTuple):
             alone = bytearray(b"\x01") * len(ids)
         for position in sharing:
             alone[position] = 0
-        return cls(ids, roots, patterns, sharing_ids, sharing, alone)
+        apart = list(compress(range(len(ids)), alone.translate(_NOT)))
+        return cls(ids, roots, patterns, sharing_ids, sharing, alone, apart)
+
+    def apart_in(self, where: list[int]) -> list[int]:
+        """The indexes in ``where`` (positions, in order) of the providers not alone in
+        their tree: looked up one by one when they are few (a cloud of hosts alone in their
+        trees, and a few sharing providers), else picked from every position in C."""
+        if len(self.apart) * _FEW_APART_ONE_IN <= len(where):
+            found = []
+            for position in self.apart:
+                index = bisect_left(where, position)
+                if index < len(where) and where[index] == position:
+                    found.append(index)
+            return found
+        others = self.alone.translate(_NOT)
+        return list(compress(range(len(where)), map(others.__getitem__, where)))
 
 
 class _Picked(NamedTuple):
@@ -675,8 +698,6 @@ def _count_hosts(tally: _Tally, cloud: _Cloud) -> None:
     tally.fitting_roots = (
         set(map(cloud.roots.__getitem__, chain.from_iterable(tally.fitting))) - cloud.sharing_ids
     )
-    alone = cloud.alone
-    in_trees = 0 in alone
     closest: dict[int, tuple[int, frozenset[str]]] = {}  # left-out host -> its closest's score
     # (pattern's kinds, capacity model's kinds) -> (distance, all kinds)
     scored: dict[tuple[frozenset[str], frozenset[str]], tuple[int, frozenset[str]]] = {}
@@ -687,15 +708,17 @@ def _count_hosts(tally: _Tally, cloud: _Cloud) -> None:
     ):
         pattern_kinds = frozenset(kinds)
         refined = tally.refined.get(index)
+        apart = cloud.apart_in(where)  # indexes in where
         if refined is None:
-            alone_by_key[pattern_kinds, nothing] += sum(map(alone.__getitem__, where))
+            alone_by_key[pattern_kinds, nothing] += len(where) - len(apart)
         else:
             # Counted per set of kinds first (a frozenset keeps its hash), then keyed.
-            per_kinds = Counter(compress(refined, map(alone.__getitem__, where)))
+            per_kinds = Counter(refined)
+            per_kinds.subtract(map(refined.__getitem__, apart))
             for model_kinds, hosts in per_kinds.items():
                 alone_by_key[pattern_kinds, model_kinds] += hosts
-        if in_trees:
-            _closest_in_trees(tally, cloud, where, pattern_kinds, refined, closest, scored)
+        if apart:
+            _closest_in_trees(tally, cloud, where, apart, pattern_kinds, refined, closest, scored)
     host_counts: defaultdict[str, int] = defaultdict(int)
     for key, hosts in alone_by_key.items():
         if hosts:
@@ -719,27 +742,26 @@ def _score(
     return score
 
 
-_NOT = bytes([1, 0]) + bytes(254)  # bytes.translate's table: 0 -> 1, 1 -> 0
-
-
 def _closest_in_trees(
     tally: _Tally,
     cloud: _Cloud,
     where: list[int],
+    apart: list[int],
     pattern_kinds: frozenset[str],
     refined: list[frozenset[str]] | None,
     closest: dict[int, tuple[int, frozenset[str]]],
     scored: dict[tuple[frozenset[str], frozenset[str]], tuple[int, frozenset[str]]],
 ) -> None:
     """Keep in ``closest`` each host's closest left-out provider among those of ``where``
-    that share their tree (not alone in it, not sharing), the first met among equals."""
+    that share their tree (``apart``: their indexes in ``where``, sharing providers
+    skipped), the first met among equals."""
     roots, fitting_roots = cloud.roots, tally.fitting_roots
-    model_kinds = refined if refined is not None else repeat(frozenset())
-    # Those not alone in their tree, picked in C: most providers of a cloud are.
-    others = map(cloud.alone.translate(_NOT).__getitem__, where)
-    for p, kinds in compress(zip(where, model_kinds, strict=False), others):
+    nothing: frozenset[str] = frozenset()
+    for index in apart:
+        p = where[index]
         if cloud.ids[p] in cloud.sharing_ids:
             continue
+        kinds = refined[index] if refined is not None else nothing
         root = roots[p]
         if root in fitting_roots:
             continue

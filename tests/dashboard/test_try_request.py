@@ -548,6 +548,29 @@ def test_nothing_fits_leads_with_the_largest_free_amount_per_class(numa_host, st
     assert '<details class="left-out-details">' in html
 
 
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"resources": "VCPU:4,MEMORY_MB:4096"},
+        {"resources": "VCPU:12,DISK_GB:10"},
+        {"resources": "VCPU:4", "g1-resources": "DISK_GB:100", "g1-required": "HW_CPU_X86_AVX2"},
+    ],
+)
+def test_providers_in_trees_are_found_alike_one_by_one_or_among_all(
+    numa_host, cloud, staff, monkeypatch, fields
+):
+    # The providers not alone in their tree (trees, sharing providers) are looked up one by
+    # one when few, else picked among every position: the page must not change.
+    from providers.selectors import fit
+
+    pages = []
+    for one_in in (0, 10**9):  # always one by one, never
+        monkeypatch.setattr(fit, "_FEW_APART_ONE_IN", one_in)
+        page = evaluate(staff, **fields).content.decode()
+        pages.append(page.split('class="card group-result"', 1)[1].split("</main>", 1)[0])
+    assert pages[0] == pages[1]
+
+
 def test_candidates_are_grouped_by_host(numa_host, staff):
     html = candidates_page(staff, resources="VCPU:2").content.decode()
     table = html.split('class="grid compact candidates"')[1].split("</table>")[0]
