@@ -1234,7 +1234,9 @@ def _summary_rows(root_ids, members):
     if members is None and len(root_ids) <= queries.FEW_TREES:
         return queries.tree_summaries(root_ids)
     if members is None:
-        providers = queries.tree_members(root_ids)
+        # Sorted as their providers' ids are: for flat hosts the same array (see
+        # queries._long_array).
+        providers = queries.tree_members(sorted(root_ids))
     else:
         providers = [member for member in members if member[MEMBER_ROOT_ID] in root_ids]
         # Trees of sharing providers are not among the candidate (anchor) trees.
