@@ -107,7 +107,7 @@ _TREE_INVENTORY_COUNTS = f"""
 
 _PROVIDER_TRAITS_AMONG = f"""
     SELECT resource_provider_id, trait_id
-    FROM {_PROVIDER_TRAITS}
+    FROM {_PROVIDER_TRAITS} {{providers_joined}}
     WHERE {{provider_in}} AND {{trait_in}}
 """
 
@@ -115,7 +115,7 @@ _PROVIDER_TRAITS_AMONG = f"""
 # traits last).
 _TRAIT_NAMES = f"""
     SELECT pt.resource_provider_id, t.name
-    {_TRAIT_LINK_NAMES}
+    {_TRAIT_LINK_NAMES} {{providers_joined}}
     WHERE {{provider_in}}
     ORDER BY pt.trait_id
 """
@@ -158,6 +158,22 @@ def _long_array(ids: list[int]) -> str:
         literal = "{" + ",".join(map(str, ids)) + "}"
         _last_long_array = (ids, literal)
     return literal
+
+
+def _id_joined(column: str, ids: Collection[int]) -> tuple[str, str, list[Any]]:
+    """``(join, condition, params)``: ``column`` is one of ``ids`` (distinct), as a join
+    (for the FROM list, before the WHERE clause's parameters) and a condition.
+
+    A long array on PostgreSQL is joined as a set of rows: ``IN (SELECT unnest(...))``
+    (:func:`_id_in`) is a semi-join whose side of ids the planner guesses at 200 distinct
+    rows, so it probes an index once per id where, for thousands of them, a hash join over
+    the rows is cheaper (the trait links of 25,000 hosts: 30 to 12 ms); joined, it knows
+    how many. Otherwise the join is empty and the condition is :func:`_id_in`'s."""
+    if connection.vendor == "postgresql" and len(ids) > _SHORT_ARRAY:
+        join = f"JOIN unnest(%s::bigint[]) AS wanted(wanted_id) ON wanted.wanted_id = {column}"
+        return join, "TRUE", [_long_array(list(map(int, ids)))]
+    condition, params = _id_in(column, ids)
+    return "", condition, params
 
 
 def fetch(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
@@ -389,16 +405,18 @@ def tree_inventory_counts(root_ids: Collection[int]) -> dict[int, int]:
 
 def provider_traits(provider_ids: Iterable[int], trait_ids: Iterable[int]) -> list[tuple[int, int]]:
     """``[(provider id, trait id), ...]``: which of ``trait_ids`` each provider has."""
-    provider_in, provider_params = _id_in("resource_provider_id", provider_ids)
+    joined, provider_in, provider_params = _id_joined("resource_provider_id", list(provider_ids))
     trait_in, trait_params = _id_in("trait_id", trait_ids)
-    sql = _PROVIDER_TRAITS_AMONG.format(provider_in=provider_in, trait_in=trait_in)
+    sql = _PROVIDER_TRAITS_AMONG.format(
+        providers_joined=joined, provider_in=provider_in, trait_in=trait_in
+    )
     return fetch(sql, provider_params + trait_params)
 
 
 def trait_names(provider_ids: Iterable[int]) -> list[tuple[int, str]]:
     """``[(provider id, trait name), ...]`` in trait id order."""
-    condition, params = _id_in("pt.resource_provider_id", provider_ids)
-    return fetch(_TRAIT_NAMES.format(provider_in=condition), params)
+    joined, condition, params = _id_joined("pt.resource_provider_id", list(provider_ids))
+    return fetch(_TRAIT_NAMES.format(providers_joined=joined, provider_in=condition), params)
 
 
 _PROVIDER_NAMES = f"""
