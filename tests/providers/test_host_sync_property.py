@@ -341,7 +341,9 @@ def test_every_sync_gives_the_plugins_tree_or_the_one_before_and_keeps_every_all
         sync_and_check(model, seen)
     deadline = time.monotonic() + SECONDS_PER_SEED
     for _step in range(STEPS):
-        if time.monotonic() > deadline:
+        # The time bound only cuts a sequence short once it has reached every outcome asserted
+        # below: a slow machine runs more of the seed's steps rather than failing.
+        if time.monotonic() > deadline and _covered(seen):
             break
         roll = rng.random()
         if roll < 0.4:
@@ -355,4 +357,8 @@ def test_every_sync_gives_the_plugins_tree_or_the_one_before_and_keeps_every_all
             sync_and_check(model, seen)
     # The sequences reach both outcomes and move allocations (else they test less than they
     # claim).
-    assert seen.get("ok") and seen.get("blocked") and seen.get("moved"), seen
+    assert _covered(seen), seen
+
+
+def _covered(seen):
+    return bool(seen.get("ok") and seen.get("blocked") and seen.get("moved"))
