@@ -442,3 +442,22 @@ def test_cors_origins_setting_enables_the_middleware(monkeypatch):
     finally:
         monkeypatch.delenv("PLACEMENT_CORS_ALLOWED_ORIGINS")
         importlib.reload(site_settings)
+
+
+def test_token_user_and_groups_are_read_in_one_statement(token_auth):
+    """The token strategy reads the token, its user and the user's groups in one round trip
+    per request; the roles and project are those of the groups, as the dashboard's context."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from placementsite.core.api import auth
+
+    key = user_token("operator", "service", "project:p7")
+    user = get_user_model().objects.get(username="operator")
+    with CaptureQueriesContext(connection) as captured:
+        assert client(key).get(LIST).status == 200
+    token_reads = [q["sql"] for q in captured.captured_queries if "knox_authtoken" in q["sql"]]
+    assert len(token_reads) == 1 and "auth_user_groups" in token_reads[0]
+    context = auth.token_context({auth.TOKEN_HEADER: key})
+    assert context == auth.user_context(user)
+    assert (context.project_id, context.roles) == ("p7", ["service"])

@@ -97,15 +97,16 @@ def noauth2_context(meta):
 
 
 def token_context(meta):
-    from .tokens import token_user
+    from .tokens import token_identity
 
     key = meta.get(TOKEN_HEADER)
     if not key:
         raise HTTPUnauthorized("Authentication required")
-    user = token_user(key)
-    if user is None:
+    # The token, its user and the user's groups in one statement (a round trip per request).
+    identity = token_identity(key)
+    if identity is None:
         raise HTTPUnauthorized("Invalid authentication token")
-    return user_context(user)
+    return _groups_context(*identity)
 
 
 def user_context(user):
@@ -113,8 +114,14 @@ def user_context(user):
     dashboard's when it checks a policy rule for a logged-in operator, so that an action there
     is allowed exactly when the same user's token may take it through the API."""
     groups = list(user.groups.values_list("name", flat=True))
+    return _groups_context(user.username, user.is_superuser, groups)
+
+
+def _groups_context(username, is_superuser, groups):
+    """The context of a user by its name, superuser flag and group names (see the module
+    docstring: roles, project and system scope come from the groups)."""
     roles = {name.lower() for name in groups if ":" not in name and name != SYSTEM_SCOPE_GROUP}
-    if user.is_superuser:
+    if is_superuser:
         roles.add("admin")
     if "admin" in roles:
         roles.update({"member", "reader"})
@@ -124,7 +131,7 @@ def user_context(user):
         g[len(PROJECT_GROUP_PREFIX) :] for g in groups if g.startswith(PROJECT_GROUP_PREFIX)
     ]
     return RequestContext(
-        user_id=user.username,
+        user_id=username,
         project_id=projects[0] if projects else None,
         roles=sorted(roles),
         system_scope="all" if SYSTEM_SCOPE_GROUP in groups else None,
