@@ -1,5 +1,6 @@
 """``GET /allocation_candidates``: parse the query, ask the engine, render per microversion."""
 
+import math
 import time
 
 import orjson
@@ -67,21 +68,53 @@ def _picked_texts(found, version):
     providers, one per slot. The text depends only on its shape (which slots share a
     provider, and the providers' id order: allocations list them in id order, mappings in
     slot order): each shape's is rendered once, its providers' uuids as format fields, and
-    filled with each candidate's uuids."""
+    filled with each candidate's uuids.
+
+    Most such candidates are a host and the same sharing providers (an aggregate's disk):
+    the text of the other providers (the first one's slots blank) is also kept split where
+    the first one's uuid goes, for the range of ids the first one may have with that shape,
+    and joined around each host's uuid, as a one-provider candidate's is."""
     uuids, names, slots = found.uuids, found.class_names, found.slots
     repr_of = _candidate_repr(version)
     fragment = orjson.Fragment
     templates = {}
+    around_first = {}  # the others (the first one's slots None) -> [(low, high, parts)]
 
-    def text(picked):
+    def filled(picked):
         distinct = sorted(set(picked))
         shape = tuple(map(distinct.index, picked))
         template = templates.get(shape)
         if template is None:
             template = templates[shape] = _picked_template(repr_of, slots, shape, names)
-        return fragment(template.format(*[uuids[p] for p in distinct]))
+        return template, distinct
+
+    def remembered(picked, others):
+        template, distinct = filled(picked)
+        first = picked[0]
+        parts = template.format(
+            *[_UUID_PLACEHOLDER if p == first else uuids[p] for p in distinct]
+        ).split(_UUID_PLACEHOLDER)
+        if len(around_first) < _MOST_REMEMBERED:
+            rank = distinct.index(first)
+            low = distinct[rank - 1] if rank else -1
+            high = distinct[rank + 1] if rank + 1 < len(distinct) else math.inf
+            around_first.setdefault(others, []).append((low, high, parts))
+        return uuids[first].join(parts)
+
+    def text(picked):
+        first = picked[0]
+        others = tuple([None if p == first else p for p in picked])
+        for low, high, parts in around_first.get(others, ()):
+            if low < first < high:
+                return fragment(uuids[first].join(parts))
+        return fragment(remembered(picked, others))
 
     return text
+
+
+# The most distinct sets of other providers whose texts _picked_texts keeps around the
+# first one's uuid (a host's own providers in several slots make each tree's distinct).
+_MOST_REMEMBERED = 64
 
 
 def _picked_template(repr_of, slots, shape, names):

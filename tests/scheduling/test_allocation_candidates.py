@@ -553,6 +553,38 @@ def test_a_sharing_provider_older_than_the_host_comes_first_in_its_allocations(a
     assert [list(r["allocations"]) for r in found] == [[cn], [ss, cn]]
 
 
+def test_hosts_on_either_side_of_a_sharing_provider_list_their_allocations_in_id_order(api_at, db):
+    """Hosts of lower and higher ids than their sharing provider, several of each, answered
+    in one response: each host + sharing-provider candidate lists its allocations in
+    provider id order and its mappings in the order of the classes asked."""
+
+    def host(name):
+        return str(
+            make_provider(
+                name, inventories=COMPUTE, traits=["HW_CPU_X86_AVX2"], aggregates=[AGG_SHARED]
+            ).uuid
+        )
+
+    older = [host("cn1"), host("cn2")]
+    ss = str(
+        make_provider(
+            "ss", inventories={"DISK_GB": 2000}, traits=[SHARES], aggregates=[AGG_SHARED]
+        ).uuid
+    )
+    newer = [host("cn3"), host("cn4")]
+    query = f"{FLAVOR}&required=HW_CPU_X86_AVX2&member_of={AGG_SHARED}"
+    for version in ("1.21", "1.39"):
+        found = get(api_at(version), query).json["allocation_requests"]
+        shared = [list(r["allocations"]) for r in found if len(r["allocations"]) == 2]
+        assert shared == [[cn, ss] for cn in older] + [[ss, cn] for cn in newer]
+        for r in found:
+            assert sum(a["resources"].get("DISK_GB", 0) for a in r["allocations"].values()) == 100
+    found = get(api_at("1.39"), query).json["allocation_requests"]
+    assert [r["mappings"] for r in found] == [
+        mapping for cn in older + newer for mapping in ({"": [cn]}, {"": [cn, ss]})
+    ]
+
+
 def test_two_groups_on_one_host_map_each_suffix_to_it(api_at, cloud):
     query = "resources_B=VCPU:1&resources_A=MEMORY_MB:512&group_policy=none"
     found = get(api_at("1.34"), query).json["allocation_requests"]
