@@ -419,6 +419,23 @@ def _among(kind):
     return outside & Q(sharing)
 
 
+def _windowed(providers, among):
+    """``(providers, rows_among)`` for fitting_inventories_sql: a window's bounds on the rows'
+    own provider (the join their ``root_id`` comes from, on its root_id index), and on
+    ``providers`` only when they have rules of their own. As a subquery of providers alone,
+    PostgreSQL hashed it against a scan of every provider for the join (limit=10 at 10,000
+    providers: the selection 2.7 -> 1.7 ms)."""
+    if among != _IN_WINDOW:
+        return (providers if among is None else providers.filter(_among(among))), None
+    rows_among = Q(
+        resource_provider__root_id__gte=_FIRST_ROOT_PLACEHOLDER,
+        resource_provider__root_id__lte=_LAST_ROOT_PLACEHOLDER,
+    )
+    if providers.query.where:
+        providers = providers.filter(_among(among))
+    return providers, rows_among
+
+
 def _selection_sql(rg, unsuffixed, columns, among=None):
     """``(sql, params)`` selecting the inventory rows that fit ``rg`` (in no order: the
     caller sorts them); ``among``: only those of the providers in a window of roots
@@ -444,13 +461,11 @@ def _selection_sql(rg, unsuffixed, columns, among=None):
     )
     found = _SELECTION_SQL.get(key)
     if found is None:
-        providers = _providers_meeting(rg, unsuffixed)
-        if among is not None:
-            providers = providers.filter(_among(among))
+        providers, rows_among = _windowed(_providers_meeting(rg, unsuffixed), among)
         # Over the whole cloud (no window, no tree), the providers are judged as a set.
         hashed = among is None and group.in_tree is None
         found = rp_selectors.fitting_inventories_sql(
-            resolved=rg, providers=providers, columns=columns, hashed=hashed
+            resolved=rg, providers=providers, columns=columns, hashed=hashed, rows_among=rows_among
         )
         if len(_SELECTION_SQL) >= _SELECTION_SQL_SIZE:
             _SELECTION_SQL.clear()

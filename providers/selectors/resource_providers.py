@@ -407,7 +407,12 @@ def providers_meeting(
 
 
 def fitting_inventories_sql(
-    *, resolved: ResolvedGroup, providers: QuerySet, columns: Sequence[str], hashed: bool = False
+    *,
+    resolved: ResolvedGroup,
+    providers: QuerySet,
+    columns: Sequence[str],
+    hashed: bool = False,
+    rows_among: Q | None = None,
 ) -> tuple[str, tuple[Any, ...]]:
     """``(sql, params)`` of the inventory rows of ``providers`` (a queryset) that can take
     the group's amount of their class, each as ``columns`` (inventory fields, ``root_id``
@@ -428,8 +433,14 @@ def fitting_inventories_sql(
     whole cloud. Without planner statistics (a fresh database) PostgreSQL guessed the rows of
     the asked classes at a few dozen of thousands and checked the providers' rules (an
     aggregate) once per row through the primary key; judged as membership, the rules run
-    once per provider whatever the guess."""
+    once per provider whatever the guess.
+
+    ``rows_among``: a condition on the inventory rows themselves (their provider's columns
+    through ``resource_provider__``, the join ``root_id`` is read from), beside ``providers``.
+    """
     inventories = Inventory.objects.filter(resource_class_id__in=list(resolved.resources))
+    if rows_among is not None:
+        inventories = inventories.filter(rows_among)
     if providers.query.where and hashed:
         among = _IsTrue(In(F("resource_provider_id"), providers.values("id")))
         inventories = inventories.filter(among)
