@@ -1180,9 +1180,7 @@ class _Assembler:
             return None
         slots = 0 if self.last_unsuffixed is None else self.last_unsuffixed + 1
         known = {}  # the unsuffixed group's providers (a tuple) -> whether they have them
-        complete = {
-            p for p, have in self.traits_of.items() if all(any_of & have for any_of in required)
-        }
+        complete = self._complete_providers(required)
 
         def traits_ok(picked):
             providers = picked[:slots]
@@ -1194,6 +1192,16 @@ class _Assembler:
             return ok
 
         return traits_ok
+
+    def _complete_providers(self, required):
+        """The providers having all the unsuffixed group's ``required`` traits themselves.
+        With one set of them asked (any one will do), every provider of ``traits_of`` does:
+        it holds the providers having one of the traits read (those asked), and no other."""
+        if len(required) == 1:
+            return set(self.traits_of)
+        return {
+            p for p, have in self.traits_of.items() if all(any_of & have for any_of in required)
+        }
 
     def _meeting(self, combinations, traits_ok):
         """The ``combinations`` whose unsuffixed providers have the traits, the others
@@ -1229,16 +1237,14 @@ def _summaries(root_ids, members=None):
     # inventory (class, total, reserved, ratio, used), shared by the providers having it
     # (read-only): hundreds of thousands of rows, most of them alike.
     last, of_provider, alike = None, {}, {}
-    for row in inventory_rows:
-        provider_id = row[0]
+    for provider_id, name, total, reserved, ratio, used in inventory_rows:
         if provider_id != last:
             last, of_provider = provider_id, resources[provider_id]
-        inventory = row[1:]
+        inventory = (name, total, reserved, ratio, used)
         summary = alike.get(inventory)
         if summary is None:
-            name, total, reserved, ratio, used = inventory
             summary = alike[inventory] = {"capacity": int((total - reserved) * ratio), "used": used}
-        of_provider[inventory[0]] = summary
+        of_provider[name] = summary
     traits_of = trait_lists(ids, trait_rows)
     summaries = [
         (
