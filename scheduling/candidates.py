@@ -1102,12 +1102,17 @@ class _Assembler:
         slots = len(self.slot_suffixes)
         traits_ok = self._unsuffixed_traits_check()
         alone = self._alone_roots()
+        hosted, patterns = self._hosted_alike()
         for root_id in roots:
             provider_id = alone.get(root_id)
             if provider_id is not None:
                 spend()
                 if traits_ok is None or traits_ok((provider_id,) * slots):
                     yield provider_id
+                continue
+            provider_id = hosted.get(root_id)
+            if provider_id is not None:
+                yield from self._hosted(provider_id, patterns, traits_ok, layout, seen_shared)
                 continue
             options = self._options(root_id)
             if options is None:
@@ -1127,24 +1132,75 @@ class _Assembler:
 
     def _alone_roots(self):
         """``{root id: provider id}`` of the trees where one provider, not a sharing one, is
-        every slot's only option (a flat host's tree): their one combination, found a slot
-        at a time over every root rather than root by root."""
-        sources = self._option_sources()
-        anchored = set().union(*(shared for _local, shared in sources))
+        every slot's only option (a flat host's tree): their one combination."""
+        anchored = self._anchored_roots()
+        return {
+            root_id: provider_id
+            for root_id, provider_id in self._single_provider_roots().items()
+            if root_id not in anchored
+        }
+
+    def _anchored_roots(self):
+        """The roots where some slot has a sharing provider of another tree as an option."""
+        return set().union(*(shared for _local, shared in self._option_sources()))
+
+    def _single_provider_roots(self):
+        """``{root id: provider id}`` of the trees whose own options are one provider, not a
+        sharing one, in every slot (a flat host's tree), sharing providers anchored there
+        or not: found a slot at a time over every root rather than root by root."""
+        (first, _shared), *others = self._option_sources()
         anchors = self.anchors
-        (first, _shared), *others = sources
-        alone = {
+        single = {
             root_id: options[0]
             for root_id, options in first.items()
-            if len(options) == 1 and options[0] not in anchors and root_id not in anchored
+            if len(options) == 1 and options[0] not in anchors
         }
         for local, _shared in others:
-            alone = {
+            single = {
                 root_id: provider_id
-                for root_id, provider_id in alone.items()
+                for root_id, provider_id in single.items()
                 if local.get(root_id) == [provider_id]
             }
-        return alone
+        return single
+
+    def _hosted_alike(self):
+        """``({root id: provider id}, patterns)`` of the trees anchored to sharing providers
+        whose own options are one provider (see :meth:`_single_provider_roots`), when each
+        slot has one sharing provider or none and every anchored tree has them all (hosts
+        of one aggregate): each such tree's combinations are the ``patterns``
+        (:func:`_sharing_patterns`) filled with its provider. ``({}, None)`` otherwise."""
+        anchored = self._anchored_roots()
+        sharing = []
+        for (suffix, key), (_local, shared) in zip(self.slots, self._option_sources(), strict=True):
+            among = self._sharing_among(self.fits[suffix].providers[key]) if shared else []
+            if shared and (len(among) != 1 or len(shared) != len(anchored)):
+                return {}, None
+            sharing.append(tuple(among))
+        single = self._single_provider_roots()
+        hosted = {root_id: single[root_id] for root_id in anchored.intersection(single)}
+        return hosted, _sharing_patterns(tuple(sharing))
+
+    def _hosted(self, host, patterns, traits_ok, layout, seen_shared):
+        """:meth:`_alone_or_built` of a tree of :meth:`_hosted_alike`: its combinations (the
+        product of ``host`` and the sharing options per slot, in that order) from their
+        ``patterns``, without building the options and their product per tree."""
+        spend = self.budget.spend
+        for pattern, kind in patterns:
+            spend()
+            if kind is _PATTERN_ALONE:
+                picked = (host,) * len(pattern)
+            else:
+                picked = tuple([host if p is None else p for p in pattern])
+            if traits_ok is not None and not traits_ok(picked):
+                continue
+            if kind is _PATTERN_ALONE:
+                yield host
+            elif kind is _PATTERN_HOST_LED:
+                yield picked
+            else:
+                candidate = self._built(picked, layout, seen_shared)
+                if candidate is not None:
+                    yield candidate
 
     def _built(self, picked, layout, seen_shared):
         """The :class:`Candidate` of one combination of the plain product (see
@@ -1842,6 +1898,28 @@ def candidates_for_request(request: CandidateRequest) -> AllocationCandidates:
         alone_suffixes=tuple(sorted(s for s, group in request.groups.items() if group.resources)),
         slots=found.slots,
     )
+
+
+# What a combination of a tree of _Assembler._hosted_alike is (see _sharing_patterns).
+_PATTERN_ALONE = "alone"  # its host in every slot: answered as the host's id
+_PATTERN_HOST_LED = "host-led"  # its host first, sharing providers elsewhere: a tuple
+_PATTERN_SHARED_LED = "shared-led"  # a sharing provider first (may repeat): built
+
+
+def _sharing_patterns(sharing):
+    """The combinations of a tree whose one provider (None here) is each slot's own option
+    and ``sharing`` (per slot, a tuple) its sharing options, in the order of the product of
+    the options (the tree's own first), each with its kind (``_PATTERN_*``)."""
+    patterns = []
+    for pattern in itertools.product(*[(None, *options) for options in sharing]):
+        if pattern[0] is not None:
+            kind = _PATTERN_SHARED_LED
+        elif pattern.count(None) == len(pattern):
+            kind = _PATTERN_ALONE
+        else:
+            kind = _PATTERN_HOST_LED
+        patterns.append((pattern, kind))
+    return patterns
 
 
 def _allocating(candidate):

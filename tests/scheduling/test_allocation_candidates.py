@@ -585,6 +585,26 @@ def test_hosts_on_either_side_of_a_sharing_provider_list_their_allocations_in_id
     ]
 
 
+def test_hosts_of_two_aggregates_take_the_disk_of_their_own_sharing_provider(api_at, db):
+    """Two aggregates, each a host and a sharing provider of its own: each host is answered
+    alone and with its aggregate's disk, never the other's."""
+    aggregates = [str(uuid.UUID(int=2)), str(uuid.UUID(int=3))]
+    pairs = []
+    for n, aggregate in enumerate(aggregates):
+        cn = make_provider(f"cn{n}", inventories=COMPUTE, aggregates=[aggregate])
+        ss = make_provider(
+            f"ss{n}", inventories={"DISK_GB": 2000}, traits=[SHARES], aggregates=[aggregate]
+        )
+        pairs.append((str(cn.uuid), str(ss.uuid)))
+    found = get(api_at("1.39"), FLAVOR).json["allocation_requests"]
+    assert [r["mappings"] for r in found] == [
+        mapping for cn, ss in pairs for mapping in ({"": [cn]}, {"": [cn, ss]})
+    ]
+    assert [list(r["allocations"]) for r in found] == [
+        keys for cn, ss in pairs for keys in ([cn], [cn, ss])
+    ]
+
+
 def test_two_groups_on_one_host_map_each_suffix_to_it(api_at, cloud):
     query = "resources_B=VCPU:1&resources_A=MEMORY_MB:512&group_policy=none"
     found = get(api_at("1.34"), query).json["allocation_requests"]
