@@ -178,7 +178,10 @@ def test_first_start_writes_credentials_to_a_private_file_and_not_to_the_output(
     output = started.stdout + started.stderr
     assert password not in output and token not in output
 
-    check = f"from placementsite.core.api.tokens import token_user; print(token_user({token!r}).username)"
+    check = (
+        "from placementsite.core.api.tokens import token_identity; "
+        f"print(token_identity({token!r})[0])"
+    )
     found = _run(["manage.py", "shell", "-c", check], env)
     assert found.stdout.strip().splitlines()[-1] == "admin", found.stderr
 

@@ -28,27 +28,13 @@ def token_create(*, user, days=None, rotate=False):
         return AuthToken.objects.create(user=user, expiry=expiry)
 
 
-def token_user(key):
-    """The active user owning the unexpired token ``key``, else None (one query).
+def token_identity(key):
+    """``(username, is_superuser, group names)`` of the active user owning the unexpired token
+    ``key``, else None, in one statement (one row per group).
 
     The digest is the primary key, so the lookup compares hashes, never the token itself. An
     expired token is deleted when it is presented.
     """
-    if not key:
-        return None
-    found = AuthToken.objects.select_related("user").filter(digest=hash_token(key)).first()
-    if found is None:
-        return None
-    if found.expiry is not None and found.expiry <= timezone.now():
-        found.delete()
-        return None
-    return found.user if found.user.is_active else None
-
-
-def token_identity(key):
-    """``(username, is_superuser, group names)`` of the active user owning the unexpired token
-    ``key``, else None: what :func:`token_user` and the user's groups say, in one statement
-    (one row per group; an expired token is deleted when it is presented, as there)."""
     if not key:
         return None
     digest = hash_token(key)
