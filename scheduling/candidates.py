@@ -657,6 +657,8 @@ class _Assembler:
         self._lineages = {}
         self._shared_cache = {}
         self._sources = None
+        self._anchored = None
+        self._single = None
         self.isolate = request.group_policy == "isolate"
         unsuffixed = resolved.get("")
         self.unsuffixed_required = unsuffixed.required_traits if unsuffixed else ()
@@ -1141,13 +1143,21 @@ class _Assembler:
         }
 
     def _anchored_roots(self):
-        """The roots where some slot has a sharing provider of another tree as an option."""
-        return set().union(*(shared for _local, shared in self._option_sources()))
+        """The roots where some slot has a sharing provider of another tree as an option
+        (built once: the flat hosts' and the aggregate hosts' shortcuts both read it)."""
+        if self._anchored is None:
+            self._anchored = set().union(*(shared for _local, shared in self._option_sources()))
+        return self._anchored
 
     def _single_provider_roots(self):
         """``{root id: provider id}`` of the trees whose own options are one provider, not a
         sharing one, in every slot (a flat host's tree), sharing providers anchored there
-        or not: found a slot at a time over every root rather than root by root."""
+        or not: found a slot at a time over every root rather than root by root, once."""
+        if self._single is None:
+            self._single = self._find_single_provider_roots()
+        return self._single
+
+    def _find_single_provider_roots(self):
         (first, _shared), *others = self._option_sources()
         anchors = self.anchors
         single = {
