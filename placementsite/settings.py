@@ -114,7 +114,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "placementsite.content_security.ContentSecurityPolicyMiddleware",
-    "django_prometheus.middleware.PrometheusAfterMiddleware",
+    # django-prometheus's, its labelled series looked up once (placementsite/observability).
+    "placementsite.observability.middleware.PrometheusAfterMiddleware",
     # Last, as django-axes asks: locks out repeated failed logins (admin and dashboard).
     "axes.middleware.AxesMiddleware",
 ]
