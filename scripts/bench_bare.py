@@ -204,6 +204,7 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--port", type=int, default=8128)
     parser.add_argument("--slowest", action="store_true", help="log each query's slowest SQL")
+    parser.add_argument("--only", default="", help="the queries whose label holds this text")
     args = parser.parse_args(argv)
     url = os.environ.get("DATABASE_URL", "")
     if not url.startswith("postgres"):
@@ -216,6 +217,8 @@ def main(argv=None):
     rows = []
     try:
         for label, path in queries(args):
+            if args.only not in label:
+                continue
             statements, content = in_process.capture(path)
             answer = orjson.loads(content)
             count = len(answer["allocation_requests"])
