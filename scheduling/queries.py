@@ -199,26 +199,26 @@ _ANCHORS_TAGGED = """
 # IS NULL`` at 99 of 100,000 providers, read them all through the parent's index and sorted
 # them for the first roots by id (23 ms against 0.06 ms walking the primary key's index).
 _IS_ROOT = "COALESCE(parent_id, 0) <= 0"
-# The last root of the first window of roots (the first ``%s + 1`` roots by id), as
-# root_at_offset from the lowest id: NULL when there are fewer roots.
-_FIRST_WINDOW_LAST = f"""(
-    SELECT id FROM {_PROVIDERS} WHERE {_IS_ROOT} ORDER BY id LIMIT 1 OFFSET %s
+# The last root of a window of roots (the ``%s + 1`` first roots whose id is at least ``%s``),
+# as root_at_offset: NULL when there are fewer roots.
+_WINDOW_LAST = f"""(
+    SELECT id FROM {_PROVIDERS} WHERE {_IS_ROOT} AND id >= %s ORDER BY id LIMIT 1 OFFSET %s
 )"""
 _WINDOW_LAST_TAGGED = (
-    f"SELECT {WINDOW_LAST}, CAST(NULL AS varchar), {_FIRST_WINDOW_LAST}, CAST(NULL AS bigint)"
+    f"SELECT {WINDOW_LAST}, CAST(NULL AS varchar), {_WINDOW_LAST}, CAST(NULL AS bigint)"
 )
-# The sharing anchors of the trees in the first window of roots alone (roots from the lowest
-# id ``%s`` to _FIRST_WINDOW_LAST or the highest id ``%s``: a range, which the planner guesses
-# narrow with or without statistics): each provider of those trees is looked up among the
-# sharing providers' aggregates, an index probe each, rather than every member of the
-# aggregates read and joined (a quarter of 100,000 hosts in one aggregate: about 50 ms
-# against 0.3 ms for a window of 80 roots). The barrier keeps PostgreSQL from turning the
-# probe into that join ({barrier}: OFFSET 0 on PostgreSQL, nothing on SQLite).
-_SHARING_ANCHORS_IN_FIRST_WINDOW = f"""
+# The sharing anchors of the trees in a window of roots alone (roots from ``%s`` to _WINDOW_LAST
+# or the highest id ``%s``: a range, which the planner guesses narrow with or without
+# statistics): each provider of those trees is looked up among the sharing providers'
+# aggregates, an index probe each, rather than every member of the aggregates read and joined
+# (a quarter of 100,000 hosts in one aggregate: about 50 ms against 0.3 ms for a window of 80
+# roots). The barrier keeps PostgreSQL from turning the probe into that join ({barrier}:
+# OFFSET 0 on PostgreSQL, nothing on SQLite).
+_SHARING_ANCHORS_IN_WINDOW = f"""
     SELECT DISTINCT sharing.resource_provider_id, member.root_id
     FROM {_PROVIDER_AGGREGATES} sharing
     JOIN {_PROVIDERS} member
-        ON member.root_id >= %s AND member.root_id <= COALESCE({_FIRST_WINDOW_LAST}, %s)
+        ON member.root_id >= %s AND member.root_id <= COALESCE({_WINDOW_LAST}, %s)
     WHERE sharing.resource_provider_id IN ({_PROVIDERS_WITH_TRAIT}) AND EXISTS (
         SELECT 1 FROM {_PROVIDER_AGGREGATES} membership
         WHERE membership.resource_provider_id = member.id
@@ -257,12 +257,9 @@ def names_and_sharing_anchors(
         parts.append(_ANCHORS_TAGGED.format(kind=SHARING_ANCHOR, anchors=_SHARING_ANCHORS))
         params.append(SHARING_TRAIT)
     else:
-        barrier = " OFFSET 0" if connection.vendor == "postgresql" else ""
-        anchors = _SHARING_ANCHORS_IN_FIRST_WINDOW.format(barrier=barrier)
-        parts.append(_WINDOW_LAST_TAGGED)
-        parts.append(_ANCHORS_TAGGED.format(kind=SHARING_ANCHOR, anchors=anchors))
-        offset = first_window - 1
-        params += [offset, _LOWEST_ID, offset, _HIGHEST_ID, SHARING_TRAIT]
+        window_parts, window_params = _window_and_anchors(_LOWEST_ID, first_window)
+        parts += window_parts
+        params += window_params
     found = NamesAndAnchors({}, {}, [], None)
     for kind, name, pk, root_id in fetch(" UNION ALL ".join(parts), params):
         if kind == SHARING_ANCHOR:
@@ -272,6 +269,33 @@ def names_and_sharing_anchors(
         else:
             (found.class_ids if kind == NAMED_CLASS else found.trait_ids)[name] = pk
     return found
+
+
+def _window_and_anchors(first: int, size: int) -> tuple[list[str], list[Any]]:
+    """The statements (to join with UNION ALL) and parameters of the last root of the window
+    of ``size`` roots from the first whose id is at least ``first`` (a WINDOW_LAST row) and of
+    the sharing anchors of the trees in it (SHARING_ANCHOR rows)."""
+    barrier = " OFFSET 0" if connection.vendor == "postgresql" else ""
+    anchors = _SHARING_ANCHORS_IN_WINDOW.format(barrier=barrier)
+    parts = [_WINDOW_LAST_TAGGED, _ANCHORS_TAGGED.format(kind=SHARING_ANCHOR, anchors=anchors)]
+    offset = size - 1
+    return parts, [first, offset, first, first, offset, _HIGHEST_ID, SHARING_TRAIT]
+
+
+def window_and_sharing_anchors(
+    *, first: int, size: int
+) -> tuple[int | None, list[tuple[int, int]]]:
+    """The last root of the window of ``size`` roots from the first whose id is at least
+    ``first`` (as :func:`root_at_offset`; None: fewer roots) and the rows of
+    :func:`sharing_anchors` of the trees in that window alone, in one query."""
+    parts, params = _window_and_anchors(first, size)
+    last, anchors = None, []
+    for kind, _, pk, root_id in fetch(" UNION ALL ".join(parts), params):
+        if kind == SHARING_ANCHOR:
+            anchors.append((pk, root_id))
+        else:
+            last = pk
+    return last, anchors
 
 
 def sharing_anchors() -> list[tuple[int, int]]:

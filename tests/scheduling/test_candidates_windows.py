@@ -6,8 +6,9 @@ and devices below them, sharing storage providers in aggregates, some of them ch
 another tree, traits, aggregates, existing usage) and random requests (unsuffixed and
 granular groups, required and forbidden traits, member_of, in_tree, root_required,
 same_subtree, group_policy, limits 1 to 20, an older microversion, a low candidate cap or work
-budget), the windowed answer with windows of one or two roots and the answer with windowing
-off are the same bytes through the HTTP endpoint. Runs on whichever database the suite runs
+budget), the windowed answer with windows of one or two roots (the next windows' sharing
+anchors probed with their bounds or read all at once) and the answer with windowing off are
+the same bytes through the HTTP endpoint. Runs on whichever database the suite runs
 on (PostgreSQL and SQLite both).
 """
 
@@ -178,6 +179,8 @@ def test_windowed_answer_is_the_whole_answer(api, settings, monkeypatch, seed):
         whole = api.get(url, version=version)
         monkeypatch.setattr(engine, "LIMIT_IN_WINDOWS", True)
         monkeypatch.setattr(engine, "FIRST_WINDOW_ROOTS", rng.choice([1, 2]))
+        # The next windows' sharing anchors probed with their bounds, or every one read.
+        monkeypatch.setattr(engine, "WINDOW_ANCHORS_PROBED", rng.choice([0, 3, 2048]))
         windowed = api.get(url, version=version)
         assert whole.status == 200, (seed, query, whole)
         assert windowed.status == whole.status, (seed, query)
@@ -241,7 +244,51 @@ def test_trait_and_aggregate_request_is_windowed(api, settings, monkeypatch):
     )
 
     assert len(response.json["allocation_requests"]) == 1
-    assert len(read) == 1  # 8 roots per candidate asked: one window holds them all
+    assert len(read) == 1  # the sharing provider and a host: the first window holds the answer
+
+
+def _sharing_cloud(avx2_every):
+    """A sharing storage provider and 12 hosts in its aggregate, every ``avx2_every``-th with
+    AVX2 (the sharing provider, the first root, never)."""
+    make_provider(inventories={"DISK_GB": 1000}, traits=[SHARING], aggregates=AGGREGATES[:1])
+    for index in range(12):
+        make_provider(
+            inventories={"VCPU": 8, "MEMORY_MB": 4096},
+            traits=["HW_CPU_X86_AVX2"] if index % avx2_every == 0 else [],
+            aggregates=AGGREGATES[:1],
+        )
+
+
+@pytest.mark.parametrize("probed", [2048, 0])
+def test_next_windows_read_their_own_sharing_anchors_while_small(
+    api, settings, monkeypatch, probed
+):
+    """A window after the first holding at most WINDOW_ANCHORS_PROBED roots reads the sharing
+    anchors of its own trees with its bound (every tree's anchors can cost tens of ms at
+    100,000 providers); a larger one reads every anchor, once. Both answer the same."""
+    settings.PLACEMENT_RANDOMIZE_ALLOCATION_CANDIDATES = False
+    _sharing_cloud(avx2_every=3)
+    url = (
+        "/allocation_candidates?resources=VCPU:1,MEMORY_MB:256,DISK_GB:10"
+        f"&required=HW_CPU_X86_AVX2&member_of={AGGREGATES[0]}&limit=3"
+    )
+    monkeypatch.setattr(engine, "LIMIT_IN_WINDOWS", False)
+    whole = api.get(url)
+    monkeypatch.setattr(engine, "LIMIT_IN_WINDOWS", True)
+    monkeypatch.setattr(engine, "FIRST_WINDOW_ROOTS", 2)
+    monkeypatch.setattr(engine, "WINDOW_ROOTS_PER_CANDIDATE", 0)
+    monkeypatch.setattr(engine, "WINDOW_ANCHORS_PROBED", probed)
+    every = []
+    sharing_anchors = queries.sharing_anchors
+    monkeypatch.setattr(queries, "sharing_anchors", lambda: every.append(1) or sharing_anchors())
+    read = _windows_read(monkeypatch)
+
+    windowed = api.get(url)
+
+    assert windowed.content == whole.content
+    assert len(windowed.json["allocation_requests"]) == 3  # an AVX2 host with the shared disk
+    assert len(read) >= 2  # a window after the first was read
+    assert len(every) == (0 if probed else 1)
 
 
 @pytest.mark.parametrize(
