@@ -176,10 +176,11 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     if _sqlite_file and _sqlite_file != ":memory:" and not _sqlite_file.startswith("file:"):
         # Created readable by the service user only (SQLite itself would follow the umask).
         private_files.create_private(_sqlite_file)
-# django-prometheus's wrappers of the same backends count queries, errors and connections.
+# django-prometheus's wrappers of the same backends count queries, errors and connections
+# (with their series looked up once per connection: placementsite/observability/db).
 _PROMETHEUS_BACKENDS = {
-    "django.db.backends.postgresql": "django_prometheus.db.backends.postgresql",
-    "django.db.backends.sqlite3": "django_prometheus.db.backends.sqlite3",
+    "django.db.backends.postgresql": "placementsite.observability.db.postgresql",
+    "django.db.backends.sqlite3": "placementsite.observability.db.sqlite3",
 }
 DATABASES["default"]["ENGINE"] = _PROMETHEUS_BACKENDS.get(
     DATABASES["default"]["ENGINE"], DATABASES["default"]["ENGINE"]
