@@ -111,7 +111,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    # Django's, but not for the APIs' paths (placementsite/core/api/middleware.py).
+    "placementsite.core.api.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "placementsite.content_security.ContentSecurityPolicyMiddleware",
     # django-prometheus's, its labelled series looked up once (placementsite/observability).

@@ -17,6 +17,7 @@ import logging
 import time
 
 from django.conf import settings
+from django.contrib.messages import middleware as messages_middleware
 from django.core.exceptions import TooManyFieldsSent
 
 from placementsite.core.exceptions import DomainError
@@ -229,3 +230,14 @@ class PlacementApiMiddleware:
         return error_response(
             request, 500, "An unexpected error occurred; see the service log for details."
         )
+
+
+class MessageMiddleware(messages_middleware.MessageMiddleware):
+    """Django's messages (the admin's and the dashboard's notices) on every path but the APIs',
+    whose views never add or show one: their requests no longer build a message storage (a
+    cookie and a session backend) for nothing. Without a storage Django's response step leaves
+    the response alone, as it does for a storage nothing used."""
+
+    def process_request(self, request):
+        if not is_api_path(request.path_info):
+            super().process_request(request)
