@@ -260,6 +260,12 @@ def names_and_sharing_anchors(
         window_parts, window_params = _window_and_anchors(_LOWEST_ID, first_window)
         parts += window_parts
         params += window_params
+    return _tagged_rows(parts, params)
+
+
+def _tagged_rows(parts: list[str], params: list[Any]) -> NamesAndAnchors:
+    """The rows of ``parts`` (tagged NAMED_CLASS, NAMED_TRAIT, SHARING_ANCHOR or WINDOW_LAST),
+    read in one statement, sorted into a :class:`NamesAndAnchors`."""
     found = NamesAndAnchors({}, {}, [], None)
     for kind, name, pk, root_id in fetch(" UNION ALL ".join(parts), params):
         if kind == SHARING_ANCHOR:
@@ -288,14 +294,8 @@ def window_and_sharing_anchors(
     """The last root of the window of ``size`` roots from the first whose id is at least
     ``first`` (as :func:`root_at_offset`; None: fewer roots) and the rows of
     :func:`sharing_anchors` of the trees in that window alone, in one query."""
-    parts, params = _window_and_anchors(first, size)
-    last, anchors = None, []
-    for kind, _, pk, root_id in fetch(" UNION ALL ".join(parts), params):
-        if kind == SHARING_ANCHOR:
-            anchors.append((pk, root_id))
-        else:
-            last = pk
-    return last, anchors
+    found = _tagged_rows(*_window_and_anchors(first, size))
+    return found.window_last, found.anchors
 
 
 def sharing_anchors() -> list[tuple[int, int]]:
